@@ -1,0 +1,68 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "backbeat",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "backbeat", targets: ["backbeat"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    ],
+    targets: [
+        .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // Pure core: events, validation, buckets, rollups, query model. No I/O imports.
+        .target(name: "BackbeatCore"),
+        .target(
+            name: "BackbeatKafka",
+            dependencies: [
+                "BackbeatCore", "CRdKafka",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "BackbeatStore",
+            dependencies: [
+                "BackbeatCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "BackbeatServer",
+            dependencies: [
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "backbeat",
+            dependencies: [
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(name: "BackbeatCoreTests", dependencies: ["BackbeatCore"]),
+        .testTarget(
+            name: "BackbeatIntegrationTests",
+            dependencies: [
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,67 @@
+/// A listener's age bracket; `unknown` when the platform did not say.
+public enum AgeRange: String, CaseIterable, Sendable {
+    case age13to17 = "13-17"
+    case age18to24 = "18-24"
+    case age25to34 = "25-34"
+    case age35to44 = "35-44"
+    case age45to54 = "45-54"
+    case age55to64 = "55-64"
+    case age65plus = "65+"
+    case unknown
+}
+
+/// A listener's gender as reported; `unknown` when the platform did not say.
+public enum Gender: String, CaseIterable, Sendable {
+    case female
+    case male
+    case nonBinary = "non_binary"
+    case unknown
+}
+
+/// Where revenue came from.
+public enum RevenueSource: String, CaseIterable, Sendable {
+    case streaming, download, merch, sync, live, licensing, other
+}
+
+/// The three event families and their `type` values.
+public enum EventType: String, CaseIterable, Sendable {
+    case stream, revenue, social
+}
+
+/// Character-class checks shared by validation and query parameter parsing.
+public enum Identifiers {
+    /// 1-128 characters of `A-Za-z0-9._:-` (artist and track ids).
+    public static func isID(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard (1...128).contains(utf8.count) else { return false }
+        return utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: ":"), UInt8(ascii: "-"):
+                true
+            default:
+                false
+            }
+        }
+    }
+
+    /// A lowercase slug `[a-z0-9_]{1,32}` (platforms), or `[a-z_]{1,32}` when `digits` is false (actions).
+    public static func isSlug(_ text: String, digits: Bool = true) -> Bool {
+        let utf8 = text.utf8
+        guard (1...32).contains(utf8.count) else { return false }
+        return utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "_"): true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits
+            default: false
+            }
+        }
+    }
+
+    /// Exactly `length` upper-case ASCII letters (ISO 3166-1 alpha-2, ISO 4217).
+    public static func isUpperCode(_ text: String, length: Int) -> Bool {
+        let utf8 = text.utf8
+        return utf8.count == length && utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+    }
+}

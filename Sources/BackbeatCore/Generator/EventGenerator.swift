@@ -1,0 +1,199 @@
+/// Deterministic synthetic events of all three families, for demos, tests and benchmarks.
+///
+/// The same configuration always yields the same sequence. Popularity is skewed (Zipf-like): the first artists
+/// and tracks get most of the plays, as on a real platform.
+public struct EventGenerator: Sendable {
+    /// What to generate.
+    public struct Configuration: Sendable {
+        public var seed: UInt64
+        public var artists: Int
+        public var days: Int
+        /// The first day events fall on (UTC).
+        public var start: CivilDate
+        /// Fraction (0...1) of messages made invalid on purpose.
+        public var invalidFraction: Double
+        public var tracksPerArtist: Int
+
+        public init(seed: UInt64 = 1, artists: Int = 50, days: Int = 30, start: CivilDate, invalidFraction: Double = 0, tracksPerArtist: Int = 20) {
+            self.seed = seed
+            self.artists = max(1, artists)
+            self.days = max(1, days)
+            self.start = start
+            self.invalidFraction = invalidFraction
+            self.tracksPerArtist = max(1, tracksPerArtist)
+        }
+    }
+
+    /// One generated message: where it goes, its key and value, and the event it encodes (nil when invalid).
+    public struct Message: Sendable {
+        public var topic: EventType
+        public var key: String
+        public var value: [UInt8]?
+        public var event: Event?
+    }
+
+    public let configuration: Configuration
+    private var random: SplitMix64
+    private var sequence: UInt64 = 0
+    private let artistWeights: ZipfTable
+    private let trackWeights: ZipfTable
+
+    static let platforms = ["spotify", "apple_music", "youtube", "deezer", "tidal", "amazon_music"]
+    static let countries = ["US", "GB", "DE", "FR", "BR", "MX", "JP", "SE", "NG", "IN"]
+    static let socialPlatforms = ["instagram", "tiktok", "x", "youtube", "facebook"]
+    static let actions = ["like", "comment", "share", "follow", "unfollow", "view", "save", "mention"]
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+        self.random = SplitMix64(seed: configuration.seed)
+        self.artistWeights = ZipfTable(count: configuration.artists)
+        self.trackWeights = ZipfTable(count: configuration.tracksPerArtist)
+    }
+
+    /// The artist id of the artist numbered `index` (0-based).
+    public static func artistID(_ index: Int) -> String {
+        "artist-" + String(index + 1).leftPadded(to: 4)
+    }
+
+    /// Produces the next message.
+    public mutating func next() -> Message {
+        sequence += 1
+        let artist = Self.artistID(artistWeights.pick(random.nextUnit()))
+        let start = configuration.start.daysSinceEpoch * 86_400
+        let second = start + Int64(random.next(below: UInt64(configuration.days) * 86_400))
+        let occurredAt = Timestamp(microseconds: second * 1_000_000 + Int64(random.next(below: 1000)) * 1000)
+        let eventID = "ev-\(configuration.seed)-\(sequence)"
+        if random.nextUnit() < configuration.invalidFraction {
+            return invalidMessage(artist: artist, eventID: eventID, occurredAt: occurredAt)
+        }
+        let roll = random.next(below: 100)
+        let event: Event
+        if roll < 80 {
+            let trackIndex = trackWeights.pick(random.nextUnit())
+            let duration: Int64? = random.next(below: 10) == 0 ? nil : Int64(random.next(below: 240_000))
+            event = .stream(StreamEvent(
+                eventID: eventID, occurredAt: occurredAt, artistID: artist,
+                trackID: artist + ":track-" + String(trackIndex + 1).leftPadded(to: 2),
+                platform: pick(Self.platforms),
+                listenerID: "listener-\(random.next(below: 50_000))",
+                country: random.next(below: 20) == 0 ? "ZZ" : pick(Self.countries),
+                ageRange: pick(AgeRange.allCases),
+                gender: pick(Gender.allCases),
+                durationMs: duration
+            ))
+        } else if roll < 90 {
+            let cents = Int128(random.next(below: 5_000_000)) + 1
+            let refund = random.next(below: 50) == 0
+            event = .revenue(RevenueEvent(
+                eventID: eventID, occurredAt: occurredAt, artistID: artist, source: pick(RevenueSource.allCases),
+                amount: Money(micros: (refund ? -cents : cents) * 7),
+                currency: pick(["USD", "EUR", "GBP"]),
+                platform: random.next(below: 2) == 0 ? pick(Self.platforms) : nil,
+                trackID: nil
+            ))
+        } else {
+            event = .social(SocialEvent(
+                eventID: eventID, occurredAt: occurredAt, artistID: artist, platform: pick(Self.socialPlatforms),
+                action: pick(Self.actions), count: Int64(random.next(below: 5)) + 1,
+                postID: random.next(below: 2) == 0 ? "post-\(random.next(below: 1000))" : nil
+            ))
+        }
+        let json = EventEncoder.json(event, amountAsNumber: random.next(below: 2) == 0)
+        return Message(topic: event.type, key: artist, value: Array(json.utf8), event: event)
+    }
+
+    private mutating func invalidMessage(artist: String, eventID: String, occurredAt: Timestamp) -> Message {
+        let valid = EventEncoder.json(.social(SocialEvent(eventID: eventID, occurredAt: occurredAt, artistID: artist, platform: "tiktok", action: "like")), amountAsNumber: false)
+        let value: [UInt8]?
+        switch random.next(below: 8) {
+        case 0: value = Array(valid.utf8.dropLast(3))  // truncated
+        case 1: value = nil  // tombstone
+        case 2: value = Array("[1,2,3]".utf8)
+        case 3: value = Array(valid.replacingFirst("\"platform\":\"tiktok\"", with: "\"platform\":\"TikTok\"").utf8)
+        case 4: value = Array(valid.replacingFirst("\"type\":\"social\"", with: "\"type\":\"podcast\"").utf8)
+        case 5: value = Array(valid.replacingFirst("\"occurred_at\":\"", with: "\"occurred_at\":\"yesterday").utf8)
+        case 6: value = Array(valid.replacingFirst(",\"count\":1", with: ",\"count\":0").utf8)
+        default: value = [0xFF, 0xFE, 0x7B]  // not UTF-8
+        }
+        return Message(topic: .social, key: artist, value: value, event: nil)
+    }
+
+    private mutating func pick<T>(_ values: [T]) -> T {
+        values[Int(random.next(below: UInt64(values.count)))]
+    }
+}
+
+extension Event {
+    /// The family of the event.
+    public var type: EventType {
+        switch self {
+        case .stream: .stream
+        case .revenue: .revenue
+        case .social: .social
+        }
+    }
+}
+
+/// A small, fast, seedable PRNG (SplitMix64).
+struct SplitMix64: Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func next(below bound: UInt64) -> UInt64 {
+        next() % bound
+    }
+
+    /// A value in [0, 1).
+    mutating func nextUnit() -> Double {
+        Double(next() >> 11) / Double(1 << 53)
+    }
+}
+
+/// Cumulative Zipf weights (1/rank) for picking skewed indexes.
+struct ZipfTable: Sendable {
+    private let cumulative: [Double]
+
+    init(count: Int) {
+        var total = 0.0
+        var cumulative: [Double] = []
+        for rank in 1...count {
+            total += 1 / Double(rank)
+            cumulative.append(total)
+        }
+        self.cumulative = cumulative.map { $0 / total }
+    }
+
+    func pick(_ unit: Double) -> Int {
+        var low = 0
+        var high = cumulative.count - 1
+        while low < high {
+            let mid = (low + high) / 2
+            if cumulative[mid] > unit { high = mid } else { low = mid + 1 }
+        }
+        return low
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+
+    func replacingFirst(_ target: String, with replacement: String) -> String {
+        guard let range = firstRange(of: target) else { return self }
+        var copy = self
+        copy.replaceSubrange(range, with: replacement)
+        return copy
+    }
+}

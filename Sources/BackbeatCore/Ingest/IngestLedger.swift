@@ -1,0 +1,135 @@
+/// The consumer's book of owned partitions: what each has consumed since its last durable flush.
+///
+/// This is the exactly-once bookkeeping, kept pure so it is tested without Kafka or PostgreSQL:
+/// - a partition is owned from `assign` (with the offset stored in PostgreSQL) until `revoke`;
+/// - `ingest` validates a message and adds it to its partition's delta, ignoring anything not owned or already seen;
+/// - `takeBatch` hands the deltas and the offset range (stored → next) to a flush, which must store the new offset
+///   only if the stored one is still the expected one;
+/// - after a failed flush `restore` puts the batch back; after a conflict `markStale` drops the partition so that
+///   it is sought again from the stored offset.
+public struct IngestLedger: Sendable {
+    private struct PartitionState: Sendable {
+        var generation: UInt64
+        /// The next offset according to PostgreSQL as of the last flush (nil: nothing stored yet).
+        var storedOffset: Int64?
+        /// One past the last offset consumed.
+        var nextOffset: Int64?
+        var delta = RollupDelta()
+    }
+
+    private var partitions: [TopicPartition: PartitionState] = [:]
+    private var generationCounter: UInt64 = 0
+    private var stale: Set<TopicPartition> = []
+
+    public init() {}
+
+    /// The partitions this consumer owns now.
+    public var assigned: [TopicPartition] { partitions.keys.sorted() }
+
+    /// Number of rows waiting across all partitions.
+    public var pendingRowCount: Int { partitions.values.reduce(0) { $0 + $1.delta.rowCount } }
+
+    /// Starts owning `partition`, whose stored next offset is `storedOffset`.
+    public mutating func assign(_ partition: TopicPartition, storedOffset: Int64?) {
+        generationCounter += 1
+        partitions[partition] = PartitionState(generation: generationCounter, storedOffset: storedOffset, nextOffset: storedOffset)
+        stale.remove(partition)
+    }
+
+    /// Stops owning `partition`; its unflushed work is dropped and will be consumed again by the next owner.
+    public mutating func revoke(_ partition: TopicPartition) {
+        partitions[partition] = nil
+        stale.remove(partition)
+    }
+
+    /// What happened to one message.
+    public enum Outcome: Equatable, Sendable {
+        case accepted
+        case rejected(Rejection.Reason)
+        /// Not owned, or at an offset already consumed.
+        case ignored
+    }
+
+    /// Validates `message` against `now` and adds it to its partition's delta.
+    @discardableResult
+    public mutating func ingest(_ message: ConsumedMessage, now: Timestamp) -> Outcome {
+        let partition = message.position.topicPartition
+        guard var state = partitions[partition] else { return .ignored }
+        if let next = state.nextOffset, message.position.offset < next { return .ignored }
+        partitions[partition] = nil  // keep the state uniquely referenced while it is mutated
+        defer { partitions[partition] = state }
+        state.nextOffset = message.position.offset + 1
+        switch EventDecoder.decode(message.value, now: now) {
+        case .success(let event):
+            state.delta.add(event)
+            return .accepted
+        case .failure(let rejection):
+            state.delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
+            return .rejected(rejection.reason)
+        }
+    }
+
+    /// Takes every partition's progress since the last flush, or nil when there is none.
+    public mutating func takeBatch() -> FlushBatch? {
+        var parts: [FlushBatch.Part] = []
+        for (partition, var state) in partitions {
+            guard let next = state.nextOffset, next != state.storedOffset else { continue }
+            parts.append(FlushBatch.Part(
+                topicPartition: partition, generation: state.generation,
+                expectedOffset: state.storedOffset, newOffset: next, delta: state.delta
+            ))
+            state.storedOffset = next
+            state.delta = RollupDelta()
+            partitions[partition] = state
+        }
+        return parts.isEmpty ? nil : FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition })
+    }
+
+    /// Puts back a batch whose flush failed, for partitions still owned under the same assignment.
+    public mutating func restore(_ batch: FlushBatch) {
+        for part in batch.parts {
+            guard var state = partitions[part.topicPartition], state.generation == part.generation else { continue }
+            state.storedOffset = part.expectedOffset
+            var delta = part.delta
+            delta.merge(state.delta)
+            state.delta = delta
+            partitions[part.topicPartition] = state
+        }
+    }
+
+    /// Drops `partition` after its stored offset turned out to differ from ours (another consumer flushed it);
+    /// it must be sought again from the stored offset and re-assigned.
+    public mutating func markStale(_ partition: TopicPartition) {
+        guard partitions.removeValue(forKey: partition) != nil else { return }
+        stale.insert(partition)
+    }
+
+    /// Partitions waiting to be sought again from their stored offsets.
+    public mutating func takeStale() -> [TopicPartition] {
+        defer { stale.removeAll() }
+        return stale.sorted()
+    }
+}
+
+/// The work of one flush: each partition's delta and the offset move that must be stored with it.
+public struct FlushBatch: Sendable {
+    /// One partition's share of a flush.
+    public struct Part: Sendable {
+        public var topicPartition: TopicPartition
+        public var generation: UInt64
+        /// The stored offset this flush expects to find (nil: no row yet).
+        public var expectedOffset: Int64?
+        /// The offset to store.
+        public var newOffset: Int64
+        public var delta: RollupDelta
+    }
+
+    public var parts: [Part]
+
+    /// All parts' deltas added together, as the store writes them.
+    public var mergedDelta: RollupDelta {
+        var merged = RollupDelta()
+        for part in parts { merged.merge(part.delta) }
+        return merged
+    }
+}

@@ -1,0 +1,76 @@
+/// The width of a series period, in UTC. Weeks are ISO weeks starting on Monday.
+public enum Granularity: String, CaseIterable, Sendable {
+    case hour, day, week, month, all
+
+    /// The start of the period containing `timestamp` (for `all`, the timestamp itself).
+    public func periodStart(of timestamp: Timestamp) -> Timestamp {
+        let seconds = timestamp.seconds
+        switch self {
+        case .all:
+            return timestamp
+        case .hour:
+            return Timestamp(seconds: seconds.floorDiv(3600) * 3600)
+        case .day:
+            return Timestamp(seconds: seconds.floorDiv(86_400) * 86_400)
+        case .week:
+            // 1970-01-05 (day 4) was a Monday.
+            let days = seconds.floorDiv(86_400)
+            let monday = days - (days - 4 - (days - 4).floorDiv(7) * 7)
+            return Timestamp(seconds: monday * 86_400)
+        case .month:
+            let date = CivilDate(daysSinceEpoch: seconds.floorDiv(86_400))
+            return Timestamp(seconds: CivilDate(year: date.year, month: date.month, day: 1).daysSinceEpoch * 86_400)
+        }
+    }
+
+    /// The start of the period after the one starting at `start`.
+    public func nextPeriod(after start: Timestamp) -> Timestamp {
+        switch self {
+        case .all: return start
+        case .hour: return start + 3600
+        case .day: return start + 86_400
+        case .week: return start + 7 * 86_400
+        case .month:
+            let date = CivilDate(daysSinceEpoch: start.seconds.floorDiv(86_400))
+            let next = date.month == 12
+                ? CivilDate(year: date.year + 1, month: 1, day: 1)
+                : CivilDate(year: date.year, month: date.month + 1, day: 1)
+            return Timestamp(seconds: next.daysSinceEpoch * 86_400)
+        }
+    }
+
+    /// The starts of every period that overlaps `interval`, in order. Empty for `all`.
+    public func periods(covering interval: QueryInterval) -> [Timestamp] {
+        guard self != .all else { return [] }
+        var starts: [Timestamp] = []
+        var start = periodStart(of: interval.from)
+        while start < interval.to {
+            starts.append(start)
+            start = nextPeriod(after: start)
+        }
+        return starts
+    }
+
+    /// How many periods overlap `interval`, computed without listing them.
+    public func periodCount(covering interval: QueryInterval) -> Int64 {
+        let span = interval.to.seconds - periodStart(of: interval.from).seconds
+        switch self {
+        case .all: return 1
+        case .hour: return (span + 3599) / 3600
+        case .day: return (span + 86_399) / 86_400
+        case .week: return (span + 7 * 86_400 - 1) / (7 * 86_400)
+        case .month: return (span + 28 * 86_400 - 1) / (28 * 86_400)  // an upper bound
+        }
+    }
+}
+
+/// A half-open interval `[from, to)` of whole hours.
+public struct QueryInterval: Equatable, Sendable {
+    public var from: Timestamp
+    public var to: Timestamp
+
+    public init(from: Timestamp, to: Timestamp) {
+        self.from = from
+        self.to = to
+    }
+}

@@ -1,0 +1,56 @@
+/// A message that failed validation, kept with its position so it is recorded exactly once.
+public struct RejectedMessage: Equatable, Sendable {
+    /// Raw values are kept up to this many bytes.
+    public static let maxStoredValueBytes = 64 * 1024
+
+    public var position: MessagePosition
+    public var key: [UInt8]?
+    public var value: [UInt8]?
+    public var rejection: Rejection
+
+    public init(position: MessagePosition, key: [UInt8]?, value: [UInt8]?, rejection: Rejection) {
+        self.position = position
+        self.key = key
+        self.value = value.map { Array($0.prefix(Self.maxStoredValueBytes)) }
+        self.rejection = rejection
+    }
+}
+
+/// Additions to the hourly rollups, plus the rejected messages, not yet written to the store.
+public struct RollupDelta: Sendable {
+    public var streams: [StreamKey: StreamCounters] = [:]
+    public var revenue: [RevenueKey: RevenueCounters] = [:]
+    public var social: [SocialKey: Int64] = [:]
+    public var rejected: [RejectedMessage] = []
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty
+    }
+
+    /// Number of rows a flush of this delta writes.
+    public var rowCount: Int {
+        streams.count + revenue.count + social.count + rejected.count
+    }
+
+    /// Adds one valid event.
+    public mutating func add(_ event: Event) {
+        switch event {
+        case .stream(let stream):
+            streams[StreamKey(stream), default: StreamCounters()] += StreamCounters(stream)
+        case .revenue(let revenue):
+            self.revenue[RevenueKey(revenue), default: RevenueCounters()] += RevenueCounters(amount: revenue.amount, events: 1)
+        case .social(let social):
+            self.social[SocialKey(social), default: 0] += social.count
+        }
+    }
+
+    /// Adds everything in `other` to this delta.
+    public mutating func merge(_ other: RollupDelta) {
+        for (key, counters) in other.streams { streams[key, default: StreamCounters()] += counters }
+        for (key, counters) in other.revenue { revenue[key, default: RevenueCounters()] += counters }
+        for (key, count) in other.social { social[key, default: 0] += count }
+        rejected.append(contentsOf: other.rejected)
+    }
+}
