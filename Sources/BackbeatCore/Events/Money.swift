@@ -25,9 +25,12 @@ public struct Money: Hashable, Comparable, Sendable {
         case outOfRange
     }
 
+    /// The largest magnitude a stored total can have (numeric(38, 6)).
+    public static let totalLimitMicros: Int128 = Int128("99999999999999999999999999999999999999")!
+
     /// Parses a plain decimal (`-12.5`, `3`, `0.000001`) or, when `allowExponent`, a JSON number with an
     /// exponent (`1.5e2`). At most six fractional digits after normalisation; |amount| <= 1e12.
-    public static func parse(_ text: String, allowExponent: Bool) throws(ParseError) -> Money {
+    public static func parse(_ text: String, allowExponent: Bool, limit: Int128 = limitMicros) throws(ParseError) -> Money {
         var digits: [UInt8] = []
         var negative = false
         var fractionDigits = 0
@@ -67,14 +70,15 @@ public struct Money: Hashable, Comparable, Sendable {
         guard shift >= 0 else { throw .tooManyFractionDigits }
         var value: Int128 = 0
         for digit in digits {
+            guard value <= (Int128.max - 9) / 10 else { throw .outOfRange }
             value = value * 10 + Int128(digit)
-            if value > limitMicros * 10 { throw .outOfRange }
         }
         for _ in 0..<shift {
+            guard value <= Int128.max / 10 else { throw .outOfRange }
             value *= 10
-            if value > limitMicros { throw .outOfRange }
+            if value > limit { throw .outOfRange }
         }
-        guard value <= limitMicros else { throw .outOfRange }
+        guard value <= limit else { throw .outOfRange }
         return Money(micros: negative ? -value : value)
     }
 

@@ -1,0 +1,46 @@
+import CRdKafka
+
+/// A local Kafka-protocol broker for development and tests, built on librdkafka's mock cluster.
+///
+/// It speaks the real protocol on loopback TCP (consumer groups, offset commits) but keeps everything in memory,
+/// keeps only about 5 MB per partition (older messages are dropped), and is gone when the process exits.
+public final class DevBroker: @unchecked Sendable {
+    // @unchecked: the handles are created in init and destroyed in deinit; the mock cluster API is thread-safe.
+
+    private let handle: OpaquePointer
+    private let cluster: OpaquePointer
+    /// The `host:port` list clients bootstrap from.
+    public let bootstrapServers: String
+
+    /// Starts `brokers` mock brokers and creates `topics` with `partitions` partitions each.
+    public init(brokers: Int32 = 1, topics: [String], partitions: Int32) throws {
+        let conf = try KafkaConfiguration(["client.id": "backbeat-dev-broker", "log_level": "3"]).makeConf()
+        handle = try makeClient(type: RD_KAFKA_PRODUCER, conf: conf)
+        guard let cluster = rd_kafka_mock_cluster_new(handle, brokers) else {
+            rd_kafka_destroy(handle)
+            throw KafkaError(message: "cannot start the mock Kafka cluster")
+        }
+        self.cluster = cluster
+        bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+        for topic in topics {
+            let error = rd_kafka_mock_topic_create(cluster, topic, partitions, 1)
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw KafkaError(error, context: "cannot create topic \(topic)")
+            }
+        }
+    }
+
+    deinit {
+        rd_kafka_mock_cluster_destroy(cluster)
+        rd_kafka_destroy(handle)
+    }
+
+    /// Takes broker `id` (1-based) down or brings it back, for fault tests.
+    public func setBroker(_ id: Int32, up: Bool) {
+        if up {
+            rd_kafka_mock_broker_set_up(cluster, id)
+        } else {
+            rd_kafka_mock_broker_set_down(cluster, id)
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import BackbeatCore
+import CRdKafka
+import Logging
+
+/// A Kafka group consumer whose positions come from the caller, not from Kafka's committed offsets.
+///
+/// On every assignment librdkafka calls `onAssign` (on the polling thread, inside `poll`) with the new partitions;
+/// it returns the offset to start each one from (absent: from the beginning). On revocation `onRevoke` runs
+/// first, then the partitions are released. All methods except `commitAsync` and `isBrokerReachable` must be
+/// called from one thread: the one that polls. `poll` blocks, so that thread must not be a Swift concurrency one.
+public final class KafkaConsumer: @unchecked Sendable {
+    // @unchecked: `handle` is set once in init and freed once in deinit; librdkafka's handle is thread-safe for
+    // the calls made off the polling thread (commit, metadata).
+
+    /// Called with newly assigned partitions; returns each one's starting offset.
+    public typealias AssignHandler = @Sendable ([TopicPartition]) -> [TopicPartition: Int64]
+    /// Called with partitions about to be taken away.
+    public typealias RevokeHandler = @Sendable ([TopicPartition]) -> Void
+
+    private let handle: OpaquePointer
+    private let callbacks: Unmanaged<Callbacks>
+    private var closed = false
+
+    /// Creates a consumer in `groupID` and subscribes it to `topics`.
+    public init(
+        brokers: String, groupID: String, topics: [String], extra: KafkaConfiguration = KafkaConfiguration(),
+        logger: Logger, onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler
+    ) throws {
+        var configuration = KafkaConfiguration([
+            "bootstrap.servers": brokers,
+            "group.id": groupID,
+            "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": "false",
+            "client.id": "backbeat",
+        ])
+        configuration.properties.merge(extra.properties) { _, new in new }
+        let conf = try configuration.makeConf()
+        let callbacks = Unmanaged.passRetained(Callbacks(onAssign: onAssign, onRevoke: onRevoke, logger: logger))
+        rd_kafka_conf_set_opaque(conf, callbacks.toOpaque())
+        rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
+        rd_kafka_conf_set_error_cb(conf, errorCallback)
+        let handle: OpaquePointer
+        do {
+            handle = try makeClient(type: RD_KAFKA_CONSUMER, conf: conf)
+        } catch {
+            callbacks.release()
+            throw error
+        }
+        self.handle = handle
+        self.callbacks = callbacks
+        rd_kafka_poll_set_consumer(handle)
+
+        let list = rd_kafka_topic_partition_list_new(Int32(topics.count))!
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        for topic in topics {
+            rd_kafka_topic_partition_list_add(list, topic, RD_KAFKA_PARTITION_UA)
+        }
+        let error = rd_kafka_subscribe(handle, list)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            rd_kafka_destroy(handle)
+            callbacks.release()
+            throw KafkaError(error, context: "cannot subscribe to \(topics.joined(separator: ","))")
+        }
+    }
+
+    deinit {
+        close()
+        rd_kafka_destroy(handle)
+        callbacks.release()
+    }
+
+    /// Waits up to `timeoutMs` for messages and returns at most `maxMessages` of them (possibly none).
+    public func poll(timeoutMs: Int32, maxMessages: Int) -> [ConsumedMessage] {
+        var messages: [ConsumedMessage] = []
+        var timeout = timeoutMs
+        while messages.count < maxMessages {
+            guard let pointer = rd_kafka_consumer_poll(handle, timeout) else { break }
+            defer { rd_kafka_message_destroy(pointer) }
+            timeout = 0
+            let message = pointer.pointee
+            if message.err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                if message.err != RD_KAFKA_RESP_ERR__PARTITION_EOF {
+                    let text = String(cString: rd_kafka_err2str(message.err))
+                    callbacks.takeUnretainedValue().logger.warning("Kafka consumer error", metadata: ["error": "\(text)"])
+                }
+                continue
+            }
+            let topic = String(cString: rd_kafka_topic_name(message.rkt))
+            let key = message.key.map { Array(UnsafeRawBufferPointer(start: $0, count: message.key_len)) }
+            let value = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: message.len)) }
+            messages.append(ConsumedMessage(
+                position: MessagePosition(topicPartition: TopicPartition(topic: topic, partition: message.partition), offset: message.offset),
+                key: key, value: value))
+        }
+        return messages
+    }
+
+    /// Moves assigned partitions to the given offsets (used after another consumer flushed them).
+    public func seek(_ offsets: [TopicPartition: Int64]) throws {
+        guard !offsets.isEmpty else { return }
+        let list = makePartitionList(offsets.map { ($0.key, $0.value) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        if let error = rd_kafka_seek_partitions(handle, list, 10_000) {
+            let text = String(cString: rd_kafka_error_string(error))
+            rd_kafka_error_destroy(error)
+            throw KafkaError(message: "cannot seek: \(text)")
+        }
+    }
+
+    /// Records positions in Kafka's group offsets so that lag tools see progress. Never read back by Backbeat.
+    public func commitAsync(_ offsets: [TopicPartition: Int64]) {
+        guard !offsets.isEmpty else { return }
+        let list = makePartitionList(offsets.map { ($0.key, $0.value) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        _ = rd_kafka_commit(handle, list, 1)
+    }
+
+    /// Whether a broker answers a metadata request within `timeoutMs`.
+    public func isBrokerReachable(timeoutMs: Int32 = 1000) -> Bool {
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        let error = rd_kafka_metadata(handle, 0, nil, &metadata, timeoutMs)
+        if let metadata { rd_kafka_metadata_destroy(metadata) }
+        return error == RD_KAFKA_RESP_ERR_NO_ERROR
+    }
+
+    /// Leaves the group (running `onRevoke`). Call after the last flush; safe to call twice.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        rd_kafka_consumer_close(handle)
+    }
+
+    // MARK: - Callbacks
+
+    final class Callbacks: @unchecked Sendable {
+        // @unchecked: only immutable, Sendable properties; a class so that its address can be librdkafka's opaque.
+        let onAssign: AssignHandler
+        let onRevoke: RevokeHandler
+        let logger: Logger
+
+        init(onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler, logger: Logger) {
+            self.onAssign = onAssign
+            self.onRevoke = onRevoke
+            self.logger = logger
+        }
+    }
+}
+
+/// librdkafka's rebalance callback: fetch starting offsets on assignment, drop work on revocation.
+private func rebalanceCallback(
+    handle: OpaquePointer?, error: rd_kafka_resp_err_t,
+    partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, opaque: UnsafeMutableRawPointer?
+) {
+    guard let handle, let partitions, let opaque else { return }
+    let callbacks = Unmanaged<KafkaConsumer.Callbacks>.fromOpaque(opaque).takeUnretainedValue()
+    let list = readPartitionList(partitions)
+    switch error {
+    case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+        let offsets = callbacks.onAssign(list)
+        for index in 0..<Int(partitions.pointee.cnt) {
+            let key = list[index]
+            partitions.pointee.elems[index].offset = offsets[key] ?? Int64(RD_KAFKA_OFFSET_BEGINNING)
+        }
+        callbacks.logger.info("partitions assigned", metadata: ["partitions": "\(list.map(\.description).joined(separator: ","))"])
+        let result = rd_kafka_assign(handle, partitions)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+            callbacks.logger.error("assign failed", metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
+        }
+    default:
+        callbacks.onRevoke(list)
+        callbacks.logger.info("partitions revoked", metadata: ["partitions": "\(list.map(\.description).joined(separator: ","))"])
+        rd_kafka_assign(handle, nil)
+    }
+}
+
+/// librdkafka's error callback: log it; librdkafka retries by itself.
+private func errorCallback(handle: OpaquePointer?, error: Int32, reason: UnsafePointer<CChar>?, opaque: UnsafeMutableRawPointer?) {
+    guard let opaque else { return }
+    let callbacks = Unmanaged<KafkaConsumer.Callbacks>.fromOpaque(opaque).takeUnretainedValue()
+    callbacks.logger.warning("Kafka client error", metadata: ["reason": "\(reason.map { String(cString: $0) } ?? "")"])
+}

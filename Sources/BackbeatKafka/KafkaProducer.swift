@@ -1,0 +1,110 @@
+import BackbeatCore
+import CRdKafka
+import Synchronization
+
+/// An idempotent Kafka producer for generated or replayed events.
+public final class KafkaProducer: @unchecked Sendable {
+    // @unchecked: `handle` and `topics` are only touched by the thread that produces; `reports` is a Mutex.
+
+    private let handle: OpaquePointer
+    private let reports: Unmanaged<DeliveryReports>
+    private var topics: [String: OpaquePointer] = [:]
+
+    /// Counts of delivery reports received so far.
+    public struct Deliveries: Sendable {
+        public var delivered = 0
+        public var failed = 0
+        public var lastError: String?
+    }
+
+    final class DeliveryReports: Sendable {
+        let state = Mutex(Deliveries())
+    }
+
+    public init(brokers: String, extra: KafkaConfiguration = KafkaConfiguration()) throws {
+        var configuration = KafkaConfiguration([
+            "bootstrap.servers": brokers,
+            "enable.idempotence": "true",
+            "linger.ms": "5",
+            "client.id": "backbeat-producer",
+        ])
+        configuration.properties.merge(extra.properties) { _, new in new }
+        let conf = try configuration.makeConf()
+        let reports = Unmanaged.passRetained(DeliveryReports())
+        rd_kafka_conf_set_opaque(conf, reports.toOpaque())
+        rd_kafka_conf_set_dr_msg_cb(conf, deliveryCallback)
+        do {
+            handle = try makeClient(type: RD_KAFKA_PRODUCER, conf: conf)
+        } catch {
+            reports.release()
+            throw error
+        }
+        self.reports = reports
+    }
+
+    deinit {
+        for topic in topics.values { rd_kafka_topic_destroy(topic) }
+        rd_kafka_destroy(handle)
+        reports.release()
+    }
+
+    /// Queues one message (a nil value is a tombstone), waiting while librdkafka's queue is full.
+    public func send(topic: String, key: [UInt8]?, value: [UInt8]?, partition: Int32 = RD_KAFKA_PARTITION_UA) throws {
+        let topicHandle = try topicHandle(topic)
+        while true {
+            let result: Int32 = value.withOptionalBytes { valueBytes in
+                key.withOptionalBytes { keyBytes in
+                    rd_kafka_produce(
+                        topicHandle, partition, RD_KAFKA_MSG_F_COPY,
+                        UnsafeMutableRawPointer(mutating: valueBytes?.baseAddress), valueBytes?.count ?? 0,
+                        keyBytes?.baseAddress, keyBytes?.count ?? 0, nil)
+                }
+            }
+            if result == 0 { break }
+            let error = rd_kafka_last_error()
+            guard error == RD_KAFKA_RESP_ERR__QUEUE_FULL else { throw KafkaError(error, context: "cannot produce to \(topic)") }
+            rd_kafka_poll(handle, 100)
+        }
+        rd_kafka_poll(handle, 0)
+    }
+
+    /// Waits until every queued message is delivered or failed, up to `timeoutMs`; returns the delivery counts.
+    @discardableResult
+    public func flush(timeoutMs: Int32 = 60_000) throws -> Deliveries {
+        let error = rd_kafka_flush(handle, timeoutMs)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, context: "messages still undelivered after \(timeoutMs) ms") }
+        return reports.takeUnretainedValue().state.withLock { $0 }
+    }
+
+    private func topicHandle(_ name: String) throws -> OpaquePointer {
+        if let existing = topics[name] { return existing }
+        guard let created = rd_kafka_topic_new(handle, name, nil) else {
+            throw KafkaError(rd_kafka_last_error(), context: "cannot open topic \(name)")
+        }
+        topics[name] = created
+        return created
+    }
+}
+
+private func deliveryCallback(handle: OpaquePointer?, message: UnsafePointer<rd_kafka_message_t>?, opaque: UnsafeMutableRawPointer?) {
+    guard let message, let opaque else { return }
+    let reports = Unmanaged<KafkaProducer.DeliveryReports>.fromOpaque(opaque).takeUnretainedValue()
+    let error = message.pointee.err
+    reports.state.withLock { state in
+        if error == RD_KAFKA_RESP_ERR_NO_ERROR {
+            state.delivered += 1
+        } else {
+            state.failed += 1
+            state.lastError = String(cString: rd_kafka_err2str(error))
+        }
+    }
+}
+
+extension Optional where Wrapped == [UInt8] {
+    func withOptionalBytes<R>(_ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        switch self {
+        case .some(let bytes): bytes.withUnsafeBytes { body($0) }
+        case .none: body(nil)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import BackbeatCore
+import NIOCore
+
+/// Builds the body of a `COPY ... FROM STDIN (FORMAT text)`: tab-separated columns, one row per line.
+///
+/// postgres-nio 1.33 exposes COPY FROM in text format only, so values are escaped as that format requires.
+struct CopyTextEncoder {
+    private(set) var buffer: ByteBuffer
+    private var columnsInRow = 0
+
+    init(capacity: Int = 64 * 1024) {
+        buffer = ByteBufferAllocator().buffer(capacity: capacity)
+    }
+
+    /// A text column, escaped.
+    mutating func text(_ value: String) {
+        separate()
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+            case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
+            case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
+            case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
+            default: buffer.writeInteger(byte)
+            }
+        }
+    }
+
+    /// A column whose text never needs escaping (numbers, timestamps).
+    mutating func plain(_ value: String) {
+        separate()
+        buffer.writeString(value)
+    }
+
+    mutating func integer(_ value: some BinaryInteger) {
+        plain(String(value))
+    }
+
+    /// A bytea column in hex form, or NULL.
+    mutating func bytes(_ value: [UInt8]?) {
+        separate()
+        guard let value else {
+            buffer.writeStaticString("\\N")
+            return
+        }
+        buffer.writeStaticString("\\\\x")
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        for byte in value {
+            buffer.writeInteger(hex[Int(byte >> 4)])
+            buffer.writeInteger(hex[Int(byte & 0xF)])
+        }
+    }
+
+    /// An hour bucket as a UTC timestamp.
+    mutating func hour(_ hour: HourBucket) {
+        plain(RFC3339.format(hour.start))
+    }
+
+    mutating func endRow() {
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        columnsInRow = 0
+    }
+
+    private mutating func separate() {
+        if columnsInRow > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+        columnsInRow += 1
+    }
+}

@@ -1,0 +1,146 @@
+import BackbeatCore
+import PostgresNIO
+
+extension Store {
+    /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
+    /// the one this consumer started from), then the rollup deltas merged into the hourly tables, then the
+    /// rejected messages. Either all of it commits or none of it does.
+    ///
+    /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
+    public func write(_ batch: FlushBatch) async throws {
+        let delta = batch.mergedDelta
+        try await client.withTransaction(logger: logger) { connection in
+            for part in batch.parts {
+                try await moveOffset(part, on: connection)
+            }
+            try await writeStreams(delta.streams, on: connection)
+            try await writeRevenue(delta.revenue, on: connection)
+            try await writeSocial(delta.social, on: connection)
+            try await writeRejected(delta.rejected, on: connection)
+        }
+    }
+
+    private func moveOffset(_ part: FlushBatch.Part, on connection: PostgresConnection) async throws {
+        let topic = part.topicPartition.topic
+        let partition = part.topicPartition.partition
+        let rows: PostgresRowSequence
+        if let expected = part.expectedOffset {
+            rows = try await connection.query("""
+                UPDATE kafka_offsets SET next_offset = \(part.newOffset), updated_at = now()
+                WHERE topic = \(topic) AND partition = \(partition) AND next_offset = \(expected)
+                RETURNING 1
+                """, logger: logger)
+        } else {
+            rows = try await connection.query("""
+                INSERT INTO kafka_offsets (topic, partition, next_offset) VALUES (\(topic), \(partition), \(part.newOffset))
+                ON CONFLICT (topic, partition) DO NOTHING
+                RETURNING 1
+                """, logger: logger)
+        }
+        var moved = false
+        for try await _ in rows { moved = true }
+        guard moved else { throw OffsetConflict(topicPartition: part.topicPartition, expected: part.expectedOffset) }
+    }
+
+    private func writeStreams(_ rows: [StreamKey: StreamCounters], on connection: PostgresConnection) async throws {
+        guard !rows.isEmpty else { return }
+        var copy = CopyTextEncoder()
+        for (key, counters) in rows {
+            copy.text(key.artistID)
+            copy.hour(key.hour)
+            copy.text(key.trackID)
+            copy.text(key.platform)
+            copy.text(key.country)
+            copy.text(key.ageRange.rawValue)
+            copy.text(key.gender.rawValue)
+            copy.integer(counters.streams)
+            copy.integer(counters.skips)
+            copy.integer(counters.listeningMs)
+            copy.endRow()
+        }
+        try await stageAndMerge(
+            table: "stream_hourly",
+            key: ["artist_id", "hour", "track_id", "platform", "country", "age_range", "gender"],
+            measures: ["streams", "skips", "listening_ms"],
+            data: copy.buffer, on: connection)
+    }
+
+    private func writeRevenue(_ rows: [RevenueKey: RevenueCounters], on connection: PostgresConnection) async throws {
+        guard !rows.isEmpty else { return }
+        var copy = CopyTextEncoder()
+        for (key, counters) in rows {
+            copy.text(key.artistID)
+            copy.hour(key.hour)
+            copy.text(key.source.rawValue)
+            copy.text(key.currency)
+            copy.text(key.platform)
+            copy.text(key.trackID)
+            copy.plain(counters.amount.decimalString)
+            copy.integer(counters.events)
+            copy.endRow()
+        }
+        try await stageAndMerge(
+            table: "revenue_hourly",
+            key: ["artist_id", "hour", "source", "currency", "platform", "track_id"],
+            measures: ["amount", "events"],
+            data: copy.buffer, on: connection)
+    }
+
+    private func writeSocial(_ rows: [SocialKey: Int64], on connection: PostgresConnection) async throws {
+        guard !rows.isEmpty else { return }
+        var copy = CopyTextEncoder()
+        for (key, count) in rows {
+            copy.text(key.artistID)
+            copy.hour(key.hour)
+            copy.text(key.platform)
+            copy.text(key.action)
+            copy.integer(count)
+            copy.endRow()
+        }
+        try await stageAndMerge(
+            table: "social_hourly", key: ["artist_id", "hour", "platform", "action"], measures: ["count"],
+            data: copy.buffer, on: connection)
+    }
+
+    private func writeRejected(_ rejected: [RejectedMessage], on connection: PostgresConnection) async throws {
+        guard !rejected.isEmpty else { return }
+        var copy = CopyTextEncoder()
+        for message in rejected {
+            copy.text(message.position.topicPartition.topic)
+            copy.integer(message.position.topicPartition.partition)
+            copy.integer(message.position.offset)
+            copy.bytes(message.key)
+            copy.bytes(message.value)
+            copy.text(message.rejection.reason.rawValue)
+            copy.text(message.rejection.detail)
+            copy.endRow()
+        }
+        let data = copy.buffer
+        try await connection.copyFrom(
+            table: "rejected_events", columns: ["topic", "partition", "offset", "key", "value", "reason", "detail"],
+            logger: logger
+        ) { writer in
+            try await writer.write(data)
+        }
+    }
+
+    /// COPYs rows into a per-transaction temporary staging table, then adds them to `table` in one statement.
+    /// Table and column names come only from the fixed lists above.
+    private func stageAndMerge(
+        table: String, key: [String], measures: [String], data: ByteBuffer, on connection: PostgresConnection
+    ) async throws {
+        let stage = "stage_\(table)"
+        try await connection.query(PostgresQuery(unsafeSQL:
+            "CREATE TEMP TABLE IF NOT EXISTS \(stage) (LIKE \(table) INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"), logger: logger)
+        let columns = key + measures
+        try await connection.copyFrom(table: stage, columns: columns, logger: logger) { writer in
+            try await writer.write(data)
+        }
+        let list = columns.joined(separator: ", ")
+        let updates = measures.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ")
+        try await connection.query(PostgresQuery(unsafeSQL: """
+            INSERT INTO \(table) (\(list)) SELECT \(list) FROM \(stage)
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates)
+            """), logger: logger)
+    }
+}

@@ -1,0 +1,95 @@
+import BackbeatCore
+import PostgresNIO
+
+extension Store {
+    /// Answers `query` from the hourly tables: one row per period (unless granularity is `all`) and group.
+    /// Rows are not zero-filled or ordered; `ResultShaper` does that.
+    public func rows(for query: Query) async throws -> [QueryRow] {
+        var binds = PostgresBindings()
+        binds.append(query.interval.from.seconds)
+        binds.append(query.interval.to.seconds)
+        var select: [String] = []
+        var groups: [String] = []
+        if query.granularity != .all {
+            select.append("extract(epoch FROM date_trunc('\(query.granularity.rawValue)', hour, 'UTC'))::bigint")
+            groups.append("1")
+        }
+        for dimension in query.groupBy {
+            select.append(Self.column(dimension))
+            groups.append(Self.column(dimension))
+        }
+        select += query.dataset.metrics.map(Self.aggregate)
+        var conditions = ["hour >= to_timestamp($1)", "hour < to_timestamp($2)"]
+        for dimension in Dimension.allCases {
+            guard let values = query.filters[dimension] else { continue }
+            binds.append(values)
+            conditions.append("\(Self.column(dimension)) = ANY($\(binds.count)::text[])")
+        }
+        var sql = "SELECT \(select.joined(separator: ", ")) FROM \(Self.table(query.dataset)) WHERE \(conditions.joined(separator: " AND "))"
+        if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }
+
+        let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        var result: [QueryRow] = []
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            var column = 0
+            var periodStart: Timestamp?
+            if query.granularity != .all {
+                periodStart = Timestamp(seconds: try cells[column].decode(Int64.self))
+                column += 1
+            }
+            var groupValues: [String] = []
+            for _ in query.groupBy {
+                groupValues.append(try cells[column].decode(String.self))
+                column += 1
+            }
+            var metrics: [MetricValue] = []
+            for metric in query.dataset.metrics {
+                if metric == .amount {
+                    let text = try cells[column].decode(String.self)
+                    metrics.append(.money(try Money.parse(text, allowExponent: false, limit: Money.totalLimitMicros)))
+                } else {
+                    metrics.append(.integer(try cells[column].decode(Int64.self)))
+                }
+                column += 1
+            }
+            result.append(QueryRow(periodStart: periodStart, groupValues: groupValues, metrics: metrics))
+        }
+        return result
+    }
+
+    // MARK: - Allow-lists: the only identifiers ever placed in SQL text
+
+    static func table(_ dataset: Dataset) -> String {
+        switch dataset {
+        case .streams: "stream_hourly"
+        case .revenue: "revenue_hourly"
+        case .social: "social_hourly"
+        }
+    }
+
+    static func column(_ dimension: Dimension) -> String {
+        switch dimension {
+        case .artistID: "artist_id"
+        case .trackID: "track_id"
+        case .platform: "platform"
+        case .country: "country"
+        case .ageRange: "age_range"
+        case .gender: "gender"
+        case .source: "source"
+        case .currency: "currency"
+        case .action: "action"
+        }
+    }
+
+    static func aggregate(_ metric: Metric) -> String {
+        switch metric {
+        case .streams: "coalesce(sum(streams), 0)::bigint"
+        case .skips: "coalesce(sum(skips), 0)::bigint"
+        case .listeningMs: "coalesce(sum(listening_ms), 0)::bigint"
+        case .amount: "coalesce(sum(amount), 0)::numeric(38, 6)::text"
+        case .events: "coalesce(sum(events), 0)::bigint"
+        case .count: "coalesce(sum(count), 0)::bigint"
+        }
+    }
+}
