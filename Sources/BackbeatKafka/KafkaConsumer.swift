@@ -148,6 +148,12 @@ public final class KafkaConsumer: @unchecked Sendable {
     }
 }
 
+/// Special offsets librdkafka understands.
+public enum KafkaOffset {
+    /// The oldest message the broker still has.
+    public static let beginning = Int64(RD_KAFKA_OFFSET_BEGINNING)
+}
+
 /// librdkafka's rebalance callback: fetch starting offsets on assignment, drop work on revocation.
 private func rebalanceCallback(
     handle: OpaquePointer?, error: rd_kafka_resp_err_t,
@@ -161,7 +167,7 @@ private func rebalanceCallback(
         let offsets = callbacks.onAssign(list)
         for index in 0..<Int(partitions.pointee.cnt) {
             let key = list[index]
-            partitions.pointee.elems[index].offset = offsets[key] ?? Int64(RD_KAFKA_OFFSET_BEGINNING)
+            partitions.pointee.elems[index].offset = offsets[key] ?? KafkaOffset.beginning
         }
         callbacks.logger.info("partitions assigned", metadata: ["partitions": "\(list.map(\.description).joined(separator: ","))"])
         let result = rd_kafka_assign(handle, partitions)

@@ -9,14 +9,20 @@ extension Store {
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
     public func write(_ batch: FlushBatch) async throws {
         let delta = batch.mergedDelta
-        try await client.withTransaction(logger: logger) { connection in
-            for part in batch.parts {
-                try await moveOffset(part, on: connection)
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                for part in batch.parts {
+                    try await moveOffset(part, on: connection)
+                }
+                try await writeStreams(delta.streams, on: connection)
+                try await writeRevenue(delta.revenue, on: connection)
+                try await writeSocial(delta.social, on: connection)
+                try await writeRejected(delta.rejected, on: connection)
             }
-            try await writeStreams(delta.streams, on: connection)
-            try await writeRevenue(delta.revenue, on: connection)
-            try await writeSocial(delta.social, on: connection)
-            try await writeRejected(delta.rejected, on: connection)
+        } catch let error as PostgresTransactionError {
+            // Nothing was committed; surface a conflict as itself so the caller can re-seek.
+            if let conflict = error.closureError as? OffsetConflict { throw conflict }
+            throw error
         }
     }
 

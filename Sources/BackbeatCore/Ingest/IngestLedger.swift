@@ -97,10 +97,10 @@ public struct IngestLedger: Sendable {
         }
     }
 
-    /// Drops `partition` after its stored offset turned out to differ from ours (another consumer flushed it);
-    /// it must be sought again from the stored offset and re-assigned.
+    /// Drops `partition` (when its stored offset turned out to differ from ours, or could not be read): it must be
+    /// sought again from the stored offset and re-assigned. Its messages are ignored until then.
     public mutating func markStale(_ partition: TopicPartition) {
-        guard partitions.removeValue(forKey: partition) != nil else { return }
+        partitions[partition] = nil
         stale.insert(partition)
     }
 

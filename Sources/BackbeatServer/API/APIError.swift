@@ -1,0 +1,53 @@
+import BackbeatCore
+import Foundation
+import Hummingbird
+
+/// An error a client sees: an HTTP status and `{"error":{"code","message"}}` with a stable code (docs/api.md).
+public struct APIError: HTTPResponseError, Sendable {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var message: String
+
+    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    /// A 400 for a query the core's model refused.
+    public init(_ error: QueryError) {
+        self.init(.badRequest, code: error.code.rawValue, message: error.message)
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var body = ByteBuffer()
+        let encoded = try JSONEncoder().encode(["error": ["code": code, "message": message]])
+        body.writeBytes(encoded)
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+}
+
+/// Renders every error as JSON: API errors as they are, framework errors by status, anything else as a 500
+/// whose details stay in the log.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as HTTPError {
+            let (code, message): (String, String) = switch error.status {
+            case .notFound: ("not_found", "no such route: \(request.method) \(request.uri.path)")
+            case .contentTooLarge: ("body_too_large", "the request body is larger than \(QueryRoutes<Context>.maxBodyBytes) bytes")
+            case .methodNotAllowed: ("method_not_allowed", "\(request.method) is not allowed here")
+            default: (error.status.code < 500 ? "bad_request" : "internal_error", error.body ?? error.status.reasonPhrase)
+            }
+            throw APIError(error.status, code: code, message: message)
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
+            throw APIError(.internalServerError, code: "internal_error", message: "the request could not be answered; see the service log")
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import BackbeatCore
+import Hummingbird
+
+/// The dashboard endpoints under `/v1/artists/{artist_id}`, each answered through one or more core `Query`s.
+struct ArtistRoutes<Context: RequestContext>: Sendable {
+    let queries: QueryService
+
+    func add(to group: RouterGroup<Context>) {
+        group.get("artists/:artist_id/streams", use: streams)
+        group.get("artists/:artist_id/platforms", use: platforms)
+        group.get("artists/:artist_id/demographics", use: demographics)
+        group.get("artists/:artist_id/tracks/top", use: topTracks)
+        group.get("artists/:artist_id/revenue", use: revenue)
+        group.get("artists/:artist_id/social", use: social)
+    }
+
+    // MARK: - Endpoints
+
+    @Sendable func streams(_ request: Request, context: Context) async throws -> StreamsResponse {
+        var builder = try baseQuery(.streams, request, context, granularity: true)
+        let parameters = request.uri.queryParameters
+        for dimension in [Dimension.trackID, .platform, .country, .ageRange, .gender] {
+            if let value = parameters.get(dimension.rawValue) {
+                builder.filters.append((dimension.rawValue, [value]))
+            }
+        }
+        let (query, rows) = try await answer(builder, defaultGranularity: .day)
+        var totals = StreamsTotals(streams: 0, skips: 0, listening_ms: 0)
+        let series = rows.map { row in
+            totals.streams += row.metrics[0].integer
+            totals.skips += row.metrics[1].integer
+            totals.listening_ms += row.metrics[2].integer
+            return StreamsPoint(
+                period_start: RFC3339.format(row.periodStart ?? query.interval.from),
+                streams: row.metrics[0].integer, skips: row.metrics[1].integer, listening_ms: row.metrics[2].integer)
+        }
+        return StreamsResponse(series: series, totals: totals)
+    }
+
+    @Sendable func platforms(_ request: Request, context: Context) async throws -> PlatformsResponse {
+        let shares = try await streamShares(by: .platform, request, context)
+        return PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) })
+    }
+
+    @Sendable func demographics(_ request: Request, context: Context) async throws -> DemographicsResponse {
+        DemographicsResponse(
+            age_ranges: try await streamShares(by: .ageRange, request, context),
+            genders: try await streamShares(by: .gender, request, context),
+            countries: try await streamShares(by: .country, request, context))
+    }
+
+    @Sendable func topTracks(_ request: Request, context: Context) async throws -> TopTracksResponse {
+        var builder = try baseQuery(.streams, request, context, granularity: false)
+        builder.groupBy = [Dimension.trackID.rawValue]
+        builder.orderByMetric = Metric.streams.rawValue
+        builder.orderByDirection = SortDirection.desc.rawValue
+        builder.limit = request.uri.queryParameters.get("limit") ?? "10"
+        let (_, rows) = try await answer(builder, defaultGranularity: .all)
+        return TopTracksResponse(tracks: rows.map { TrackStreams(track_id: $0.groupValues[0], streams: $0.metrics[0].integer) })
+    }
+
+    @Sendable func revenue(_ request: Request, context: Context) async throws -> RevenueResponse {
+        var builder = try baseQuery(.revenue, request, context, granularity: true)
+        builder.groupBy = [Dimension.source.rawValue, Dimension.currency.rawValue]
+        let (query, rows) = try await answer(builder, defaultGranularity: .day)
+        var totalsBuilder = builder
+        totalsBuilder.groupBy = [Dimension.currency.rawValue]
+        totalsBuilder.granularity = Granularity.all.rawValue
+        let (_, totals) = try await answer(totalsBuilder, defaultGranularity: .all)
+        return RevenueResponse(
+            series: rows.map {
+                RevenuePoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), source: $0.groupValues[0],
+                             currency: $0.groupValues[1], amount: $0.metrics[0].money.decimalString)
+            },
+            totals: totals.map { CurrencyTotal(currency: $0.groupValues[0], amount: $0.metrics[0].money.decimalString) })
+    }
+
+    @Sendable func social(_ request: Request, context: Context) async throws -> SocialResponse {
+        var builder = try baseQuery(.social, request, context, granularity: true)
+        builder.groupBy = [Dimension.platform.rawValue, Dimension.action.rawValue]
+        let (query, rows) = try await answer(builder, defaultGranularity: .day)
+        var totalsBuilder = builder
+        totalsBuilder.granularity = Granularity.all.rawValue
+        let (_, totals) = try await answer(totalsBuilder, defaultGranularity: .all)
+        return SocialResponse(
+            series: rows.map {
+                SocialPoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), platform: $0.groupValues[0],
+                            action: $0.groupValues[1], count: $0.metrics[0].integer)
+            },
+            totals: totals.map { SocialTotal(platform: $0.groupValues[0], action: $0.groupValues[1], count: $0.metrics[0].integer) })
+    }
+
+    // MARK: - Helpers
+
+    /// Streams split by one dimension, most streamed first, with each value's share of the total.
+    private func streamShares(by dimension: Dimension, _ request: Request, _ context: Context) async throws -> [DimensionShare] {
+        var builder = try baseQuery(.streams, request, context, granularity: false)
+        builder.groupBy = [dimension.rawValue]
+        builder.orderByMetric = Metric.streams.rawValue
+        builder.orderByDirection = SortDirection.desc.rawValue
+        let (_, rows) = try await answer(builder, defaultGranularity: .all)
+        let total = rows.reduce(Int64(0)) { $0 + $1.metrics[0].integer }
+        return rows.map { row in
+            let streams = row.metrics[0].integer
+            let share = total == 0 ? 0 : (Double(streams) / Double(total) * 10_000).rounded() / 10_000
+            return DimensionShare(name: dimension.rawValue, value: row.groupValues[0], streams: streams, share: share)
+        }
+    }
+
+    /// The artist, interval and (optionally) granularity every endpoint takes.
+    private func baseQuery(_ dataset: Dataset, _ request: Request, _ context: Context, granularity: Bool) throws -> QueryBuilder {
+        let artistID = try context.parameters.require("artist_id")
+        guard Identifiers.isID(artistID) else {
+            throw APIError(.badRequest, code: QueryError.Code.invalidParameter.rawValue, message: "artist_id must be 1-128 characters of A-Za-z0-9._:-")
+        }
+        let parameters = request.uri.queryParameters
+        var builder = QueryBuilder()
+        builder.dataset = dataset.rawValue
+        builder.from = parameters.get("from")
+        builder.to = parameters.get("to")
+        if granularity { builder.granularity = parameters.get("granularity") }
+        builder.filters = [(Dimension.artistID.rawValue, [artistID])]
+        return builder
+    }
+
+    private func answer(_ builder: QueryBuilder, defaultGranularity: Granularity) async throws -> (Query, [QueryRow]) {
+        do {
+            let query = try builder.build(defaultGranularity: defaultGranularity)
+            return (query, try await queries.answer(query))
+        } catch let error as QueryError {
+            throw APIError(error)
+        }
+    }
+}

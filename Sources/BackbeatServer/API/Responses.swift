@@ -1,0 +1,173 @@
+import BackbeatCore
+import Hummingbird
+
+// The JSON shapes of docs/api.md. Counts are numbers; money is an exact decimal string.
+
+struct StreamsPoint: Codable, Equatable {
+    var period_start: String
+    var streams: Int64
+    var skips: Int64
+    var listening_ms: Int64
+}
+
+struct StreamsTotals: Codable, Equatable {
+    var streams: Int64
+    var skips: Int64
+    var listening_ms: Int64
+}
+
+struct StreamsResponse: ResponseCodable {
+    var series: [StreamsPoint]
+    var totals: StreamsTotals
+}
+
+struct PlatformShare: Codable {
+    var platform: String
+    var streams: Int64
+    var share: Double
+}
+
+struct PlatformsResponse: ResponseCodable {
+    var platforms: [PlatformShare]
+}
+
+struct DimensionShare: Encodable {
+    var name: String
+    var value: String
+    var streams: Int64
+    var share: Double
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(value, forKey: Key(stringValue: name))
+        try container.encode(streams, forKey: Key(stringValue: "streams"))
+        try container.encode(share, forKey: Key(stringValue: "share"))
+    }
+}
+
+struct DemographicsResponse: ResponseEncodable {
+    var age_ranges: [DimensionShare]
+    var genders: [DimensionShare]
+    var countries: [DimensionShare]
+}
+
+struct TrackStreams: Codable {
+    var track_id: String
+    var streams: Int64
+}
+
+struct TopTracksResponse: ResponseCodable {
+    var tracks: [TrackStreams]
+}
+
+struct RevenuePoint: Codable {
+    var period_start: String
+    var source: String
+    var currency: String
+    var amount: String
+}
+
+struct CurrencyTotal: Codable {
+    var currency: String
+    var amount: String
+}
+
+struct RevenueResponse: ResponseCodable {
+    var series: [RevenuePoint]
+    var totals: [CurrencyTotal]
+}
+
+struct SocialPoint: Codable {
+    var period_start: String
+    var platform: String
+    var action: String
+    var count: Int64
+}
+
+struct SocialTotal: Codable {
+    var platform: String
+    var action: String
+    var count: Int64
+}
+
+struct SocialResponse: ResponseCodable {
+    var series: [SocialPoint]
+    var totals: [SocialTotal]
+}
+
+/// The body of `POST /v1/query`.
+struct QueryBody: Decodable {
+    struct OrderBy: Decodable {
+        var metric: String?
+        var direction: String?
+    }
+
+    var dataset: String?
+    var from: String?
+    var to: String?
+    var granularity: String?
+    var group_by: [String]?
+    var filters: [String: [String]]?
+    var order_by: OrderBy?
+    var limit: Int?
+}
+
+/// The answer of `POST /v1/query`: one object per row with a key per group-by dimension and metric.
+struct QueryResponse: ResponseEncodable {
+    var query: Query
+    var rows: [QueryRow]
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    private struct Row: Encodable {
+        var query: Query
+        var row: QueryRow
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            if let period = row.periodStart {
+                try container.encode(RFC3339.format(period), forKey: Key(stringValue: "period_start"))
+            }
+            for (dimension, value) in zip(query.groupBy, row.groupValues) {
+                try container.encode(value, forKey: Key(stringValue: dimension.rawValue))
+            }
+            for (metric, value) in zip(query.dataset.metrics, row.metrics) {
+                switch value {
+                case .integer(let number): try container.encode(number, forKey: Key(stringValue: metric.rawValue))
+                case .money(let money): try container.encode(money.decimalString, forKey: Key(stringValue: metric.rawValue))
+                }
+            }
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(rows.map { Row(query: query, row: $0) }, forKey: Key(stringValue: "rows"))
+    }
+}
+
+extension MetricValue {
+    /// The integer value (zero for money, which callers never ask this of).
+    var integer: Int64 {
+        if case .integer(let value) = self { return value }
+        return 0
+    }
+
+    /// The money value (zero for counts).
+    var money: Money {
+        if case .money(let value) = self { return value }
+        return .zero
+    }
+}

@@ -1,0 +1,43 @@
+import BackbeatStore
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// Everything `backbeat serve` needs, built once by the command line.
+public struct ServeConfiguration: Sendable {
+    public var ingest: IngestConfiguration
+    public var httpHost: String
+    public var httpPort: Int
+    public var adminToken: String
+
+    public init(ingest: IngestConfiguration, httpHost: String = "0.0.0.0", httpPort: Int = 8080, adminToken: String) {
+        self.ingest = ingest
+        self.httpHost = httpHost
+        self.httpPort = httpPort
+        self.adminToken = adminToken
+    }
+}
+
+/// Builds the router: health checks open, everything under `/v1` behind the bearer token.
+public func buildRouter(store: Store, ingest: IngestService?, adminToken: String) -> Router<BasicRequestContext> {
+    let router = Router(context: BasicRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
+    HealthRoutes(store: store, ingest: ingest).add(to: router)
+    let queries = QueryService(store: store)
+    let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken))
+    ArtistRoutes(queries: queries).add(to: v1)
+    QueryRoutes(queries: queries).add(to: v1)
+    return router
+}
+
+/// Builds the whole service: the PostgreSQL pool, the ingest path and the HTTP server, shut down in reverse
+/// order on SIGTERM (HTTP first, then ingest flushes and leaves the group, then the pool closes).
+public func buildApplication(configuration: ServeConfiguration, store: Store, logger: Logger) -> some ApplicationProtocol {
+    let ingest = IngestService(configuration: configuration.ingest, store: store, logger: logger)
+    let router = buildRouter(store: store, ingest: ingest, adminToken: configuration.adminToken)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "backbeat"),
+        services: [store.client, ingest],
+        logger: logger)
+}

@@ -1,0 +1,190 @@
+import BackbeatCore
+import BackbeatKafka
+import BackbeatStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Consumes the event topics, aggregates in memory and flushes to PostgreSQL exactly once.
+///
+/// A dedicated thread polls Kafka and feeds the `IngestLedger`; an async loop flushes the ledger's batches
+/// every `flushInterval`. On graceful shutdown: stop polling, flush what was consumed, then leave the group.
+public final class IngestService: Service, Sendable {
+    let configuration: IngestConfiguration
+    let store: Store
+    let logger: Logger
+    let ledger = Mutex(IngestLedger())
+    private let stopPolling = Atomic<Bool>(false)
+    private let consumer = Mutex<KafkaConsumer?>(nil)
+    private let counters = Mutex(IngestCounters())
+
+    public init(configuration: IngestConfiguration, store: Store, logger: Logger) {
+        self.configuration = configuration
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Totals since start, for logs and tests.
+    public var stats: IngestCounters { counters.withLock { $0 } }
+
+    /// Whether a Kafka broker answers (false before the consumer exists).
+    public func isBrokerReachable() async -> Bool {
+        guard let consumer = consumer.withLock({ $0 }) else { return false }
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: consumer.isBrokerReachable()) }
+        }
+    }
+
+    public func run() async throws {
+        let consumer = try KafkaConsumer(
+            brokers: configuration.brokers, groupID: configuration.groupID, topics: configuration.topics,
+            extra: configuration.kafka, logger: logger,
+            onAssign: { [self] partitions in assigned(partitions) },
+            onRevoke: { [self] partitions in revoked(partitions) })
+        self.consumer.withLock { $0 = consumer }
+        logger.info("consuming", metadata: ["brokers": "\(configuration.brokers)", "topics": "\(configuration.topics.joined(separator: ","))", "group": "\(configuration.groupID)"])
+
+        let pollingDone = startPollingThread(consumer)
+        await withGracefulShutdownHandler {
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                do {
+                    try await Task.sleep(for: configuration.flushInterval)
+                } catch {
+                    break
+                }
+                await flushOnce(consumer: consumer)
+            }
+        } onGracefulShutdown: { [self] in
+            stopPolling.store(true, ordering: .relaxed)
+        }
+        stopPolling.store(true, ordering: .relaxed)
+        await pollingDone.value
+        // Final flush: retry for a while so that a clean stop leaves nothing to consume again.
+        for attempt in 1...10 {
+            if await flushOnce(consumer: consumer) { break }
+            logger.warning("final flush failed; retrying", metadata: ["attempt": "\(attempt)"])
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+        consumer.close()
+        self.consumer.withLock { $0 = nil }
+        logger.info("ingest stopped", metadata: ["accepted": "\(stats.accepted)", "rejected": "\(stats.rejected)"])
+    }
+
+    // MARK: - Polling thread
+
+    /// Starts the OS thread that polls; the returned task finishes when it exits.
+    private func startPollingThread(_ consumer: KafkaConsumer) -> Task<Void, Never> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        let thread = Thread { [self] in
+            pollLoop(consumer)
+            continuation.finish()
+        }
+        thread.name = "backbeat-kafka-poll"
+        thread.start()
+        return Task { for await _ in stream {} }
+    }
+
+    private func pollLoop(_ consumer: KafkaConsumer) {
+        while !stopPolling.load(ordering: .relaxed) {
+            reseekStalePartitions(consumer)
+            let messages = consumer.poll(timeoutMs: 100, maxMessages: configuration.pollBatchSize)
+            guard !messages.isEmpty else { continue }
+            let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+            var accepted = 0
+            var rejected = 0
+            ledger.withLock { ledger in
+                for message in messages {
+                    switch ledger.ingest(message, now: now) {
+                    case .accepted: accepted += 1
+                    case .rejected: rejected += 1
+                    case .ignored: break
+                    }
+                }
+            }
+            counters.withLock {
+                $0.accepted += accepted
+                $0.rejected += rejected
+            }
+        }
+    }
+
+    /// librdkafka assigned partitions: read their stored offsets and start owning them from there.
+    /// If PostgreSQL cannot be read, the partitions stay unowned (their messages are ignored) and are retried.
+    private func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
+        do {
+            let stored = try blockingAwait { [store] in try await store.storedOffsets(for: partitions) }
+            ledger.withLock { ledger in
+                for partition in partitions { ledger.assign(partition, storedOffset: stored[partition]) }
+            }
+            return stored
+        } catch {
+            logger.error("cannot read stored offsets; partitions will be retried", metadata: ["error": "\(error)"])
+            ledger.withLock { ledger in
+                for partition in partitions { ledger.markStale(partition) }
+            }
+            return [:]
+        }
+    }
+
+    private func revoked(_ partitions: [TopicPartition]) {
+        ledger.withLock { ledger in
+            for partition in partitions { ledger.revoke(partition) }
+        }
+    }
+
+    /// Seeks partitions whose stored offset moved under us back to the stored offset, then owns them again.
+    private func reseekStalePartitions(_ consumer: KafkaConsumer) {
+        let stale = ledger.withLock { $0.takeStale() }
+        guard !stale.isEmpty else { return }
+        do {
+            let stored = try blockingAwait { [store] in try await store.storedOffsets(for: stale) }
+            let positions = Dictionary(uniqueKeysWithValues: stale.map { ($0, stored[$0] ?? KafkaOffset.beginning) })
+            try consumer.seek(positions)
+            ledger.withLock { ledger in
+                for partition in stale { ledger.assign(partition, storedOffset: stored[partition]) }
+            }
+            logger.info("partitions sought to their stored offsets", metadata: ["partitions": "\(stale.map(\.description).joined(separator: ","))"])
+        } catch {
+            logger.warning("cannot seek stale partitions; will retry", metadata: ["error": "\(error)"])
+            ledger.withLock { ledger in
+                for partition in stale { ledger.markStale(partition) }
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+    }
+
+    // MARK: - Flushing
+
+    /// Writes one batch; returns false when the store failed (the batch is put back for the next attempt).
+    @discardableResult
+    func flushOnce(consumer: KafkaConsumer) async -> Bool {
+        guard let batch = ledger.withLock({ $0.takeBatch() }) else { return true }
+        let started = ContinuousClock.now
+        do {
+            try await store.write(batch)
+            consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
+            counters.withLock { $0.flushes += 1 }
+            logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
+            return true
+        } catch let conflict as OffsetConflict {
+            logger.warning("offset conflict; partition will be consumed again from its stored offset", metadata: ["detail": "\(conflict)"])
+            ledger.withLock { ledger in
+                ledger.restore(batch)
+                ledger.markStale(conflict.topicPartition)
+            }
+            return true
+        } catch {
+            logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
+            ledger.withLock { $0.restore(batch) }
+            return false
+        }
+    }
+}
+
+/// Running totals of the ingest path.
+public struct IngestCounters: Sendable {
+    public var accepted = 0
+    public var rejected = 0
+    public var flushes = 0
+}

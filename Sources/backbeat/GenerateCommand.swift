@@ -1,0 +1,85 @@
+import ArgumentParser
+import BackbeatCore
+import BackbeatKafka
+import Foundation
+
+/// `backbeat generate`: deterministic synthetic events to a file or to Kafka.
+struct GenerateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "generate",
+        abstract: "Write deterministic synthetic events (NDJSON to --out, or to Kafka with --brokers).")
+
+    @Option(help: "Number of messages.") var events: Int = 10_000
+    @Option(help: "Random seed; the same settings give the same events.") var seed: UInt64 = 1
+    @Option(help: "Number of artists.") var artists: Int = 50
+    @Option(help: "Days the events spread over.") var days: Int = 30
+    @Option(help: "First day (YYYY-MM-DD, UTC). Default: today minus --days.") var start: String?
+    @Option(name: .customLong("invalid-fraction"), help: "Fraction (0-1) of deliberately invalid messages.") var invalidFraction: Double = 0
+    @Option(help: "Write NDJSON here ('-' for stdout). Null values are skipped.") var out: String?
+    @Option(help: "Kafka bootstrap servers to publish to instead of a file.") var brokers: String?
+    @Option(help: "Topics for stream, revenue and social events, in that order (one topic: all go there).")
+    var topics: String = "streams,revenue,social"
+
+    func validate() throws {
+        guard (out == nil) != (brokers == nil) else { throw ValidationError("give exactly one of --out and --brokers") }
+        guard events >= 0, artists >= 1, days >= 1 else { throw ValidationError("--events must be >= 0, --artists and --days >= 1") }
+        guard (0...1).contains(invalidFraction) else { throw ValidationError("--invalid-fraction must be between 0 and 1") }
+        guard [1, 3].contains(topics.split(separator: ",").count) else { throw ValidationError("--topics takes one or three topics") }
+    }
+
+    func run() async throws {
+        let startDate: CivilDate
+        if let start {
+            guard let parsed = RFC3339.parseDate(start) else { throw ValidationError("--start must be YYYY-MM-DD") }
+            startDate = parsed
+        } else {
+            let today = Int64(Date().timeIntervalSince1970) / 86_400
+            startDate = CivilDate(daysSinceEpoch: today - Int64(days))
+        }
+        var generator = EventGenerator(.init(seed: seed, artists: artists, days: days, start: startDate, invalidFraction: invalidFraction))
+        let topicList = topics.split(separator: ",").map(String.init)
+        func topic(for type: EventType) -> String {
+            topicList.count == 1 ? topicList[0] : topicList[EventType.allCases.firstIndex(of: type)!]
+        }
+
+        var written = 0
+        if let brokers {
+            let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["sticky.partitioning.linger.ms": "0"]))
+            for _ in 0..<events {
+                let message = generator.next()
+                try producer.send(topic: topic(for: message.topic), key: Array(message.key.utf8), value: message.value)
+                written += 1
+            }
+            let deliveries = try producer.flush()
+            guard deliveries.failed == 0 else {
+                throw ValidationError("\(deliveries.failed) messages failed delivery: \(deliveries.lastError ?? "")")
+            }
+            FileHandle.standardError.write(Data("published \(deliveries.delivered) messages to \(brokers)\n".utf8))
+        } else if let out {
+            let handle: FileHandle
+            if out == "-" {
+                handle = .standardOutput
+            } else {
+                guard FileManager.default.createFile(atPath: out, contents: nil) else { throw ValidationError("cannot create \(out)") }
+                handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+            }
+            var buffer: [UInt8] = []
+            for _ in 0..<events {
+                let message = generator.next()
+                guard let value = message.value else { continue }
+                buffer += value
+                buffer.append(UInt8(ascii: "\n"))
+                written += 1
+                if buffer.count > 1 << 20 {
+                    handle.write(Data(buffer))
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            handle.write(Data(buffer))
+            if out != "-" {
+                try handle.close()
+                FileHandle.standardError.write(Data("wrote \(written) events to \(out)\n".utf8))
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import ArgumentParser
+import BackbeatKafka
+import BackbeatServer
+import BackbeatStore
+import Hummingbird
+import Logging
+
+/// `backbeat serve`: consume, aggregate, flush and answer queries.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Consume events, flush rollups to PostgreSQL, serve the query API.")
+
+    @Option(help: "Kafka bootstrap servers (env BACKBEAT_KAFKA_BROKERS). Empty: start the embedded dev broker in process.")
+    var brokers: String?
+
+    @Option(help: "Comma-separated topics to consume (env BACKBEAT_TOPICS; default streams,revenue,social).")
+    var topics: String?
+
+    @Option(help: "Kafka consumer group id (env BACKBEAT_GROUP_ID; default backbeat).")
+    var group: String?
+
+    @Option(name: .customLong("http-port"), help: "HTTP port (env BACKBEAT_HTTP_PORT; default 8080).")
+    var httpPort: Int?
+
+    @Option(name: .customLong("flush-interval"), help: "How often rollups are flushed, e.g. 1s or 500ms (env BACKBEAT_FLUSH_INTERVAL; default 1s).")
+    var flushInterval: String?
+
+    @Option(name: .customLong("admin-token"), help: "Bearer token that reads every artist (env BACKBEAT_ADMIN_TOKEN; required).")
+    var adminToken: String?
+
+    @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
+    var devBrokerPartitions: Int32 = 12
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var logging: LoggingOptions
+
+    func run() async throws {
+        let logger = try logging.makeLogger("backbeat")
+        let topicList = (setting(topics, "BACKBEAT_TOPICS") ?? "streams,revenue,social")
+            .split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !topicList.isEmpty else { throw ValidationError("--topics lists no topic") }
+        guard let token = setting(adminToken, "BACKBEAT_ADMIN_TOKEN"), token.utf8.count >= 16 else {
+            throw ValidationError("--admin-token or BACKBEAT_ADMIN_TOKEN is required (at least 16 characters)")
+        }
+        let portText = setting(httpPort.map(String.init), "BACKBEAT_HTTP_PORT") ?? "8080"
+        guard let port = Int(portText), (0...65535).contains(port) else { throw ValidationError("--http-port must be 0-65535") }
+        let intervalText = setting(flushInterval, "BACKBEAT_FLUSH_INTERVAL") ?? "1s"
+        guard let interval = parseDuration(intervalText) else { throw ValidationError("--flush-interval \(intervalText) is not a duration such as 1s or 500ms") }
+
+        var devBroker: DevBroker?
+        var brokerList = setting(brokers, "BACKBEAT_KAFKA_BROKERS") ?? ""
+        if brokerList.isEmpty {
+            let broker = try DevBroker(topics: topicList, partitions: devBrokerPartitions)
+            brokerList = broker.bootstrapServers
+            devBroker = broker
+            logger.notice("started the embedded dev broker (in memory, not durable)", metadata: ["bootstrap": "\(brokerList)"])
+        }
+
+        let url = try database.url()
+        let migrations = try database.migrations()
+        _ = try await withStore(url: url, logger: logger) { store in
+            try await store.migrate(migrations)
+        }
+
+        let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
+        let configuration = ServeConfiguration(
+            ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval),
+            httpPort: port, adminToken: token)
+        let app = buildApplication(configuration: configuration, store: store, logger: logger)
+        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        withExtendedLifetime(devBroker) {}
+        logger.info("stopped")
+    }
+}

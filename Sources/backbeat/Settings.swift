@@ -1,0 +1,66 @@
+import ArgumentParser
+import BackbeatStore
+import Foundation
+import Logging
+
+/// Resolves a setting: the flag if given, else the environment variable, else nil.
+/// Only the command line reads the environment; library code receives finished configuration.
+func setting(_ flag: String?, _ variable: String) -> String? {
+    if let flag { return flag }
+    if let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty { return value }
+    return nil
+}
+
+/// Options every command that touches PostgreSQL shares.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("postgres-url"), help: "PostgreSQL URL, postgres://user:pass@host:port/db (env BACKBEAT_POSTGRES_URL).")
+    var postgresURL: String?
+
+    @Option(name: .customLong("migrations-dir"), help: "Directory of the sql/ migrations (env BACKBEAT_MIGRATIONS_DIR; default ./sql, then share/backbeat/sql beside the binary).")
+    var migrationsDirectory: String?
+
+    func url() throws -> String {
+        guard let url = setting(postgresURL, "BACKBEAT_POSTGRES_URL") else {
+            throw ValidationError("--postgres-url or BACKBEAT_POSTGRES_URL is required")
+        }
+        return url
+    }
+
+    func migrations() throws -> [Migration] {
+        try Migration.load(from: Migration.locateDirectory(setting(migrationsDirectory, "BACKBEAT_MIGRATIONS_DIR")))
+    }
+}
+
+/// Logging options shared by every command.
+struct LoggingOptions: ParsableArguments {
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env BACKBEAT_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    func makeLogger(_ label: String) throws -> Logger {
+        let text = setting(logLevel, "BACKBEAT_LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: text) else { throw ValidationError("unknown log level \(text)") }
+        var logger = Logger(label: label)
+        logger.logLevel = level
+        return logger
+    }
+}
+
+/// Parses a duration: `250ms`, `2s` or a plain number of seconds (`1.5`).
+func parseDuration(_ text: String) -> Duration? {
+    if text.hasSuffix("ms"), let value = Double(text.dropLast(2)), value > 0 { return .milliseconds(value) }
+    let seconds = text.hasSuffix("s") ? String(text.dropLast()) : text
+    if let value = Double(seconds), value > 0 { return .milliseconds(value * 1000) }
+    return nil
+}
+
+/// Runs `body` with a store whose connection pool runs for exactly as long as the body.
+func withStore<T: Sendable>(url: String, logger: Logger, _ body: @Sendable (Store) async throws -> T) async throws -> T {
+    let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await store.client.run() }
+        defer { group.cancelAll() }
+        // Give run() a moment to start, so the pool does not warn that it was used before running.
+        try await Task.sleep(for: .milliseconds(20))
+        return try await body(store)
+    }
+}

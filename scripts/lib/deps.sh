@@ -1,0 +1,14 @@
+# Installs the system packages Backbeat needs, when any is missing. Source this file, then call install_deps.
+install_deps() {
+  local packages="librdkafka-dev libzstd-dev postgresql postgresql-15-hll kcat pkg-config python3"
+  local missing=""
+  for p in $packages; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+  done
+  [ -z "$missing" ] && return 0
+  echo "installing:$missing"
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+}

@@ -1,0 +1,42 @@
+# Throw-away PostgreSQL for tests and the demo. Source this file, then call pg_start / pg_stop.
+# pg_start sets BACKBEAT_PG_DIR, BACKBEAT_PG_PORT and BACKBEAT_POSTGRES_URL.
+
+pg_bindir() {
+  local dir
+  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$dir" ] || { echo "PostgreSQL server binaries not found under /usr/lib/postgresql" >&2; return 1; }
+  echo "$dir"
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Runs a command as the postgres user (PostgreSQL refuses to run as root).
+as_postgres() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_start() {
+  local bindir
+  bindir=$(pg_bindir) || return 1
+  BACKBEAT_PG_DIR=$(mktemp -d /tmp/backbeat-pg.XXXXXX)
+  chmod 755 "$BACKBEAT_PG_DIR"
+  [ "$(id -u)" = 0 ] && chown postgres:postgres "$BACKBEAT_PG_DIR"
+  BACKBEAT_PG_PORT=${BACKBEAT_PG_PORT:-$(free_port)}
+  as_postgres "$bindir/initdb" -D "$BACKBEAT_PG_DIR/data" -U postgres -A trust --no-sync >"$BACKBEAT_PG_DIR/initdb.log" 2>&1 \
+    || { cat "$BACKBEAT_PG_DIR/initdb.log" >&2; return 1; }
+  as_postgres "$bindir/pg_ctl" -D "$BACKBEAT_PG_DIR/data" -l "$BACKBEAT_PG_DIR/server.log" -w \
+    -o "-p $BACKBEAT_PG_PORT -k $BACKBEAT_PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null \
+    || { cat "$BACKBEAT_PG_DIR/server.log" >&2; return 1; }
+  as_postgres "$bindir/createdb" -h 127.0.0.1 -p "$BACKBEAT_PG_PORT" -U postgres backbeat
+  BACKBEAT_POSTGRES_URL="postgres://postgres@127.0.0.1:$BACKBEAT_PG_PORT/backbeat"
+  export BACKBEAT_PG_DIR BACKBEAT_PG_PORT BACKBEAT_POSTGRES_URL
+  echo "PostgreSQL running on port $BACKBEAT_PG_PORT (data in $BACKBEAT_PG_DIR)"
+}
+
+pg_stop() {
+  [ -n "${BACKBEAT_PG_DIR:-}" ] && [ -d "$BACKBEAT_PG_DIR/data" ] || return 0
+  as_postgres "$(pg_bindir)/pg_ctl" -D "$BACKBEAT_PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$BACKBEAT_PG_DIR"
+}
