@@ -27,6 +27,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("admin-token"), help: "Bearer token that reads every artist (env BACKBEAT_ADMIN_TOKEN; required).")
     var adminToken: String?
 
+    @Option(name: .customLong("kafka-property"), help: "Extra librdkafka consumer property key=value, repeatable (env BACKBEAT_KAFKA_PROPERTIES, comma-separated).")
+    var kafkaProperties: [String] = []
+
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
 
@@ -46,6 +49,16 @@ struct ServeCommand: AsyncParsableCommand {
         let intervalText = setting(flushInterval, "BACKBEAT_FLUSH_INTERVAL") ?? "1s"
         guard let interval = parseDuration(intervalText) else { throw ValidationError("--flush-interval \(intervalText) is not a duration such as 1s or 500ms") }
 
+        var kafka = KafkaConfiguration()
+        let propertyList = kafkaProperties.isEmpty
+            ? (setting(nil, "BACKBEAT_KAFKA_PROPERTIES") ?? "").split(separator: ",").map(String.init)
+            : kafkaProperties
+        for property in propertyList {
+            let parts = property.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty else { throw ValidationError("--kafka-property \(property) is not key=value") }
+            kafka[parts[0]] = parts[1]
+        }
+
         var devBroker: DevBroker?
         var brokerList = setting(brokers, "BACKBEAT_KAFKA_BROKERS") ?? ""
         if brokerList.isEmpty {
@@ -63,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
         let configuration = ServeConfiguration(
-            ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval),
+            ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, kafka: kafka),
             httpPort: port, adminToken: token)
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])

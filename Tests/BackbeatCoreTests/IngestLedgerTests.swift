@@ -1,0 +1,128 @@
+import BackbeatCore
+import Testing
+
+/// The exactly-once bookkeeping: ownership, offsets, batches, failed and conflicting flushes.
+@Suite struct IngestLedgerTests {
+    let partition = TopicPartition(topic: "streams", partition: 3)
+    let now = RFC3339.parseTimestamp("2026-06-15T12:00:00Z")!
+
+    func message(_ offset: Int64, valid: Bool = true) -> ConsumedMessage {
+        let json = #"{"event_id":"e\#(offset)","type":"social","occurred_at":"2026-06-15T10:00:00Z","artist_id":"a1","platform":"x","action":"like"}"#
+        return ConsumedMessage(
+            position: MessagePosition(topicPartition: partition, offset: offset), key: nil,
+            value: valid ? Array(json.utf8) : Array("{".utf8))
+    }
+
+    @Test func ignoresPartitionsNotOwned() {
+        var ledger = IngestLedger()
+        do {
+            let outcome = ledger.ingest(message(0), now: now)
+            #expect(outcome == .ignored)
+        }
+        let none = ledger.takeBatch()
+        #expect(none == nil)
+    }
+
+    @Test func batchCarriesOffsetsAndDeltas() throws {
+        var ledger = IngestLedger()
+        ledger.assign(partition, storedOffset: 10)
+        #expect(ledger.ingest(message(9), now: now) == .ignored)  // already stored
+        do {
+            let outcome = ledger.ingest(message(10), now: now)
+            #expect(outcome == .accepted)
+        }
+        do {
+            let outcome = ledger.ingest(message(11, valid: false), now: now)
+            #expect(outcome == .rejected(.invalidJSON))
+        }
+        #expect(ledger.ingest(message(11), now: now) == .ignored)  // redelivery of a consumed offset
+        do {
+            let outcome = ledger.ingest(message(12), now: now)
+            #expect(outcome == .accepted)
+        }
+        let taken_batch = ledger.takeBatch()
+        let batch = try #require(taken_batch)
+        #expect(batch.parts.count == 1)
+        #expect(batch.parts[0].expectedOffset == 10)
+        #expect(batch.parts[0].newOffset == 13)
+        #expect(batch.mergedDelta.social.values.reduce(0, +) == 2)
+        #expect(batch.mergedDelta.rejected.map(\.position.offset) == [11])
+        let none = ledger.takeBatch()
+        #expect(none == nil)
+
+        do {
+            let outcome = ledger.ingest(message(13), now: now)
+            #expect(outcome == .accepted)
+        }
+        let taken_next = ledger.takeBatch()
+        let next = try #require(taken_next)
+        #expect(next.parts[0].expectedOffset == 13)
+        #expect(next.parts[0].newOffset == 14)
+    }
+
+    @Test func failedFlushIsRestoredAndMergedWithNewerWork() throws {
+        var ledger = IngestLedger()
+        ledger.assign(partition, storedOffset: nil)
+        ledger.ingest(message(0), now: now)
+        let taken_failed = ledger.takeBatch()
+        let failed = try #require(taken_failed)
+        ledger.ingest(message(1), now: now)
+        ledger.restore(failed)
+        let taken_retry = ledger.takeBatch()
+        let retry = try #require(taken_retry)
+        #expect(retry.parts[0].expectedOffset == nil)
+        #expect(retry.parts[0].newOffset == 2)
+        #expect(retry.mergedDelta.social.values.reduce(0, +) == 2)
+    }
+
+    @Test func restoreSkipsPartitionsReassignedMeanwhile() throws {
+        var ledger = IngestLedger()
+        ledger.assign(partition, storedOffset: 0)
+        ledger.ingest(message(0), now: now)
+        let taken_failed = ledger.takeBatch()
+        let failed = try #require(taken_failed)
+        ledger.revoke(partition)
+        ledger.assign(partition, storedOffset: 5)
+        ledger.restore(failed)
+        let none = ledger.takeBatch()
+        #expect(none == nil)
+        ledger.ingest(message(5), now: now)
+        let later = ledger.takeBatch()
+        #expect(later?.parts[0].expectedOffset == 5)
+    }
+
+    @Test func conflictDropsThePartitionUntilSoughtAgain() throws {
+        var ledger = IngestLedger()
+        ledger.assign(partition, storedOffset: 0)
+        ledger.ingest(message(0), now: now)
+        let taken_batch = ledger.takeBatch()
+        let batch = try #require(taken_batch)
+        ledger.restore(batch)
+        ledger.markStale(partition)
+        do {
+            let outcome = ledger.ingest(message(1), now: now)
+            #expect(outcome == .ignored)
+        }
+        let none = ledger.takeBatch()
+        #expect(none == nil)
+        let stale = ledger.takeStale()
+        #expect(stale == [partition])
+        let again = ledger.takeStale()
+        #expect(again.isEmpty)
+        ledger.assign(partition, storedOffset: 7)
+        do {
+            let outcome = ledger.ingest(message(7), now: now)
+            #expect(outcome == .accepted)
+        }
+    }
+
+    @Test func revokeDropsUnflushedWork() {
+        var ledger = IngestLedger()
+        ledger.assign(partition, storedOffset: 0)
+        ledger.ingest(message(0), now: now)
+        ledger.revoke(partition)
+        let none = ledger.takeBatch()
+        #expect(none == nil)
+        #expect(ledger.pendingRowCount == 0)
+    }
+}

@@ -1,0 +1,78 @@
+import BackbeatCore
+import Testing
+
+@Suite struct QueryModelTests {
+    func builder(_ dataset: String = "streams") -> QueryBuilder {
+        var builder = QueryBuilder()
+        builder.dataset = dataset
+        builder.from = "2026-11-01"
+        builder.to = "2026-11-04"
+        return builder
+    }
+
+    func code(_ builder: QueryBuilder) -> QueryError.Code? {
+        do {
+            _ = try builder.build()
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test func rejectsWhatTheModelDoesNotKnow() {
+        var b = builder("plays")
+        #expect(code(b) == .unknownDataset)
+        b = builder(); b.groupBy = ["currency"]
+        #expect(code(b) == .unknownDimension)
+        b = builder(); b.orderByMetric = "amount"
+        #expect(code(b) == .unknownMetric)
+        b = builder(); b.filters = [("country", ["se"])]
+        #expect(code(b) == .invalidParameter)
+        b = builder(); b.filters = [("platform", ["x'; DROP TABLE stream_hourly; --"])]
+        #expect(code(b) == .invalidParameter)
+        b = builder(); b.limit = "0"
+        #expect(code(b) == .invalidParameter)
+        b = builder(); b.from = "2026-11-01T10:30:00Z"
+        #expect(code(b) == .invalidInterval)
+        b = builder(); b.to = "2026-10-01"
+        #expect(code(b) == .invalidInterval)
+        b = builder(); b.to = nil
+        #expect(code(b) == .missingParameter)
+        b = builder(); b.from = "2000-01-01"; b.granularity = "hour"
+        #expect(code(b) == .tooManyPoints)
+        b = builder("revenue")
+        #expect(code(b) == .currencyRequired)
+        b = builder("revenue"); b.filters = [("currency", ["EUR"])]
+        #expect(code(b) == nil)
+    }
+
+    @Test func zeroFillsOrdersAndLimits() throws {
+        var b = builder()
+        b.granularity = "day"
+        b.groupBy = ["platform"]
+        let query = try b.build()
+        let day2 = RFC3339.parseInstant("2026-11-02")!
+        let rows = [
+            QueryRow(periodStart: day2, groupValues: ["tidal"], metrics: [.integer(5), .integer(0), .integer(0)]),
+            QueryRow(periodStart: day2, groupValues: ["deezer"], metrics: [.integer(2), .integer(1), .integer(0)]),
+        ]
+        let shaped = try ResultShaper.shape(rows, for: query)
+        #expect(shaped.count == 6)
+        #expect(shaped.first?.groupValues == ["deezer"])
+        #expect(shaped.first.map { RFC3339.format($0.periodStart!) } == "2026-11-01T00:00:00Z")
+        #expect(shaped.filter { $0.metrics[0] == .integer(0) }.count == 4)
+
+        var ordered = b
+        ordered.orderByMetric = "streams"
+        ordered.limit = "1"
+        let top = try ResultShaper.shape(rows, for: try ordered.build())
+        #expect(top == [rows[0]])
+    }
+
+    @Test func emptyTotalsAreZero() throws {
+        var b = builder()
+        b.granularity = "all"
+        let shaped = try ResultShaper.shape([], for: try b.build())
+        #expect(shaped == [QueryRow(periodStart: nil, groupValues: [], metrics: [.integer(0), .integer(0), .integer(0)])])
+    }
+}

@@ -1,0 +1,194 @@
+import BackbeatCore
+import Testing
+
+/// Every rule of the event contract (docs/events.md), with its boundary values.
+@Suite struct ValidationTests {
+    static let now = RFC3339.parseTimestamp("2026-06-15T12:00:00Z")!
+
+    func decode(_ json: String) -> Result<Event, Rejection> {
+        EventDecoder.decode(Array(json.utf8), now: Self.now)
+    }
+
+    func reason(_ json: String) -> Rejection.Reason? {
+        if case .failure(let rejection) = decode(json) { return rejection.reason }
+        return nil
+    }
+
+    func stream(_ extra: String = "", replacing: (String, String)? = nil) -> String {
+        var base = #"{"event_id":"e1","type":"stream","occurred_at":"2026-06-15T10:00:00Z","artist_id":"a1","track_id":"t1","platform":"spotify""#
+        if let replacing { base = base.replacingFirst(replacing.0, with: replacing.1) }
+        return base + extra + "}"
+    }
+
+    func revenue(amount: String, extra: String = "") -> String {
+        #"{"event_id":"r1","type":"revenue","occurred_at":"2026-06-15T10:00:00Z","artist_id":"a1","source":"merch","currency":"EUR","amount":"# + amount + extra + "}"
+    }
+
+    func social(_ extra: String = "") -> String {
+        #"{"event_id":"s1","type":"social","occurred_at":"2026-06-15T10:00:00Z","artist_id":"a1","platform":"tiktok","action":"follow""# + extra + "}"
+    }
+
+    @Test func minimalStreamGetsDefaults() throws {
+        guard case .success(.stream(let event)) = decode(stream()) else { Issue.record("not accepted"); return }
+        #expect(event.country == "ZZ")
+        #expect(event.ageRange == .unknown)
+        #expect(event.gender == .unknown)
+        #expect(event.durationMs == nil)
+        #expect(event.isStream)
+    }
+
+    @Test func streamThresholdIsThirtySeconds() throws {
+        guard case .success(.stream(let skip)) = decode(stream(#","duration_ms":29999"#)),
+              case .success(.stream(let play)) = decode(stream(#","duration_ms":30000"#))
+        else { Issue.record("not accepted"); return }
+        #expect(!skip.isStream)
+        #expect(play.isStream)
+        #expect(StreamCounters(skip) == StreamCounters(streams: 0, skips: 1, listeningMs: 29999))
+        #expect(StreamCounters(play) == StreamCounters(streams: 1, skips: 0, listeningMs: 30000))
+    }
+
+    @Test func durationBounds() {
+        #expect(reason(stream(#","duration_ms":0"#)) == nil)
+        #expect(reason(stream(#","duration_ms":86400000"#)) == nil)
+        #expect(reason(stream(#","duration_ms":86400001"#)) == .invalidValue)
+        #expect(reason(stream(#","duration_ms":-1"#)) == .invalidValue)
+        #expect(reason(stream(#","duration_ms":1.5"#)) == .invalidValue)
+        #expect(reason(stream(#","duration_ms":3e4"#)) == .invalidValue)
+        #expect(reason(stream(#","duration_ms":"30000""#)) == .invalidType)
+    }
+
+    @Test func optionalStreamFields() {
+        #expect(reason(stream(#","country":"SE","age_range":"65+","gender":"non_binary","listener_id":"x""#)) == nil)
+        #expect(reason(stream(#","country":"se""#)) == .invalidValue)
+        #expect(reason(stream(#","country":"SWE""#)) == .invalidValue)
+        #expect(reason(stream(#","age_range":"66+""#)) == .invalidValue)
+        #expect(reason(stream(#","age_range":"""#)) == .invalidValue)
+        #expect(reason(stream(#","gender":"other""#)) == .invalidValue)
+        #expect(reason(stream(#","listener_id":"""#)) == .invalidValue)
+        #expect(reason(stream(#","listener_id":""# + String(repeating: "x", count: 129) + #"""#)) == .invalidValue)
+        #expect(reason(stream(#","country":null"#)) == nil)
+        #expect(reason(stream(#","unknown_extra":{"deep":[1,2]}"#)) == nil)
+    }
+
+    @Test func identifiersAndSlugs() {
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":"A-z0.9_:x""#))) == nil)
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":"a b""#))) == .invalidValue)
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":""#+String(repeating: "a", count: 128)+#"""#))) == nil)
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":""#+String(repeating: "a", count: 129)+#"""#))) == .invalidValue)
+        #expect(reason(stream(replacing: (#""platform":"spotify""#, #""platform":"Spotify""#))) == .invalidValue)
+        #expect(reason(stream(replacing: (#""platform":"spotify""#, #""platform":""#+String(repeating: "a", count: 33)+#"""#))) == .invalidValue)
+        #expect(reason(stream(replacing: (#""track_id":"t1""#, #""track_id":"t/1""#))) == .invalidValue)
+        #expect(reason(stream(replacing: (#""event_id":"e1""#, #""event_id":"""#))) == .invalidValue)
+        #expect(reason(stream(replacing: (#""event_id":"e1""#, #""event_id":7"#))) == .invalidType)
+    }
+
+    @Test func missingAndMistypedFields() {
+        #expect(reason(stream(replacing: (#","platform":"spotify""#, ""))) == .missingField)
+        #expect(reason(stream(replacing: (#""track_id":"t1","#, ""))) == .missingField)
+        #expect(reason(stream(replacing: (#""type":"stream","#, ""))) == .missingField)
+        #expect(reason(stream(replacing: (#""type":"stream""#, #""type":"podcast""#))) == .unknownType)
+        #expect(reason(stream(replacing: (#""type":"stream""#, #""type":1"#))) == .invalidType)
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":null"#))) == .missingField)
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":["a1"]"#))) == .invalidType)
+    }
+
+    @Test func amountHasAtMostSixFractionDigits() {
+        #expect(reason(revenue(amount: #""1.123456""#)) == nil)
+        #expect(reason(revenue(amount: #""1.1234567""#)) == .invalidValue)
+        #expect(reason(revenue(amount: "1.123456")) == nil)
+        #expect(reason(revenue(amount: "1.1234567")) == .invalidValue)
+        #expect(reason(revenue(amount: #""1.0000000""#)) == .invalidValue)
+    }
+
+    @Test func amountRangeAndForms() {
+        #expect(reason(revenue(amount: #""1000000000000""#)) == nil)
+        #expect(reason(revenue(amount: #""-1000000000000.000000""#)) == nil)
+        #expect(reason(revenue(amount: #""1000000000000.000001""#)) == .invalidValue)
+        #expect(reason(revenue(amount: "1e12")) == nil)
+        #expect(reason(revenue(amount: "1.000001e12")) == .invalidValue)
+        #expect(reason(revenue(amount: #""1e3""#)) == .invalidValue)  // exponents only in JSON numbers
+        #expect(reason(revenue(amount: #""12.""#)) == .invalidValue)
+        #expect(reason(revenue(amount: #""abc""#)) == .invalidValue)
+        #expect(reason(revenue(amount: "true")) == .invalidType)
+        guard case .success(.revenue(let refund)) = decode(revenue(amount: #""-0.5""#)) else { Issue.record("refund rejected"); return }
+        #expect(refund.amount == Money(micros: -500_000))
+        guard case .success(.revenue(let scaled)) = decode(revenue(amount: "2.5e-3")) else { Issue.record("exponent rejected"); return }
+        #expect(scaled.amount == Money(micros: 2_500))
+    }
+
+    @Test func revenueFields() {
+        #expect(reason(revenue(amount: "1", extra: #","platform":"spotify","track_id":"t1""#)) == nil)
+        #expect(reason(revenue(amount: "1").replacingFirst(#""source":"merch""#, with: #""source":"gift""#)) == .invalidValue)
+        #expect(reason(revenue(amount: "1").replacingFirst(#""currency":"EUR""#, with: #""currency":"eur""#)) == .invalidValue)
+        #expect(reason(revenue(amount: "1").replacingFirst(#","currency":"EUR""#, with: "")) == .missingField)
+    }
+
+    @Test func socialCountBounds() {
+        #expect(reason(social()) == nil)
+        #expect(reason(social(#","count":1"#)) == nil)
+        #expect(reason(social(#","count":1000000"#)) == nil)
+        #expect(reason(social(#","count":0"#)) == .invalidValue)
+        #expect(reason(social(#","count":1000001"#)) == .invalidValue)
+        #expect(reason(social().replacingFirst(#""action":"follow""#, with: #""action":"follow2""#)) == .invalidValue)
+        guard case .success(.social(let event)) = decode(social()) else { Issue.record("not accepted"); return }
+        #expect(event.count == 1)
+    }
+
+    @Test func futureTimestampsAllowUpToOneHour() {
+        let atLimit = stream(replacing: ("2026-06-15T10:00:00Z", "2026-06-15T13:00:00Z"))
+        let beyond = stream(replacing: ("2026-06-15T10:00:00Z", "2026-06-15T13:00:00.000001Z"))
+        let ancient = stream(replacing: ("2026-06-15T10:00:00Z", "1999-01-01T00:00:00Z"))
+        #expect(reason(atLimit) == nil)
+        #expect(reason(beyond) == .futureTimestamp)
+        #expect(reason(ancient) == nil)
+        #expect(reason(stream(replacing: ("2026-06-15T10:00:00Z", "2026-06-15 10:00:00"))) == .invalidTimestamp)
+        #expect(reason(stream(replacing: ("2026-06-15T10:00:00Z", "2026-02-30T10:00:00Z"))) == .invalidTimestamp)
+    }
+
+    @Test func timestampsWithOffsetsAreStoredInUTC() {
+        guard case .success(let event) = decode(stream(replacing: ("2026-06-15T10:00:00Z", "2026-06-15T12:30:00.5+02:30"))) else {
+            Issue.record("not accepted"); return
+        }
+        #expect(RFC3339.format(event.occurredAt) == "2026-06-15T10:00:00.500000Z")
+    }
+
+    @Test func malformedValues() {
+        #expect(EventDecoder.decode(nil, now: Self.now).rejectionReason == .emptyValue)
+        #expect(EventDecoder.decode([], now: Self.now).rejectionReason == .emptyValue)
+        #expect(reason("null") == .notObject)
+        #expect(reason("   ") == .invalidJSON)
+        #expect(reason("[1]") == .notObject)
+        #expect(reason("\"text\"") == .notObject)
+        #expect(reason(String(stream().dropLast())) == .invalidJSON)
+        #expect(reason(stream() + "x") == .invalidJSON)
+        #expect(reason(stream(#","track_id":"t2""#)) == .duplicateField)
+        #expect(EventDecoder.decode([0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D], now: Self.now).rejectionReason == .invalidJSON)
+        let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
+        #expect(reason(stream(#","x":"# + deep)) == .invalidJSON)
+        #expect(reason(stream(#","x":01"#)) == .invalidJSON)
+    }
+
+    @Test func sizeLimitIs64KiB() {
+        let base = stream(#","pad":""#)
+        let fits = base + String(repeating: "x", count: 65_536 - base.utf8.count - 2) + "\"}"
+        #expect(fits.utf8.count == 65_536)
+        #expect(reason(fits) == nil)
+        #expect(reason(fits + " ") == .tooLarge)
+    }
+}
+
+extension Result where Success == Event, Failure == Rejection {
+    var rejectionReason: Rejection.Reason? {
+        if case .failure(let rejection) = self { return rejection.reason }
+        return nil
+    }
+}
+
+extension String {
+    func replacingFirst(_ target: String, with replacement: String) -> String {
+        guard let range = firstRange(of: target) else { return self }
+        var copy = self
+        copy.replaceSubrange(range, with: replacement)
+        return copy
+    }
+}
