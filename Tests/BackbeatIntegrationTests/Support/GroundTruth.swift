@@ -1,0 +1,126 @@
+import BackbeatCore
+import BackbeatKafka
+import PostgresNIO
+
+/// What the rollup tables must hold after a set of events, computed here from the events themselves,
+/// independently of the service's own aggregation code.
+struct GroundTruth: Equatable {
+    /// artist|hour|track|platform|country|age|gender -> [streams, skips, listening_ms]
+    var streams: [String: [Int64]] = [:]
+    /// artist|hour|source|currency|platform|track -> [amount in micros as text, events]
+    var revenue: [String: [String]] = [:]
+    /// artist|hour|platform|action -> count
+    var social: [String: Int64] = [:]
+
+    private var revenueMicros: [String: Int128] = [:]
+    private var revenueEvents: [String: Int64] = [:]
+
+    static func == (lhs: GroundTruth, rhs: GroundTruth) -> Bool {
+        lhs.streams == rhs.streams && lhs.revenue == rhs.revenue && lhs.social == rhs.social
+    }
+
+    init() {}
+
+    init(_ events: [Event]) {
+        for event in events { add(event) }
+    }
+
+    mutating func add(_ event: Event) {
+        let hour = String(event.occurredAt.seconds.floorDiv(3600) * 3600)
+        switch event {
+        case .stream(let e):
+            let key = [e.artistID, hour, e.trackID, e.platform, e.country, e.ageRange.rawValue, e.gender.rawValue].joined(separator: "|")
+            let isStream = e.durationMs.map { $0 >= 30_000 } ?? true
+            var value = streams[key] ?? [0, 0, 0]
+            value[isStream ? 0 : 1] += 1
+            value[2] += e.durationMs ?? 0
+            streams[key] = value
+        case .revenue(let e):
+            let key = [e.artistID, hour, e.source.rawValue, e.currency, e.platform ?? "", e.trackID ?? ""].joined(separator: "|")
+            revenueMicros[key, default: 0] += e.amount.micros
+            revenueEvents[key, default: 0] += 1
+            revenue[key] = [Money(micros: revenueMicros[key]!).decimalString, String(revenueEvents[key]!)]
+        case .social(let e):
+            social[[e.artistID, hour, e.platform, e.action].joined(separator: "|"), default: 0] += e.count
+        }
+    }
+
+    /// Reads the rollup tables into the same shape.
+    static func read(from client: PostgresClient) async throws -> GroundTruth {
+        var truth = GroundTruth()
+        let streamRows = try await client.query("""
+            SELECT artist_id, extract(epoch FROM hour)::bigint::text, track_id, platform, country, age_range, gender, streams, skips, listening_ms
+            FROM stream_hourly
+            """)
+        for try await row in streamRows.decode((String, String, String, String, String, String, String, Int64, Int64, Int64).self) {
+            truth.streams[[row.0, row.1, row.2, row.3, row.4, row.5, row.6].joined(separator: "|")] = [row.7, row.8, row.9]
+        }
+        let revenueRows = try await client.query("""
+            SELECT artist_id, extract(epoch FROM hour)::bigint::text, source, currency, platform, track_id, amount::text, events
+            FROM revenue_hourly
+            """)
+        for try await row in revenueRows.decode((String, String, String, String, String, String, String, Int64).self) {
+            truth.revenue[[row.0, row.1, row.2, row.3, row.4, row.5].joined(separator: "|")] = [row.6, String(row.7)]
+        }
+        let socialRows = try await client.query("SELECT artist_id, extract(epoch FROM hour)::bigint::text, platform, action, count FROM social_hourly")
+        for try await row in socialRows.decode((String, String, String, String, Int64).self) {
+            truth.social[[row.0, row.1, row.2, row.3].joined(separator: "|")] = row.4
+        }
+        return truth
+    }
+
+    /// A short account of how two truths differ, for failure messages.
+    func difference(from other: GroundTruth) -> String {
+        func count<V: Equatable>(_ a: [String: V], _ b: [String: V]) -> Int {
+            Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.count
+        }
+        return "streams rows differing: \(count(streams, other.streams)) of \(streams.count), revenue: \(count(revenue, other.revenue)) of \(revenue.count), social: \(count(social, other.social)) of \(social.count)"
+    }
+}
+
+/// A generated workload: the messages to publish and what they must add up to.
+struct Workload {
+    var messages: [EventGenerator.Message]
+    var truth: GroundTruth
+    var invalidCount: Int
+
+    init(events: Int, seed: UInt64, artists: Int = 8, days: Int = 10, invalidFraction: Double = 0) {
+        var generator = EventGenerator(.init(
+            seed: seed, artists: artists, days: days, start: CivilDate(year: 2026, month: 10, day: 1), invalidFraction: invalidFraction))
+        messages = (0..<events).map { _ in generator.next() }
+        truth = GroundTruth(messages.compactMap(\.event))
+        invalidCount = messages.filter { $0.event == nil }.count
+    }
+
+    /// Publishes `messages[range]` to their family's default topic, keyed by artist.
+    func publish(_ range: Range<Int>, to brokers: String) throws {
+        let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["sticky.partitioning.linger.ms": "0"]))
+        for message in messages[range] {
+            try producer.send(topic: Self.topic(message.topic), key: Array(message.key.utf8), value: message.value)
+        }
+        let deliveries = try producer.flush()
+        guard deliveries.failed == 0 else { throw TestEnvironment.Missing(description: "\(deliveries.failed) deliveries failed") }
+    }
+
+    static func topic(_ type: EventType) -> String {
+        switch type {
+        case .stream: "streams"
+        case .revenue: "revenue"
+        case .social: "social"
+        }
+    }
+}
+
+/// The sum of stored next offsets: once it equals the number of messages published to a fresh broker,
+/// every message has been flushed.
+func storedOffsetTotal(_ client: PostgresClient) async throws -> Int64 {
+    let rows = try await client.query("SELECT coalesce(sum(next_offset), 0)::bigint FROM kafka_offsets")
+    for try await total in rows.decode(Int64.self) { return total }
+    return 0
+}
+
+func rejectedCount(_ client: PostgresClient) async throws -> (total: Int64, distinctPositions: Int64) {
+    let rows = try await client.query("SELECT count(*), count(DISTINCT (topic, partition, \"offset\")) FROM rejected_events")
+    for try await row in rows.decode((Int64, Int64).self) { return row }
+    return (0, 0)
+}

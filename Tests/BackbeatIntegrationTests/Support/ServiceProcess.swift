@@ -1,0 +1,116 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `backbeat serve` child process on a free port, with its log kept in a temporary file.
+final class ServiceProcess: @unchecked Sendable {
+    // @unchecked: used from one test task at a time.
+    static let adminToken = "integration-test-admin-token"
+
+    let process = Process()
+    let port: Int
+    let logPath: String
+
+    /// Starts `backbeat serve` against `brokers` and `postgresURL` in consumer group `group`.
+    init(brokers: String, postgresURL: String, group: String = "backbeat-test", flushInterval: String = "300ms") throws {
+        port = try freePort()
+        logPath = NSTemporaryDirectory() + "backbeat-serve-\(port)-\(UInt32.random(in: 0...UInt32.max)).log"
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.executableURL = URL(fileURLWithPath: try TestEnvironment.binary)
+        process.arguments = ["serve", "--brokers", brokers, "--group", group, "--http-port", String(port), "--flush-interval", flushInterval]
+        var environment = ProcessInfo.processInfo.environment
+        environment["BACKBEAT_POSTGRES_URL"] = postgresURL
+        environment["BACKBEAT_ADMIN_TOKEN"] = Self.adminToken
+        environment["BACKBEAT_MIGRATIONS_DIR"] = TestEnvironment.packageRoot.appendingPathComponent("sql").path
+        // Fast failure detection so that a killed instance's partitions move on within seconds.
+        environment["BACKBEAT_KAFKA_PROPERTIES"] = "session.timeout.ms=6000,heartbeat.interval.ms=500,max.poll.interval.ms=20000"
+        environment["BACKBEAT_LOG_LEVEL"] = "info"
+        process.environment = environment
+        process.standardOutput = log
+        process.standardError = log
+        process.currentDirectoryURL = URL(fileURLWithPath: NSTemporaryDirectory())
+        try process.run()
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Waits for `/healthz`.
+    func waitUntilHealthy() async throws {
+        try await waitUntil(timeout: .seconds(30), "backbeat on port \(port) to answer /healthz (log: \(logPath))") {
+            guard process.isRunning else { throw TestEnvironment.Missing(description: "backbeat exited: \(log())") }
+            return (try? await HTTP.get(baseURL + "/healthz", token: nil).status) == 200
+        }
+    }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Sends SIGTERM and returns the exit status.
+    func terminate() -> Int32 {
+        process.terminate()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    func log() -> String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    deinit {
+        if process.isRunning {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A minimal HTTP client over URLSession.
+enum HTTP {
+    struct Reply {
+        var status: Int
+        var body: Data
+
+        func json() throws -> Any { try JSONSerialization.jsonObject(with: body) }
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    static func get(_ url: String, token: String? = ServiceProcess.adminToken) async throws -> Reply {
+        try await send(URLRequest(url: URL(string: url)!), token: token)
+    }
+
+    static func post(_ url: String, json: String, token: String? = ServiceProcess.adminToken) async throws -> Reply {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = "POST"
+        request.httpBody = Data(json.utf8)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        return try await send(request, token: token)
+    }
+
+    private static func send(_ request: URLRequest, token: String?) async throws -> Reply {
+        var request = request
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        request.timeoutInterval = 10
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return Reply(status: (response as! HTTPURLResponse).statusCode, body: data)
+    }
+}
+
+/// A TCP port nothing listens on right now.
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw TestEnvironment.Missing(description: "cannot find a free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
