@@ -44,6 +44,13 @@ final class ServiceProcess: @unchecked Sendable {
         }
     }
 
+    /// Waits until the log has `text` at least `count` times.
+    func waitForLog(_ text: String, count: Int = 1, timeout: Duration = .seconds(30)) async throws {
+        try await waitUntil(timeout: timeout, "\"\(text)\" in \(logPath)") {
+            log().components(separatedBy: text).count - 1 >= count
+        }
+    }
+
     func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
