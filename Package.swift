@@ -44,6 +44,7 @@ let package = Package(
             dependencies: [
                 "BackbeatCore", "BackbeatKafka", "BackbeatStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

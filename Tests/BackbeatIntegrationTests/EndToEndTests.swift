@@ -43,6 +43,57 @@ import Testing
         withExtendedLifetime(broker) {}
     }
 
+    @Test func badRequestsGetClearErrorsNeverA500() async throws {
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 1)
+        let database = try await TestEnvironment.freshDatabase("errors")
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database)
+        try await service.waitUntilHealthy()
+        let base = service.baseURL
+        let streams = base + "/v1/artists/artist-0001/streams"
+        let cases: [(String, Int, String, String?)] = [
+            (streams + "?from=2026-10-01&to=2026-10-02", 401, "unauthorized", nil),
+            (streams + "?from=2026-10-01&to=2026-10-02", 401, "unauthorized", "wrong-token"),
+            (streams + "?to=2026-10-02", 400, "missing_parameter", ServiceProcess.adminToken),
+            (streams + "?from=yesterday&to=2026-10-02", 400, "invalid_parameter", ServiceProcess.adminToken),
+            (streams + "?from=2026-10-01T10:30:00Z&to=2026-10-02", 400, "invalid_interval", ServiceProcess.adminToken),
+            (streams + "?from=2026-10-03&to=2026-10-02", 400, "invalid_interval", ServiceProcess.adminToken),
+            (streams + "?from=2026-10-01&to=2026-10-02&granularity=fortnight", 400, "invalid_parameter", ServiceProcess.adminToken),
+            (streams + "?from=1990-01-01&to=2026-10-02&granularity=hour", 400, "too_many_points", ServiceProcess.adminToken),
+            (streams + "?from=2026-10-01&to=2026-10-02&platform=x'%3B%20DROP%20TABLE%20stream_hourly%3B--", 400, "invalid_parameter", ServiceProcess.adminToken),
+            (base + "/v1/artists/bad%20artist/streams?from=2026-10-01&to=2026-10-02", 400, "invalid_parameter", ServiceProcess.adminToken),
+            (base + "/v1/artists/artist-0001/tracks/top?from=2026-10-01&to=2026-10-02&limit=-3", 400, "invalid_parameter", ServiceProcess.adminToken),
+            (base + "/v1/nothing-here", 404, "not_found", ServiceProcess.adminToken),
+        ]
+        for (url, status, code, token) in cases {
+            let reply = try await HTTP.get(url, token: token)
+            #expect(reply.status == status, "\(url): \(reply.text)")
+            let error = (try? reply.json() as? [String: Any])?["error"] as? [String: Any]
+            #expect(error?["code"] as? String == code, "\(url): \(reply.text)")
+            #expect((error?["message"] as? String)?.isEmpty == false)
+        }
+        let bodies: [(String, Int, String)] = [
+            ("not json", 400, "invalid_body"),
+            (#"{"dataset":"plays","from":"2026-10-01","to":"2026-10-02"}"#, 400, "unknown_dataset"),
+            (#"{"dataset":"streams","from":"2026-10-01","to":"2026-10-02","group_by":["listener_id"]}"#, 400, "unknown_dimension"),
+            (#"{"dataset":"streams","from":"2026-10-01","to":"2026-10-02","order_by":{"metric":"amount"}}"#, 400, "unknown_metric"),
+            (#"{"dataset":"streams","from":"2026-10-01","to":"2026-10-02","filters":{"country":[1]}}"#, 400, "invalid_body"),
+            (#"{"dataset":"revenue","from":"2026-10-01","to":"2026-10-02"}"#, 400, "currency_required"),
+            (#"{"dataset":"streams","from":"2026-10-01","to":"2026-10-02","pad":""# + String(repeating: "x", count: 70_000) + #""}"#, 413, "body_too_large"),
+        ]
+        for (body, status, code) in bodies {
+            let reply = try await HTTP.post(base + "/v1/query", json: body)
+            #expect(reply.status == status, "\(body.prefix(80)): \(reply.text)")
+            #expect(((try? reply.json() as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == code, "\(body.prefix(80))")
+        }
+        let empty = try await HTTP.get(streams + "?from=2026-10-01&to=2026-10-03&granularity=day")
+        #expect(empty.status == 200)
+        let series = (try empty.json() as? [String: Any])?["series"] as? [[String: Any]]
+        #expect(series?.count == 2, "an artist with no data gets a zero-filled series")
+        #expect(series?.allSatisfy { $0["streams"] as? Int == 0 } == true)
+        #expect(service.terminate() == 0)
+        withExtendedLifetime(broker) {}
+    }
+
     // MARK: - Expected answers, computed from the events
 
     func day(_ timestamp: Timestamp) -> String {

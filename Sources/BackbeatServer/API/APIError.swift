@@ -1,6 +1,7 @@
 import BackbeatCore
 import Foundation
 import Hummingbird
+import NIOCore
 
 /// An error a client sees: an HTTP status and `{"error":{"code","message"}}` with a stable code (docs/api.md).
 public struct APIError: HTTPResponseError, Sendable {
@@ -45,6 +46,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             default: (error.status.code < 500 ? "bad_request" : "internal_error", error.body ?? error.status.reasonPhrase)
             }
             throw APIError(error.status, code: code, message: message)
+        } catch is NIOTooManyBytesError {
+            throw APIError(.contentTooLarge, code: "body_too_large", message: "the request body is larger than \(QueryRoutes<Context>.maxBodyBytes) bytes")
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
             throw APIError(.internalServerError, code: "internal_error", message: "the request could not be answered; see the service log")
