@@ -18,14 +18,7 @@ import Testing
         let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database)
         try await service.waitUntilHealthy()
         try await TestEnvironment.withStore(url: database) { store in
-            try await waitUntil(timeout: .seconds(60), "every message to be flushed") {
-                try await storedOffsetTotal(store.client) == Int64(workload.messages.count)
-            }
-            let stored = try await GroundTruth.read(from: store.client)
-            #expect(stored == workload.truth, "\(stored.difference(from: workload.truth))")
-            let rejected = try await rejectedCount(store.client)
-            #expect(rejected.total == Int64(workload.invalidCount))
-            #expect(rejected.distinctPositions == rejected.total)
+            try await expectGroundTruth(workload, in: store, within: .seconds(60))
         }
 
         let events = workload.messages.compactMap(\.event)

@@ -28,14 +28,7 @@ import Testing
                 service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms")
                 try await service.waitUntilHealthy()
             }
-            try await waitUntil(timeout: .seconds(120), "every message to be flushed after \(kills) kills") {
-                try await storedOffsetTotal(store.client) == Int64(workload.messages.count)
-            }
-            let stored = try await GroundTruth.read(from: store.client)
-            #expect(stored == workload.truth, "\(stored.difference(from: workload.truth))")
-            let rejected = try await rejectedCount(store.client)
-            #expect(rejected.total == Int64(workload.invalidCount))
-            #expect(rejected.distinctPositions == rejected.total)
+            try await expectGroundTruth(workload, in: store, within: .seconds(120))
             return (service, kills)
         }
         #expect(kills == chunks - 1)
@@ -69,14 +62,7 @@ import Testing
         try workload.publish(3 * quarter..<workload.messages.count, to: broker.bootstrapServers)
 
         try await TestEnvironment.withStore(url: database) { store in
-            try await waitUntil(timeout: .seconds(90), "every message to be flushed by the remaining instance") {
-                try await storedOffsetTotal(store.client) == Int64(workload.messages.count)
-            }
-            let stored = try await GroundTruth.read(from: store.client)
-            #expect(stored == workload.truth, "\(stored.difference(from: workload.truth))")
-            let rejected = try await rejectedCount(store.client)
-            #expect(rejected.total == Int64(workload.invalidCount))
-            #expect(rejected.distinctPositions == rejected.total)
+            try await expectGroundTruth(workload, in: store, within: .seconds(90))
         }
         #expect(second.terminate() == 0)
         withExtendedLifetime(broker) {}

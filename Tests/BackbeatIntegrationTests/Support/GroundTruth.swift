@@ -1,6 +1,8 @@
 import BackbeatCore
 import BackbeatKafka
+import BackbeatStore
 import PostgresNIO
+import Testing
 
 /// What the rollup tables must hold after a set of events, computed here from the events themselves,
 /// independently of the service's own aggregation code.
@@ -123,4 +125,17 @@ func rejectedCount(_ client: PostgresClient) async throws -> (total: Int64, dist
     let rows = try await client.query("SELECT count(*), count(DISTINCT (topic, partition, \"offset\")) FROM rejected_events")
     for try await row in rows.decode((Int64, Int64).self) { return row }
     return (0, 0)
+}
+
+/// Waits until every message of `workload` is flushed, then expects the rollups to equal its ground truth and
+/// each invalid message to be recorded exactly once.
+func expectGroundTruth(_ workload: Workload, in store: Store, within timeout: Duration) async throws {
+    try await waitUntil(timeout: timeout, "all \(workload.messages.count) messages to be flushed") {
+        try await storedOffsetTotal(store.client) == Int64(workload.messages.count)
+    }
+    let stored = try await GroundTruth.read(from: store.client)
+    #expect(stored == workload.truth, "\(stored.difference(from: workload.truth))")
+    let rejected = try await rejectedCount(store.client)
+    #expect(rejected.total == Int64(workload.invalidCount))
+    #expect(rejected.distinctPositions == rejected.total)
 }
