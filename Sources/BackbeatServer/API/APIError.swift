@@ -42,7 +42,6 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             let (code, message): (String, String) = switch error.status {
             case .notFound: ("not_found", "no such route: \(request.method) \(request.uri.path)")
             case .contentTooLarge: ("body_too_large", "the request body is larger than \(QueryRoutes<Context>.maxBodyBytes) bytes")
-            case .methodNotAllowed: ("method_not_allowed", "\(request.method) is not allowed here")
             default: (error.status.code < 500 ? "bad_request" : "internal_error", error.body ?? error.status.reasonPhrase)
             }
             throw APIError(error.status, code: code, message: message)
