@@ -43,12 +43,19 @@ struct GenerateCommand: AsyncParsableCommand {
         }
 
         var written = 0
+        let progressStep = max(100_000, events / 10)
+        func reportProgress() {
+            if written % progressStep == 0 && written < events {
+                FileHandle.standardError.write(Data("generated \(written) of \(events) events\n".utf8))
+            }
+        }
         if let brokers {
             let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["sticky.partitioning.linger.ms": "0"]))
             for _ in 0..<events {
                 let message = generator.next()
                 try producer.send(topic: topic(for: message.topic), key: Array(message.key.utf8), value: message.value)
                 written += 1
+                reportProgress()
             }
             let deliveries = try producer.flush()
             guard deliveries.failed == 0 else {
@@ -70,6 +77,7 @@ struct GenerateCommand: AsyncParsableCommand {
                 buffer += value
                 buffer.append(UInt8(ascii: "\n"))
                 written += 1
+                reportProgress()
                 if buffer.count > 1 << 20 {
                     handle.write(Data(buffer))
                     buffer.removeAll(keepingCapacity: true)
