@@ -56,6 +56,11 @@ struct CopyTextEncoder {
         plain(RFC3339.format(hour.start))
     }
 
+    /// A day (days since the epoch) as a date.
+    mutating func day(_ daysSinceEpoch: Int64) {
+        plain(RFC3339.formatDate(CivilDate(daysSinceEpoch: daysSinceEpoch)))
+    }
+
     mutating func endRow() {
         buffer.writeInteger(UInt8(ascii: "\n"))
         columnsInRow = 0

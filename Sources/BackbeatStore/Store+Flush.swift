@@ -17,6 +17,7 @@ extension Store {
                 try await writeStreams(delta.streams, on: connection)
                 try await writeRevenue(delta.revenue, on: connection)
                 try await writeSocial(delta.social, on: connection)
+                try await writeListeners(delta, on: connection)
                 try await writeRejected(delta.rejected, on: connection)
             }
         } catch let error as PostgresTransactionError {
@@ -130,10 +131,43 @@ extension Store {
         }
     }
 
-    /// COPYs rows into a per-transaction temporary staging table, then adds them to `table` in one statement.
+    private func writeListeners(_ delta: RollupDelta, on connection: PostgresConnection) async throws {
+        if !delta.artistListeners.isEmpty {
+            var copy = CopyTextEncoder()
+            for (key, sketch) in delta.artistListeners {
+                copy.text(key.artistID)
+                copy.day(key.day)
+                copy.bytes(sketch.serialized())
+                copy.endRow()
+            }
+            try await stageAndMerge(
+                table: "artist_listeners_daily", key: ["artist_id", "day"], measures: ["listeners"],
+                merge: Self.hllUnion, data: copy.buffer, on: connection)
+        }
+        if !delta.trackListeners.isEmpty {
+            var copy = CopyTextEncoder()
+            for (key, sketch) in delta.trackListeners {
+                copy.text(key.artistID)
+                copy.text(key.trackID)
+                copy.day(key.day)
+                copy.bytes(sketch.serialized())
+                copy.endRow()
+            }
+            try await stageAndMerge(
+                table: "track_listeners_daily", key: ["artist_id", "track_id", "day"], measures: ["listeners"],
+                merge: Self.hllUnion, data: copy.buffer, on: connection)
+        }
+    }
+
+    /// How a stored measure absorbs a delta: counters add, sketches union.
+    static func sum(_ table: String, _ column: String) -> String { "\(column) = \(table).\(column) + excluded.\(column)" }
+    static func hllUnion(_ table: String, _ column: String) -> String { "\(column) = hll_union(\(table).\(column), excluded.\(column))" }
+
+    /// COPYs rows into a per-transaction temporary staging table, then merges them into `table` in one statement.
     /// Table and column names come only from the fixed lists above.
     private func stageAndMerge(
-        table: String, key: [String], measures: [String], data: ByteBuffer, on connection: PostgresConnection
+        table: String, key: [String], measures: [String], merge: (String, String) -> String = Store.sum,
+        data: ByteBuffer, on connection: PostgresConnection
     ) async throws {
         let stage = "stage_\(table)"
         try await connection.query(PostgresQuery(unsafeSQL:
@@ -143,7 +177,7 @@ extension Store {
             try await writer.write(data)
         }
         let list = columns.joined(separator: ", ")
-        let updates = measures.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ")
+        let updates = measures.map { merge(table, $0) }.joined(separator: ", ")
         try await connection.query(PostgresQuery(unsafeSQL: """
             INSERT INTO \(table) (\(list)) SELECT \(list) FROM \(stage)
             ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates)

@@ -21,17 +21,20 @@ public struct RollupDelta: Sendable {
     public var streams: [StreamKey: StreamCounters] = [:]
     public var revenue: [RevenueKey: RevenueCounters] = [:]
     public var social: [SocialKey: Int64] = [:]
+    /// Unique listeners per artist and day, and per track and day (plays with a `listener_id` only).
+    public var artistListeners: [ArtistDay: HyperLogLog] = [:]
+    public var trackListeners: [TrackDay: HyperLogLog] = [:]
     public var rejected: [RejectedMessage] = []
 
     public init() {}
 
     public var isEmpty: Bool {
-        streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty
+        streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty && artistListeners.isEmpty
     }
 
     /// Number of rows a flush of this delta writes.
     public var rowCount: Int {
-        streams.count + revenue.count + social.count + rejected.count
+        streams.count + revenue.count + social.count + rejected.count + artistListeners.count + trackListeners.count
     }
 
     /// Adds one valid event.
@@ -39,6 +42,12 @@ public struct RollupDelta: Sendable {
         switch event {
         case .stream(let stream):
             streams[StreamKey(stream), default: StreamCounters()] += StreamCounters(stream)
+            if let listener = stream.listenerID {
+                let hash = MurmurHash3.hash64(listener)
+                let day = stream.occurredAt.seconds.floorDiv(86_400)
+                artistListeners[ArtistDay(artistID: stream.artistID, day: day), default: HyperLogLog()].add(hash: hash)
+                trackListeners[TrackDay(artistID: stream.artistID, trackID: stream.trackID, day: day), default: HyperLogLog()].add(hash: hash)
+            }
         case .revenue(let revenue):
             self.revenue[RevenueKey(revenue), default: RevenueCounters()] += RevenueCounters(amount: revenue.amount, events: 1)
         case .social(let social):
@@ -51,6 +60,8 @@ public struct RollupDelta: Sendable {
         for (key, counters) in other.streams { streams[key, default: StreamCounters()] += counters }
         for (key, counters) in other.revenue { revenue[key, default: RevenueCounters()] += counters }
         for (key, count) in other.social { social[key, default: 0] += count }
+        for (key, sketch) in other.artistListeners { artistListeners[key, default: HyperLogLog()].formUnion(sketch) }
+        for (key, sketch) in other.trackListeners { trackListeners[key, default: HyperLogLog()].formUnion(sketch) }
         rejected.append(contentsOf: other.rejected)
     }
 }

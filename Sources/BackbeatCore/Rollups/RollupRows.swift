@@ -116,3 +116,29 @@ public struct SocialKey: Hashable, Sendable {
         self.action = event.action
     }
 }
+
+/// An artist's UTC day, the grain of the unique-listener sketches.
+public struct ArtistDay: Hashable, Sendable {
+    public var artistID: String
+    /// Days since 1970-01-01.
+    public var day: Int64
+
+    public init(artistID: String, day: Int64) {
+        self.artistID = artistID
+        self.day = day
+    }
+}
+
+/// A track's UTC day, the grain of the per-track unique-listener sketches.
+public struct TrackDay: Hashable, Sendable {
+    public var artistID: String
+    public var trackID: String
+    /// Days since 1970-01-01.
+    public var day: Int64
+
+    public init(artistID: String, trackID: String, day: Int64) {
+        self.artistID = artistID
+        self.trackID = trackID
+        self.day = day
+    }
+}
