@@ -26,6 +26,7 @@ public func buildRouter(store: Store, ingest: IngestService?, adminToken: String
     let queries = QueryService(store: store)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken))
     ArtistRoutes(queries: queries).add(to: v1)
+    SummaryRoute(queries: queries).add(to: v1)
     QueryRoutes(queries: queries).add(to: v1)
     return router
 }

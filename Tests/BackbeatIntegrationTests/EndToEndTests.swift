@@ -30,6 +30,7 @@ import Testing
             try await checkTopTracks(api + artist, mine)
             try await checkRevenue(api + artist, mine)
             try await checkSocial(api + artist, mine)
+            try await checkSummary(api + artist, mine)
         }
         try await checkGeneralQuery(service.baseURL, events)
         #expect(service.terminate() == 0, "SIGTERM must end serve with status 0")
@@ -117,7 +118,51 @@ import Testing
             let totals = try #require(body["totals"] as? [String: Any])
             #expect(totals["streams"] as? Int == plays.filter(\.isStream).count)
             #expect(totals["skips"] as? Int == plays.filter { !$0.isStream }.count)
+            if platform == nil {
+                // Unique listeners: the service's answer is the sketch of exactly these plays' listeners.
+                #expect(totals["listeners"] as? Int == listeners(plays))
+                for point in series {
+                    let start = point["period_start"] as! String
+                    #expect(point["listeners"] as? Int == listeners(plays.filter { day($0.occurredAt) == start }), "listeners on \(start)")
+                }
+            } else {
+                #expect(totals["listeners"] == nil, "no sketch answers a platform filter")
+            }
         }
+    }
+
+    /// The listener count a sketch of these plays gives, checked against the exact distinct count.
+    func listeners(_ plays: [StreamEvent]) -> Int {
+        var sketch = HyperLogLog()
+        for play in plays { if let id = play.listenerID { sketch.add(id) } }
+        let exact = Set(plays.compactMap(\.listenerID)).count
+        let estimate = Int(sketch.cardinality.rounded())
+        if exact <= HyperLogLog.explicitLimit { #expect(estimate == exact) }
+        #expect(abs(Double(estimate - exact)) <= 0.02 * Double(exact) + 1)
+        return estimate
+    }
+
+    func checkSummary(_ base: String, _ events: [Event]) async throws {
+        let reply = try #require(try await HTTP.get(base + "/summary?as_of=2026-10-11").json() as? [String: Any])
+        let plays = streams(events)
+        #expect(reply["monthly_listeners"] as? Int == listeners(plays))
+        #expect(reply["streams_28d"] as? Int == plays.filter(\.isStream).count)
+        #expect(reply["streams_prev_28d"] as? Int == 0)
+        #expect(reply["growth_percent"] == nil)
+        var revenue: [String: Money] = [:]
+        for case .revenue(let event) in events { revenue[event.currency, default: .zero] += event.amount }
+        let totals = try #require(reply["revenue_this_month"] as? [[String: Any]])
+        #expect(Dictionary(uniqueKeysWithValues: totals.map { ($0["currency"] as! String, $0["amount"] as! String) }) == revenue.mapValues(\.decimalString))
+        var net: Int64 = 0
+        for case .social(let event) in events where event.action == "follow" || event.action == "unfollow" {
+            net += event.action == "follow" ? event.count : -event.count
+        }
+        #expect(reply["net_followers_28d"] as? Int == Int(net))
+
+        let later = try #require(try await HTTP.get(base + "/summary?as_of=2026-11-08").json() as? [String: Any])
+        #expect(later["streams_28d"] as? Int == plays.filter { $0.isStream && $0.occurredAt >= RFC3339.parseInstant("2026-10-11")! }.count)
+        #expect(later["streams_prev_28d"] as? Int == plays.filter(\.isStream).count)
+        #expect(later["growth_percent"] as? Double == -100)
     }
 
     func expectedShares(_ plays: [StreamEvent], _ key: (StreamEvent) -> String) -> [(String, Int)] {
@@ -153,6 +198,7 @@ import Testing
         let expected = Array(expectedShares(streams(events), \.trackID).prefix(5))
         #expect(tracks.map { $0["track_id"] as? String ?? "" } == expected.map(\.0))
         #expect(tracks.map { $0["streams"] as? Int ?? -1 } == expected.map(\.1))
+        #expect(tracks.map { $0["listeners"] as? Int ?? -1 } == expected.map { track in listeners(streams(events).filter { $0.trackID == track.0 }) })
     }
 
     func checkRevenue(_ base: String, _ events: [Event]) async throws {

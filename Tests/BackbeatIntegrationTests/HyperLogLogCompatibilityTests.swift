@@ -55,10 +55,3 @@ import Testing
     }
 }
 
-/// Decodes PostgreSQL's `\x...` hex output.
-func bytesFromHex(_ text: String) -> [UInt8]? {
-    guard text.hasPrefix("\\x") else { return nil }
-    let digits = Array(text.utf8.dropFirst(2))
-    guard digits.count % 2 == 0 else { return nil }
-    return stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16) }
-}

@@ -25,14 +25,22 @@ struct ArtistRoutes<Context: RequestContext>: Sendable {
             }
         }
         let (query, rows) = try await answer(builder, defaultGranularity: .day)
-        var totals = StreamsTotals(streams: 0, skips: 0, listening_ms: 0)
+        var periodListeners: [Timestamp?: Double] = [:]
+        var totalListeners: Int64?
+        if let scope = ListenerScope(query) {
+            periodListeners = try await queries.listeners(scope, granularity: query.granularity)
+            let total = query.granularity == .all ? periodListeners : try await queries.listeners(scope, granularity: .all)
+            totalListeners = ListenerScope.count(total[nil] ?? 0)
+        }
+        var totals = StreamsTotals(streams: 0, skips: 0, listening_ms: 0, listeners: totalListeners)
         let series = rows.map { row in
             totals.streams += row.metrics[0].integer
             totals.skips += row.metrics[1].integer
             totals.listening_ms += row.metrics[2].integer
             return StreamsPoint(
                 period_start: RFC3339.format(row.periodStart ?? query.interval.from),
-                streams: row.metrics[0].integer, skips: row.metrics[1].integer, listening_ms: row.metrics[2].integer)
+                streams: row.metrics[0].integer, skips: row.metrics[1].integer, listening_ms: row.metrics[2].integer,
+                listeners: totalListeners == nil ? nil : ListenerScope.count(periodListeners[row.periodStart] ?? 0))
         }
         return StreamsResponse(series: series, totals: totals)
     }
@@ -55,8 +63,16 @@ struct ArtistRoutes<Context: RequestContext>: Sendable {
         builder.orderByMetric = Metric.streams.rawValue
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
-        let (_, rows) = try await answer(builder, defaultGranularity: .all)
-        return TopTracksResponse(tracks: rows.map { TrackStreams(track_id: $0.groupValues[0], streams: $0.metrics[0].integer) })
+        let (query, rows) = try await answer(builder, defaultGranularity: .all)
+        var listeners: [String: Double]?
+        if let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) {
+            listeners = try await queries.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days)
+        }
+        return TopTracksResponse(tracks: rows.map { row in
+            TrackStreams(
+                track_id: row.groupValues[0], streams: row.metrics[0].integer,
+                listeners: listeners.map { ListenerScope.count($0[row.groupValues[0]] ?? 0) })
+        })
     }
 
     @Sendable func revenue(_ request: Request, context: Context) async throws -> RevenueResponse {

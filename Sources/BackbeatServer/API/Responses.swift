@@ -8,12 +8,15 @@ struct StreamsPoint: Codable, Equatable {
     var streams: Int64
     var skips: Int64
     var listening_ms: Int64
+    /// Absent when daily sketches cannot answer the query (see ListenerScope).
+    var listeners: Int64?
 }
 
 struct StreamsTotals: Codable, Equatable {
     var streams: Int64
     var skips: Int64
     var listening_ms: Int64
+    var listeners: Int64?
 }
 
 struct StreamsResponse: ResponseCodable {
@@ -61,6 +64,7 @@ struct DemographicsResponse: ResponseEncodable {
 struct TrackStreams: Codable {
     var track_id: String
     var streams: Int64
+    var listeners: Int64?
 }
 
 struct TopTracksResponse: ResponseCodable {

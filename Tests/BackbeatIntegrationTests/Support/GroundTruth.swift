@@ -13,18 +13,33 @@ struct GroundTruth: Equatable {
     var revenue: [String: [String]] = [:]
     /// artist|hour|platform|action -> count
     var social: [String: Int64] = [:]
+    /// artist|day -> listener sketch bytes, and artist|track|day -> listener sketch bytes
+    var artistListeners: [String: [UInt8]] = [:]
+    var trackListeners: [String: [UInt8]] = [:]
 
     private var revenueMicros: [String: Int128] = [:]
     private var revenueEvents: [String: Int64] = [:]
 
     static func == (lhs: GroundTruth, rhs: GroundTruth) -> Bool {
         lhs.streams == rhs.streams && lhs.revenue == rhs.revenue && lhs.social == rhs.social
+            && lhs.artistListeners == rhs.artistListeners && lhs.trackListeners == rhs.trackListeners
     }
 
     init() {}
 
     init(_ events: [Event]) {
-        for event in events { add(event) }
+        var artistSketches: [String: HyperLogLog] = [:]
+        var trackSketches: [String: HyperLogLog] = [:]
+        for event in events {
+            add(event)
+            if case .stream(let play) = event, let listener = play.listenerID {
+                let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: play.occurredAt.seconds.floorDiv(86_400)))
+                artistSketches[play.artistID + "|" + day, default: HyperLogLog()].add(listener)
+                trackSketches[play.artistID + "|" + play.trackID + "|" + day, default: HyperLogLog()].add(listener)
+            }
+        }
+        artistListeners = artistSketches.mapValues { $0.serialized() }
+        trackListeners = trackSketches.mapValues { $0.serialized() }
     }
 
     mutating func add(_ event: Event) {
@@ -68,6 +83,14 @@ struct GroundTruth: Equatable {
         for try await row in socialRows.decode((String, String, String, String, Int64).self) {
             truth.social[[row.0, row.1, row.2, row.3].joined(separator: "|")] = row.4
         }
+        for try await (artist, day, hex) in try await client.query("SELECT artist_id, day::text, listeners::text FROM artist_listeners_daily")
+            .decode((String, String, String).self) {
+            truth.artistListeners[artist + "|" + day] = bytesFromHex(hex)
+        }
+        for try await (artist, track, day, hex) in try await client.query("SELECT artist_id, track_id, day::text, listeners::text FROM track_listeners_daily")
+            .decode((String, String, String, String).self) {
+            truth.trackListeners[artist + "|" + track + "|" + day] = bytesFromHex(hex)
+        }
         return truth
     }
 
@@ -76,7 +99,7 @@ struct GroundTruth: Equatable {
         func count<V: Equatable>(_ a: [String: V], _ b: [String: V]) -> Int {
             Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.count
         }
-        return "streams rows differing: \(count(streams, other.streams)) of \(streams.count), revenue: \(count(revenue, other.revenue)) of \(revenue.count), social: \(count(social, other.social)) of \(social.count)"
+        return "streams rows differing: \(count(streams, other.streams)) of \(streams.count), revenue: \(count(revenue, other.revenue)) of \(revenue.count), social: \(count(social, other.social)) of \(social.count), artist listener days: \(count(artistListeners, other.artistListeners)) of \(artistListeners.count), track listener days: \(count(trackListeners, other.trackListeners)) of \(trackListeners.count)"
     }
 }
 
@@ -138,4 +161,12 @@ func expectGroundTruth(_ workload: Workload, in store: Store, within timeout: Du
     let rejected = try await rejectedCount(store.client)
     #expect(rejected.total == Int64(workload.invalidCount))
     #expect(rejected.distinctPositions == rejected.total)
+}
+
+/// Decodes PostgreSQL's `\x...` hex output.
+func bytesFromHex(_ text: String) -> [UInt8]? {
+    guard text.hasPrefix("\\x") else { return nil }
+    let digits = Array(text.utf8.dropFirst(2))
+    guard digits.count % 2 == 0 else { return nil }
+    return stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16) }
 }

@@ -1,0 +1,84 @@
+import BackbeatCore
+import Foundation
+import Hummingbird
+
+/// `GET /v1/artists/{artist_id}/summary?as_of=DATE`: the numbers on the top cards of the artist dashboard.
+struct SummaryRoute<Context: RequestContext>: Sendable {
+    let queries: QueryService
+
+    /// The rolling window the summary looks back over.
+    static var windowDays: Int64 { 28 }
+
+    struct SummaryResponse: ResponseEncodable {
+        var artist_id: String
+        var as_of: String
+        /// Unique listeners over the 28 days before `as_of`.
+        var monthly_listeners: Int64
+        var streams_28d: Int64
+        var streams_prev_28d: Int64
+        /// Absent when the previous window had no streams.
+        var growth_percent: Double?
+        /// Revenue of the calendar month containing the day before `as_of`, up to `as_of`.
+        var revenue_this_month: [CurrencyTotal]
+        var net_followers_28d: Int64
+    }
+
+    func add(to group: RouterGroup<Context>) {
+        group.get("artists/:artist_id/summary", use: summary)
+    }
+
+    @Sendable func summary(_ request: Request, context: Context) async throws -> SummaryResponse {
+        let artistID = try context.parameters.require("artist_id")
+        guard Identifiers.isID(artistID) else {
+            throw APIError(.badRequest, code: QueryError.Code.invalidParameter.rawValue, message: "artist_id must be 1-128 characters of A-Za-z0-9._:-")
+        }
+        let asOfDay: Int64
+        if let text = request.uri.queryParameters.get("as_of") {
+            guard let date = RFC3339.parseDate(text) else {
+                throw APIError(.badRequest, code: QueryError.Code.invalidParameter.rawValue, message: "as_of must be a date, YYYY-MM-DD")
+            }
+            asOfDay = date.daysSinceEpoch
+        } else {
+            asOfDay = Int64(Date().timeIntervalSince1970) / 86_400
+        }
+        let window = Self.windowDays
+        let lastDay = CivilDate(daysSinceEpoch: asOfDay - 1)
+        let monthStart = CivilDate(year: lastDay.year, month: lastDay.month, day: 1).daysSinceEpoch
+
+        let current = try await total(.streams, artistID, days: asOfDay - window..<asOfDay)
+        let previous = try await total(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window)
+        let listeners = try await queries.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
+        let revenue = try await rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency])
+        let follows = try await rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"])
+        let followCount = { (action: String) in follows.first { $0.groupValues[0] == action }?.metrics[0].integer ?? 0 }
+
+        let streams = current.first?.metrics[0].integer ?? 0
+        let previousStreams = previous.first?.metrics[0].integer ?? 0
+        return SummaryResponse(
+            artist_id: artistID,
+            as_of: RFC3339.formatDate(CivilDate(daysSinceEpoch: asOfDay)),
+            monthly_listeners: ListenerScope.count(listeners[nil] ?? 0),
+            streams_28d: streams,
+            streams_prev_28d: previousStreams,
+            growth_percent: previousStreams == 0 ? nil : ((Double(streams - previousStreams) / Double(previousStreams)) * 10_000).rounded() / 100,
+            revenue_this_month: revenue.map { CurrencyTotal(currency: $0.groupValues[0], amount: $0.metrics[0].money.decimalString) },
+            net_followers_28d: followCount("follow") - followCount("unfollow"))
+    }
+
+    private func total(_ dataset: Dataset, _ artistID: String, days: Range<Int64>) async throws -> [QueryRow] {
+        try await rows(dataset, artistID, days: days, groupBy: [])
+    }
+
+    private func rows(
+        _ dataset: Dataset, _ artistID: String, days: Range<Int64>, groupBy: [BackbeatCore.Dimension], actions: [String]? = nil
+    ) async throws -> [QueryRow] {
+        guard days.lowerBound < days.upperBound else { return [] }
+        var filters: [BackbeatCore.Dimension: [String]] = [.artistID: [artistID]]
+        if let actions { filters[.action] = actions }
+        let query = Query(
+            dataset: dataset,
+            interval: QueryInterval(from: Timestamp(seconds: days.lowerBound * 86_400), to: Timestamp(seconds: days.upperBound * 86_400)),
+            granularity: .all, groupBy: groupBy, filters: filters)
+        return try await queries.answer(query)
+    }
+}
