@@ -17,6 +17,9 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(name: .customLong("invalid-fraction"), help: "Fraction (0-1) of deliberately invalid messages.") var invalidFraction: Double = 0
     @Option(help: "Write NDJSON here ('-' for stdout). Null values are skipped.") var out: String?
     @Option(help: "Kafka bootstrap servers to publish to instead of a file.") var brokers: String?
+    @Option(help: "Message keys when publishing: 'artist' (the artist id, so an artist stays on one partition) or 'none' (spread evenly; use with the dev broker, whose partitions keep only about 5 MB).")
+    var keys: String = "artist"
+
     @Option(help: "Topics for stream, revenue and social events, in that order (one topic: all go there).")
     var topics: String = "streams,revenue,social"
 
@@ -25,6 +28,7 @@ struct GenerateCommand: AsyncParsableCommand {
         guard events >= 0, artists >= 1, days >= 1 else { throw ValidationError("--events must be >= 0, --artists and --days >= 1") }
         guard (0...1).contains(invalidFraction) else { throw ValidationError("--invalid-fraction must be between 0 and 1") }
         guard [1, 3].contains(topics.split(separator: ",").count) else { throw ValidationError("--topics takes one or three topics") }
+        guard ["artist", "none"].contains(keys) else { throw ValidationError("--keys is artist or none") }
     }
 
     func run() async throws {
@@ -53,7 +57,7 @@ struct GenerateCommand: AsyncParsableCommand {
             let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["sticky.partitioning.linger.ms": "0"]))
             for _ in 0..<events {
                 let message = generator.next()
-                try producer.send(topic: topic(for: message.topic), key: Array(message.key.utf8), value: message.value)
+                try producer.send(topic: topic(for: message.topic), key: keys == "artist" ? Array(message.key.utf8) : nil, value: message.value)
                 written += 1
                 reportProgress()
             }

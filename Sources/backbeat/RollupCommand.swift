@@ -1,0 +1,75 @@
+import ArgumentParser
+import BackbeatCore
+import Foundation
+
+/// `backbeat rollup`: validates and aggregates an NDJSON file in memory, without Kafka or PostgreSQL, and reports
+/// what it found and how fast. Useful to check a file before loading it, and as the rollup benchmark.
+struct RollupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rollup",
+        abstract: "Validate and roll up an NDJSON event file in memory; report counts, rejections and speed.")
+
+    @Argument(help: "NDJSON file, one event per line ('-' for stdin).")
+    var file: String
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    func run() async throws {
+        let data: Data
+        if file == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+            data = contents
+        }
+        let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        let clock = ContinuousClock()
+        let started = clock.now
+        var delta = RollupDelta()
+        var lines = 0
+        var rejected: [String: Int] = [:]
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            var start = 0
+            while start < buffer.count {
+                var end = start
+                while end < buffer.count && buffer[end] != UInt8(ascii: "\n") { end += 1 }
+                if end > start {
+                    lines += 1
+                    let line = UnsafeRawBufferPointer(rebasing: buffer[start..<end])
+                    let result = line.count > EventDecoder.maxValueBytes
+                        ? .failure(Rejection(.tooLarge, "over 64 KiB"))
+                        : EventDecoder.decode(bytes: line, now: now)
+                    switch result {
+                    case .success(let event): delta.add(event)
+                    case .failure(let rejection): rejected[rejection.reason.rawValue, default: 0] += 1
+                    }
+                }
+                start = end + 1
+            }
+        }
+        let seconds = (clock.now - started).seconds
+        let accepted = lines - rejected.values.reduce(0, +)
+        let report: [String: Any] = [
+            "file": file, "bytes": data.count, "lines": lines, "accepted": accepted, "rejected": rejected,
+            "seconds": seconds, "events_per_second": Double(lines) / seconds, "megabytes_per_second": Double(data.count) / 1_000_000 / seconds,
+            "rows": ["stream_hourly": delta.streams.count, "revenue_hourly": delta.revenue.count, "social_hourly": delta.social.count,
+                     "artist_listeners_daily": delta.artistListeners.count, "track_listeners_daily": delta.trackListeners.count],
+        ]
+        if json {
+            let encoded = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
+            FileHandle.standardOutput.write(encoded + Data("\n".utf8))
+        } else {
+            print("\(lines) events (\(accepted) accepted, \(lines - accepted) rejected) in \(String(format: "%.3f", seconds)) s: \(Int(Double(lines) / seconds)) events/s, \(String(format: "%.1f", Double(data.count) / 1_000_000 / seconds)) MB/s")
+            for (reason, count) in rejected.sorted(by: { $0.value > $1.value }) { print("  rejected \(reason): \(count)") }
+            print("rows: streams \(delta.streams.count), revenue \(delta.revenue.count), social \(delta.social.count), listener days \(delta.artistListeners.count) artist / \(delta.trackListeners.count) track")
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
