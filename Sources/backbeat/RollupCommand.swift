@@ -15,6 +15,9 @@ struct RollupCommand: AsyncParsableCommand {
     @Flag(help: "Print the report as JSON.")
     var json = false
 
+    @Option(help: "Threads to roll up with (default: one per core).")
+    var threads: Int?
+
     func run() async throws {
         let data: Data
         if file == "-" {
@@ -26,33 +29,27 @@ struct RollupCommand: AsyncParsableCommand {
         let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
         let clock = ContinuousClock()
         let started = clock.now
-        var delta = RollupDelta()
-        var lines = 0
-        var rejected: [String: Int] = [:]
-        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            var start = 0
-            while start < buffer.count {
-                var end = start
-                while end < buffer.count && buffer[end] != UInt8(ascii: "\n") { end += 1 }
-                if end > start {
-                    lines += 1
-                    let line = UnsafeRawBufferPointer(rebasing: buffer[start..<end])
-                    let result = line.count > EventDecoder.maxValueBytes
-                        ? .failure(Rejection(.tooLarge, "over 64 KiB"))
-                        : EventDecoder.decode(bytes: line, now: now)
-                    switch result {
-                    case .success(let event): delta.add(event)
-                    case .failure(let rejection): rejected[rejection.reason.rawValue, default: 0] += 1
-                    }
+        // One chunk per core, each rolled up on its own thread, then merged.
+        let parts = threads ?? ProcessInfo.processInfo.activeProcessorCount
+        let result = await withTaskGroup(of: NDJSONRollup.Result.self) { group in
+            let ranges = data.withUnsafeBytes { NDJSONRollup.chunks($0, parts: parts) }
+            for range in ranges {
+                group.addTask {
+                    data.withUnsafeBytes { NDJSONRollup.rollUp(UnsafeRawBufferPointer(rebasing: $0[range]), now: now) }
                 }
-                start = end + 1
             }
+            var merged = NDJSONRollup.Result()
+            for await part in group { merged.merge(part) }
+            return merged
         }
+        let delta = result.delta
+        let lines = result.lines
+        let rejected = Dictionary(uniqueKeysWithValues: result.rejected.map { ($0.key.rawValue, $0.value) })
         let seconds = (clock.now - started).seconds
         let accepted = lines - rejected.values.reduce(0, +)
         let report: [String: Any] = [
             "file": file, "bytes": data.count, "lines": lines, "accepted": accepted, "rejected": rejected,
-            "seconds": seconds, "events_per_second": Double(lines) / seconds, "megabytes_per_second": Double(data.count) / 1_000_000 / seconds,
+            "seconds": seconds, "threads": threads ?? ProcessInfo.processInfo.activeProcessorCount, "events_per_second": Double(lines) / seconds, "megabytes_per_second": Double(data.count) / 1_000_000 / seconds,
             "rows": ["stream_hourly": delta.streams.count, "revenue_hourly": delta.revenue.count, "social_hourly": delta.social.count,
                      "artist_listeners_daily": delta.artistListeners.count, "track_listeners_daily": delta.trackListeners.count],
         ]

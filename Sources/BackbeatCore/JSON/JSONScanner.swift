@@ -1,14 +1,6 @@
-/// A value found at the top level of a JSON object.
-///
-/// Numbers keep their literal text so that money can be read exactly; nested objects and arrays are validated
-/// but only their kind is kept, since no event field is nested.
-public enum JSONFieldValue: Equatable, Sendable {
-    case string(String)
-    case number(String)
-    case bool(Bool)
-    case null
-    case object
-    case array
+/// The kind of a JSON value.
+public enum JSONKind: Equatable, Sendable {
+    case string, number, bool, null, object, array
 
     /// The JSON type name used in rejection details.
     public var typeName: String {
@@ -23,6 +15,18 @@ public enum JSONFieldValue: Equatable, Sendable {
     }
 }
 
+/// One member of a top-level object, as byte ranges into the scanned input: nothing is copied or decoded until a
+/// caller asks for it.
+public struct JSONMember: Sendable {
+    /// The key's bytes, without quotes.
+    public var key: Range<Int>
+    public var keyHasEscapes: Bool
+    public var kind: JSONKind
+    /// The value's bytes; for strings, without quotes.
+    public var value: Range<Int>
+    public var valueHasEscapes: Bool
+}
+
 /// Why a byte sequence is not a JSON object we accept.
 public enum JSONScanError: Error, Equatable, Sendable {
     case invalidJSON(String)
@@ -30,42 +34,86 @@ public enum JSONScanError: Error, Equatable, Sendable {
     case duplicateKey(String)
 }
 
-/// A strict RFC 8259 parser that returns the members of a top-level object.
+/// A strict RFC 8259 parser that indexes the members of a top-level object.
 ///
 /// It validates the whole document (UTF-8, escapes, numbers, nesting up to `maxDepth`) and rejects duplicate
-/// top-level keys, because a duplicated field makes an event ambiguous.
+/// top-level keys, because a duplicated field makes an event ambiguous. It allocates only the member list.
 public struct JSONScanner {
     /// The deepest nesting accepted; deeper documents are rejected rather than recursed into.
     public static let maxDepth = 32
 
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
+    /// Set by `scanString` for the string just scanned.
+    private var sawEscape = false
 
     private init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
 
-    /// Parses `bytes` as one JSON object and returns its members in document order.
-    public static func scanObject(_ bytes: UnsafeRawBufferPointer) throws(JSONScanError) -> [(key: String, value: JSONFieldValue)] {
+    /// Indexes `bytes` as one JSON object and returns its members in document order.
+    public static func scanObject(_ bytes: UnsafeRawBufferPointer) throws(JSONScanError) -> [JSONMember] {
         var scanner = JSONScanner(bytes)
         scanner.skipWhitespace()
         guard scanner.index < bytes.count else { throw .invalidJSON("the value is empty or only whitespace") }
         guard bytes[scanner.index] == UInt8(ascii: "{") else {
             // Validate first so that garbage is reported as invalid JSON, not as a non-object.
-            let kind = try scanner.parseNested(depth: 0)
+            let kind = try scanner.scanValue(depth: 0)
+            scanner.skipWhitespace()
+            guard scanner.index == bytes.count else { throw scanner.error("unexpected data after the value") }
             throw .notAnObject("the value is a JSON \(kind.typeName), not an object")
         }
-        let members = try scanner.parseTopObject()
+        let members = try scanner.scanTopObject()
         scanner.skipWhitespace()
         guard scanner.index == bytes.count else { throw scanner.error("unexpected data after the object") }
+        try checkDuplicates(members, in: bytes)
         return members
+    }
+
+    /// The decoded text of a string member's key or value.
+    public static func string(_ range: Range<Int>, hasEscapes: Bool, in bytes: UnsafeRawBufferPointer) -> String {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[range])
+        guard hasEscapes else { return String(decoding: slice, as: UTF8.self) }
+        return unescape(slice)
+    }
+
+    /// Whether a member's key is `name`.
+    public static func key(_ member: JSONMember, is name: StaticString, in bytes: UnsafeRawBufferPointer) -> Bool {
+        if member.keyHasEscapes {
+            return string(member.key, hasEscapes: true, in: bytes) == name.description
+        }
+        let length = name.utf8CodeUnitCount
+        guard member.key.count == length else { return false }
+        let start = name.utf8Start
+        for offset in 0..<length where bytes[member.key.lowerBound + offset] != start[offset] { return false }
+        return true
+    }
+
+    private static func checkDuplicates(_ members: [JSONMember], in bytes: UnsafeRawBufferPointer) throws(JSONScanError) {
+        guard members.count > 1 else { return }
+        for i in 1..<members.count {
+            for j in 0..<i where sameKey(members[i], members[j], in: bytes) {
+                let key = string(members[i].key, hasEscapes: members[i].keyHasEscapes, in: bytes)
+                throw .duplicateKey("the member \"\(clip(key))\" appears more than once")
+            }
+        }
+    }
+
+    private static func sameKey(_ a: JSONMember, _ b: JSONMember, in bytes: UnsafeRawBufferPointer) -> Bool {
+        if a.keyHasEscapes || b.keyHasEscapes {
+            return string(a.key, hasEscapes: a.keyHasEscapes, in: bytes) == string(b.key, hasEscapes: b.keyHasEscapes, in: bytes)
+        }
+        guard a.key.count == b.key.count else { return false }
+        for offset in 0..<a.key.count where bytes[a.key.lowerBound + offset] != bytes[b.key.lowerBound + offset] { return false }
+        return true
     }
 
     // MARK: - Grammar
 
-    private mutating func parseTopObject() throws(JSONScanError) -> [(key: String, value: JSONFieldValue)] {
+    private mutating func scanTopObject() throws(JSONScanError) -> [JSONMember] {
         index += 1  // '{'
-        var members: [(key: String, value: JSONFieldValue)] = []
+        var members: [JSONMember] = []
+        members.reserveCapacity(16)
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             index += 1
@@ -74,16 +122,21 @@ public struct JSONScanner {
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
-            let key = try parseString()
-            if members.contains(where: { $0.key == key }) {
-                throw .duplicateKey("the member \"\(Self.clip(key))\" appears more than once")
-            }
+            let key = try scanString()
+            let keyHasEscapes = sawEscape
             skipWhitespace()
             guard peek() == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
             index += 1
             skipWhitespace()
-            let value = try parseValue(depth: 1)
-            members.append((key, value))
+            let valueStart = index
+            let kind = try scanValue(depth: 1)
+            var value = valueStart..<index
+            var valueHasEscapes = false
+            if kind == .string {
+                value = valueStart + 1..<index - 1
+                valueHasEscapes = sawEscape
+            }
+            members.append(JSONMember(key: key, keyHasEscapes: keyHasEscapes, kind: kind, value: value, valueHasEscapes: valueHasEscapes))
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
@@ -93,15 +146,17 @@ public struct JSONScanner {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(JSONScanError) -> JSONFieldValue {
-        try parseNested(depth: depth)
-    }
-
-    /// Parses any value, keeping only its kind for objects and arrays.
-    private mutating func parseNested(depth: Int) throws(JSONScanError) -> JSONFieldValue {
+    /// Scans any value and returns its kind.
+    private mutating func scanValue(depth: Int) throws(JSONScanError) -> JSONKind {
         guard depth <= Self.maxDepth else { throw error("nesting deeper than \(Self.maxDepth) levels") }
         guard let byte = peek() else { throw error("unexpected end of input") }
         switch byte {
+        case UInt8(ascii: "\""):
+            _ = try scanString()
+            return .string
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            try scanNumber()
+            return .number
         case UInt8(ascii: "{"):
             index += 1
             skipWhitespace()
@@ -109,12 +164,12 @@ public struct JSONScanner {
             while true {
                 skipWhitespace()
                 guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
-                _ = try parseString()
+                _ = try scanString()
                 skipWhitespace()
                 guard peek() == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
                 index += 1
                 skipWhitespace()
-                _ = try parseNested(depth: depth + 1)
+                _ = try scanValue(depth: depth + 1)
                 skipWhitespace()
                 switch peek() {
                 case UInt8(ascii: ","): index += 1
@@ -128,7 +183,7 @@ public struct JSONScanner {
             if peek() == UInt8(ascii: "]") { index += 1; return .array }
             while true {
                 skipWhitespace()
-                _ = try parseNested(depth: depth + 1)
+                _ = try scanValue(depth: depth + 1)
                 skipWhitespace()
                 switch peek() {
                 case UInt8(ascii: ","): index += 1
@@ -136,24 +191,22 @@ public struct JSONScanner {
                 default: throw error("expected ',' or ']' in an array")
                 }
             }
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
-        case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
         default: throw error("unexpected character")
         }
     }
 
-    private mutating func expectLiteral(_ literal: String) throws(JSONScanError) {
-        for expected in literal.utf8 {
-            guard index < bytes.count, bytes[index] == expected else { throw error("invalid literal") }
+    private mutating func expectLiteral(_ literal: StaticString) throws(JSONScanError) {
+        let start = literal.utf8Start
+        for offset in 0..<literal.utf8CodeUnitCount {
+            guard index < bytes.count, bytes[index] == start[offset] else { throw error("invalid literal") }
             index += 1
         }
     }
 
-    private mutating func parseNumber() throws(JSONScanError) -> String {
-        let start = index
+    private mutating func scanNumber() throws(JSONScanError) {
         if peek() == UInt8(ascii: "-") { index += 1 }
         guard let first = peek(), isDigit(first) else { throw error("invalid number") }
         if first == UInt8(ascii: "0") {
@@ -173,97 +226,71 @@ public struct JSONScanner {
             guard let digit = peek(), isDigit(digit) else { throw error("invalid number: no digit in exponent") }
             skipDigits()
         }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
     }
 
-    private mutating func parseString() throws(JSONScanError) -> String {
+    /// Validates a string (escapes and UTF-8) and returns the range of its contents; sets `sawEscape`.
+    private mutating func scanString() throws(JSONScanError) -> Range<Int> {
         index += 1  // opening quote
         let start = index
-        // Fast path: no escapes, plain ASCII.
+        sawEscape = false
         while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                index += 1
-                return text
-            }
-            if byte == UInt8(ascii: "\\") || byte >= 0x80 || byte < 0x20 { break }
-            index += 1
-        }
-        var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self).unicodeScalars)
-        while true {
-            guard index < bytes.count else { throw error("unterminated string") }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                return String(scalars)
+                return start..<index - 1
             case UInt8(ascii: "\\"):
+                sawEscape = true
                 index += 1
-                scalars.append(try parseEscape())
+                try scanEscape()
             case 0..<0x20:
                 throw error("control character in a string")
             case 0..<0x80:
-                scalars.append(Unicode.Scalar(byte))
                 index += 1
             default:
-                scalars.append(try parseUTF8Scalar())
+                try scanUTF8Scalar()
             }
         }
+        throw error("unterminated string")
     }
 
-    private mutating func parseEscape() throws(JSONScanError) -> Unicode.Scalar {
+    private mutating func scanEscape() throws(JSONScanError) {
         guard let byte = peek() else { throw error("unterminated escape") }
         index += 1
         switch byte {
-        case UInt8(ascii: "\""): return "\""
-        case UInt8(ascii: "\\"): return "\\"
-        case UInt8(ascii: "/"): return "/"
-        case UInt8(ascii: "b"): return "\u{08}"
-        case UInt8(ascii: "f"): return "\u{0C}"
-        case UInt8(ascii: "n"): return "\n"
-        case UInt8(ascii: "r"): return "\r"
-        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return
         case UInt8(ascii: "u"):
-            let high = try parseHex4()
+            let high = try scanHex4()
             if (0xD800...0xDBFF).contains(high) {
                 guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
                     throw error("unpaired surrogate in \\u escape")
                 }
                 index += 2
-                let low = try parseHex4()
+                let low = try scanHex4()
                 guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate in \\u escape") }
-                let value = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
-                return Unicode.Scalar(value)!
+            } else if (0xDC00...0xDFFF).contains(high) {
+                throw error("unpaired surrogate in \\u escape")
             }
-            guard let scalar = Unicode.Scalar(high) else { throw error("unpaired surrogate in \\u escape") }
-            return scalar
         default:
             throw error("invalid escape")
         }
     }
 
-    private mutating func parseHex4() throws(JSONScanError) -> UInt32 {
+    private mutating func scanHex4() throws(JSONScanError) -> UInt32 {
         guard index + 4 <= bytes.count else { throw error("truncated \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt32
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-            default: throw error("invalid hex digit in \\u escape")
-            }
+            guard let digit = Self.hexValue(bytes[index]) else { throw error("invalid hex digit in \\u escape") }
             value = value << 4 | digit
             index += 1
         }
         return value
     }
 
-    /// Decodes one multi-byte UTF-8 sequence, rejecting overlong forms, surrogates and truncation.
-    private mutating func parseUTF8Scalar() throws(JSONScanError) -> Unicode.Scalar {
+    /// Validates one multi-byte UTF-8 sequence, rejecting overlong forms, surrogates and truncation.
+    private mutating func scanUTF8Scalar() throws(JSONScanError) {
         let lead = bytes[index]
         let length: Int
         var value: UInt32
@@ -280,14 +307,67 @@ public struct JSONScanner {
             value = value << 6 | UInt32(byte & 0x3F)
         }
         let minimum: UInt32 = length == 2 ? 0x80 : (length == 3 ? 0x800 : 0x10000)
-        guard value >= minimum, value <= 0x10FFFF, let scalar = Unicode.Scalar(value) else {
-            throw error("invalid UTF-8")
-        }
+        guard value >= minimum, value <= 0x10FFFF, Unicode.Scalar(value) != nil else { throw error("invalid UTF-8") }
         index += length
-        return scalar
+    }
+
+    // MARK: - Decoding escaped strings (validated already)
+
+    private static func unescape(_ slice: UnsafeRawBufferPointer) -> String {
+        var scalars = String.UnicodeScalarView()
+        var utf8: [UInt8] = []
+        var index = 0
+        func flushUTF8() {
+            if !utf8.isEmpty {
+                scalars.append(contentsOf: String(decoding: utf8, as: UTF8.self).unicodeScalars)
+                utf8.removeAll(keepingCapacity: true)
+            }
+        }
+        func hex4(_ at: Int) -> UInt32 {
+            (0..<4).reduce(UInt32(0)) { $0 << 4 | hexValue(slice[at + $1])! }
+        }
+        while index < slice.count {
+            let byte = slice[index]
+            guard byte == UInt8(ascii: "\\") else {
+                utf8.append(byte)
+                index += 1
+                continue
+            }
+            flushUTF8()
+            let escape = slice[index + 1]
+            index += 2
+            switch escape {
+            case UInt8(ascii: "b"): scalars.append("\u{08}")
+            case UInt8(ascii: "f"): scalars.append("\u{0C}")
+            case UInt8(ascii: "n"): scalars.append("\n")
+            case UInt8(ascii: "r"): scalars.append("\r")
+            case UInt8(ascii: "t"): scalars.append("\t")
+            case UInt8(ascii: "u"):
+                var value = hex4(index)
+                index += 4
+                if (0xD800...0xDBFF).contains(value) {
+                    let low = hex4(index + 2)
+                    index += 6
+                    value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
+                }
+                scalars.append(Unicode.Scalar(value)!)
+            default: scalars.append(Unicode.Scalar(escape))
+            }
+        }
+        flushUTF8()
+        return String(scalars)
     }
 
     // MARK: - Helpers
+
+    private static func hexValue(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
+        default: nil
+        }
+    }
 
     private func peek() -> UInt8? {
         index < bytes.count ? bytes[index] : nil

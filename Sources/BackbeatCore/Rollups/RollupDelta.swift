@@ -55,8 +55,14 @@ public struct RollupDelta: Sendable {
         }
     }
 
-    /// Adds everything in `other` to this delta.
+    /// Adds everything in `other` to this delta (walking the smaller of the two).
     public mutating func merge(_ other: RollupDelta) {
+        if other.streams.count > streams.count {
+            var larger = other
+            larger.merge(self)
+            self = larger
+            return
+        }
         for (key, counters) in other.streams { streams[key, default: StreamCounters()] += counters }
         for (key, counters) in other.revenue { revenue[key, default: RevenueCounters()] += counters }
         for (key, count) in other.social { social[key, default: 0] += count }

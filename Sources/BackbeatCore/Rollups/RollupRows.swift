@@ -17,14 +17,18 @@ public struct HourBucket: Hashable, Comparable, Sendable {
 }
 
 /// The dimensions of a row of the hourly stream rollup.
+///
+/// Rollup keys hash their strings once, when made, and keep the result: dictionaries of hundreds of thousands of
+/// rows rehash every key each time they grow, and hashing the strings again there dominated the rollup profile.
 public struct StreamKey: Hashable, Sendable {
-    public var artistID: String
-    public var hour: HourBucket
-    public var trackID: String
-    public var platform: String
-    public var country: String
-    public var ageRange: AgeRange
-    public var gender: Gender
+    public let artistID: String
+    public let hour: HourBucket
+    public let trackID: String
+    public let platform: String
+    public let country: String
+    public let ageRange: AgeRange
+    public let gender: Gender
+    private let cachedHash: Int
 
     public init(_ event: StreamEvent) {
         self.init(
@@ -41,6 +45,24 @@ public struct StreamKey: Hashable, Sendable {
         self.country = country
         self.ageRange = ageRange
         self.gender = gender
+        var hasher = Hasher()
+        hasher.combine(artistID)
+        hasher.combine(hour.hoursSinceEpoch)
+        hasher.combine(trackID)
+        hasher.combine(platform)
+        hasher.combine(country)
+        hasher.combine(ageRange)
+        hasher.combine(gender)
+        cachedHash = hasher.finalize()
+    }
+
+    public static func == (lhs: StreamKey, rhs: StreamKey) -> Bool {
+        lhs.cachedHash == rhs.cachedHash && lhs.hour == rhs.hour && lhs.artistID == rhs.artistID && lhs.trackID == rhs.trackID
+            && lhs.platform == rhs.platform && lhs.country == rhs.country && lhs.ageRange == rhs.ageRange && lhs.gender == rhs.gender
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(cachedHash)
     }
 }
 
@@ -69,12 +91,13 @@ public struct StreamCounters: Equatable, Sendable {
 
 /// The dimensions of a row of the hourly revenue rollup; absent platform and track are stored as "".
 public struct RevenueKey: Hashable, Sendable {
-    public var artistID: String
-    public var hour: HourBucket
-    public var source: RevenueSource
-    public var currency: String
-    public var platform: String
-    public var trackID: String
+    public let artistID: String
+    public let hour: HourBucket
+    public let source: RevenueSource
+    public let currency: String
+    public let platform: String
+    public let trackID: String
+    private let cachedHash: Int
 
     public init(_ event: RevenueEvent) {
         self.artistID = event.artistID
@@ -83,6 +106,23 @@ public struct RevenueKey: Hashable, Sendable {
         self.currency = event.currency
         self.platform = event.platform ?? ""
         self.trackID = event.trackID ?? ""
+        var hasher = Hasher()
+        hasher.combine(artistID)
+        hasher.combine(hour.hoursSinceEpoch)
+        hasher.combine(source)
+        hasher.combine(currency)
+        hasher.combine(platform)
+        hasher.combine(trackID)
+        cachedHash = hasher.finalize()
+    }
+
+    public static func == (lhs: RevenueKey, rhs: RevenueKey) -> Bool {
+        lhs.cachedHash == rhs.cachedHash && lhs.hour == rhs.hour && lhs.artistID == rhs.artistID && lhs.source == rhs.source
+            && lhs.currency == rhs.currency && lhs.platform == rhs.platform && lhs.trackID == rhs.trackID
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(cachedHash)
     }
 }
 
@@ -104,16 +144,32 @@ public struct RevenueCounters: Equatable, Sendable {
 
 /// The dimensions of a row of the hourly social rollup.
 public struct SocialKey: Hashable, Sendable {
-    public var artistID: String
-    public var hour: HourBucket
-    public var platform: String
-    public var action: String
+    public let artistID: String
+    public let hour: HourBucket
+    public let platform: String
+    public let action: String
+    private let cachedHash: Int
 
     public init(_ event: SocialEvent) {
         self.artistID = event.artistID
         self.hour = HourBucket(containing: event.occurredAt)
         self.platform = event.platform
         self.action = event.action
+        var hasher = Hasher()
+        hasher.combine(artistID)
+        hasher.combine(hour.hoursSinceEpoch)
+        hasher.combine(platform)
+        hasher.combine(action)
+        cachedHash = hasher.finalize()
+    }
+
+    public static func == (lhs: SocialKey, rhs: SocialKey) -> Bool {
+        lhs.cachedHash == rhs.cachedHash && lhs.hour == rhs.hour && lhs.artistID == rhs.artistID
+            && lhs.platform == rhs.platform && lhs.action == rhs.action
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(cachedHash)
     }
 }
 
@@ -131,14 +187,28 @@ public struct ArtistDay: Hashable, Sendable {
 
 /// A track's UTC day, the grain of the per-track unique-listener sketches.
 public struct TrackDay: Hashable, Sendable {
-    public var artistID: String
-    public var trackID: String
+    public let artistID: String
+    public let trackID: String
     /// Days since 1970-01-01.
-    public var day: Int64
+    public let day: Int64
+    private let cachedHash: Int
 
     public init(artistID: String, trackID: String, day: Int64) {
         self.artistID = artistID
         self.trackID = trackID
         self.day = day
+        var hasher = Hasher()
+        hasher.combine(artistID)
+        hasher.combine(trackID)
+        hasher.combine(day)
+        cachedHash = hasher.finalize()
+    }
+
+    public static func == (lhs: TrackDay, rhs: TrackDay) -> Bool {
+        lhs.cachedHash == rhs.cachedHash && lhs.day == rhs.day && lhs.artistID == rhs.artistID && lhs.trackID == rhs.trackID
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(cachedHash)
     }
 }

@@ -18,7 +18,7 @@ public enum EventDecoder {
 
     /// Decodes a value already known to be non-empty and within the size limit.
     public static func decode(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<Event, Rejection> {
-        let members: [(key: String, value: JSONFieldValue)]
+        let members: [JSONMember]
         do {
             members = try JSONScanner.scanObject(bytes)
         } catch {
@@ -29,7 +29,7 @@ public enum EventDecoder {
             }
         }
         do {
-            return .success(try decode(fields: Fields(members), now: now))
+            return .success(try decode(fields: Fields(members, in: bytes), now: now))
         } catch {
             return .failure(error)
         }
@@ -44,12 +44,9 @@ public enum EventDecoder {
         guard (1...128).contains(eventID.count) else {
             throw Rejection(.invalidValue, "event_id must be 1-128 characters")
         }
-        let occurredText = try fields.requiredString("occurred_at")
-        guard let occurredAt = RFC3339.parseTimestamp(occurredText) else {
-            throw Rejection(.invalidTimestamp, "occurred_at \"\(JSONScanner.clip(occurredText))\" is not an RFC 3339 timestamp")
-        }
+        let occurredAt = try fields.timestamp("occurred_at")
         guard occurredAt.microseconds <= now.microseconds + maxFutureSkewSeconds * 1_000_000 else {
-            throw Rejection(.futureTimestamp, "occurred_at \(occurredText) is more than 1 hour in the future")
+            throw Rejection(.futureTimestamp, "occurred_at \(RFC3339.format(occurredAt)) is more than 1 hour in the future")
         }
         let artistID = try fields.id("artist_id")
 
@@ -96,46 +93,71 @@ public enum EventDecoder {
 }
 
 /// The members of an event object, with typed accessors that throw the matching rejection.
+/// It reads straight from the scanned bytes; strings are made only for the values an event keeps.
 private struct Fields {
-    private let members: [(key: String, value: JSONFieldValue)]
+    private let members: [JSONMember]
+    private let bytes: UnsafeRawBufferPointer
 
-    init(_ members: [(key: String, value: JSONFieldValue)]) {
+    init(_ members: [JSONMember], in bytes: UnsafeRawBufferPointer) {
         self.members = members
+        self.bytes = bytes
     }
 
-    private func value(_ name: String) -> JSONFieldValue? {
-        for member in members where member.key == name {
-            return member.value
+    private func member(_ name: StaticString) -> JSONMember? {
+        for member in members where JSONScanner.key(member, is: name, in: bytes) {
+            return member
         }
         return nil
     }
 
-    func requiredString(_ name: String) throws(Rejection) -> String {
-        guard let value = value(name) else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
-        guard case .string(let text) = value else {
-            throw Rejection(.invalidType, "\(name) must be a string, not a \(value.typeName)")
+    private func text(_ member: JSONMember) -> String {
+        JSONScanner.string(member.value, hasEscapes: member.valueHasEscapes, in: bytes)
+    }
+
+    /// The raw bytes of a member's value (a number's literal, or an unescaped string's contents).
+    private func raw(_ member: JSONMember) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[member.value])
+    }
+
+    func timestamp(_ name: StaticString) throws(Rejection) -> Timestamp {
+        guard let member = member(name), member.kind != .null else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
+        guard member.kind == .string else {
+            throw Rejection(.invalidType, "\(name) must be a string, not a \(member.kind.typeName)")
         }
-        return text
+        let parsed = member.valueHasEscapes ? RFC3339.parseTimestamp(text(member)) : RFC3339.parseTimestamp(raw(member))
+        guard let parsed else {
+            throw Rejection(.invalidTimestamp, "\(name) \"\(JSONScanner.clip(text(member)))\" is not an RFC 3339 timestamp")
+        }
+        return parsed
+    }
+
+    func requiredString(_ name: StaticString) throws(Rejection) -> String {
+        guard let member = member(name), member.kind != .null else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
+        guard member.kind == .string else {
+            throw Rejection(.invalidType, "\(name) must be a string, not a \(member.kind.typeName)")
+        }
+        return text(member)
     }
 
     /// An optional string; an explicit JSON null counts as absent.
-    func optionalString(_ name: String, lengths: ClosedRange<Int>) throws(Rejection) -> String? {
-        guard let value = value(name), value != .null else { return nil }
-        guard case .string(let text) = value else {
-            throw Rejection(.invalidType, "\(name) must be a string, not a \(value.typeName)")
+    func optionalString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> String? {
+        guard let member = member(name), member.kind != .null else { return nil }
+        guard member.kind == .string else {
+            throw Rejection(.invalidType, "\(name) must be a string, not a \(member.kind.typeName)")
         }
+        let text = text(member)
         guard lengths.contains(text.count) else {
             throw Rejection(.invalidValue, "\(name) must be \(lengths.lowerBound)-\(lengths.upperBound) characters")
         }
         return text
     }
 
-    func id(_ name: String) throws(Rejection) -> String {
+    func id(_ name: StaticString) throws(Rejection) -> String {
         guard let id = try optionalID(name) else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
         return id
     }
 
-    func optionalID(_ name: String) throws(Rejection) -> String? {
+    func optionalID(_ name: StaticString) throws(Rejection) -> String? {
         guard let text = try optionalString(name, lengths: 1...128) else { return nil }
         guard Identifiers.isID(text) else {
             throw Rejection(.invalidValue, "\(name) must be 1-128 characters of A-Za-z0-9._:-")
@@ -143,18 +165,18 @@ private struct Fields {
         return text
     }
 
-    func slug(_ name: String) throws(Rejection) -> String {
+    func slug(_ name: StaticString) throws(Rejection) -> String {
         guard let slug = try optionalSlug(name) else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
         return slug
     }
 
-    func optionalSlug(_ name: String) throws(Rejection) -> String? {
+    func optionalSlug(_ name: StaticString) throws(Rejection) -> String? {
         guard let text = try optionalString(name, lengths: 1...32) else { return nil }
         guard Identifiers.isSlug(text) else { throw Rejection(.invalidValue, "\(name) must match [a-z0-9_]{1,32}") }
         return text
     }
 
-    func optionalCode(_ name: String, length: Int) throws(Rejection) -> String? {
+    func optionalCode(_ name: StaticString, length: Int) throws(Rejection) -> String? {
         guard let text = try optionalString(name, lengths: 1...64) else { return nil }
         guard Identifiers.isUpperCode(text, length: length) else {
             throw Rejection(.invalidValue, "\(name) must be \(length) upper-case letters A-Z")
@@ -163,7 +185,7 @@ private struct Fields {
     }
 
     func optionalEnum<Value: RawRepresentable & CaseIterable>(
-        _ name: String, _ type: Value.Type
+        _ name: StaticString, _ type: Value.Type
     ) throws(Rejection) -> Value? where Value.RawValue == String {
         guard let text = try optionalString(name, lengths: 0...64) else { return nil }
         guard let member = Value(rawValue: text) else {
@@ -173,27 +195,39 @@ private struct Fields {
     }
 
     /// An optional JSON integer (no fraction, no exponent) within `range`.
-    func optionalInteger(_ name: String, range: ClosedRange<Int64>) throws(Rejection) -> Int64? {
-        guard let value = value(name), value != .null else { return nil }
-        guard case .number(let text) = value else {
-            throw Rejection(.invalidType, "\(name) must be an integer, not a \(value.typeName)")
+    func optionalInteger(_ name: StaticString, range: ClosedRange<Int64>) throws(Rejection) -> Int64? {
+        guard let member = member(name), member.kind != .null else { return nil }
+        guard member.kind == .number else {
+            throw Rejection(.invalidType, "\(name) must be an integer, not a \(member.kind.typeName)")
         }
-        let outOfRange = Rejection(.invalidValue, "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
-        guard text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }) else {
-            throw outOfRange
+        // A plain integer literal of at most 18 digits cannot overflow; anything else is out of range.
+        let digits = raw(member)
+        let negative = digits.first == UInt8(ascii: "-")
+        var number: Int64 = 0
+        var count = 0
+        for byte in digits.dropFirst(negative ? 1 : 0) {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), count < 18 else {
+                throw Rejection(.invalidValue, "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+            }
+            number = number * 10 + Int64(byte - UInt8(ascii: "0"))
+            count += 1
         }
-        guard let number = Int64(text), range.contains(number) else { throw outOfRange }
+        if negative { number = -number }
+        guard range.contains(number) else {
+            throw Rejection(.invalidValue, "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+        }
         return number
     }
 
     /// A money amount given as a decimal string or a JSON number.
-    func amount(_ name: String) throws(Rejection) -> Money {
-        guard let value = value(name) else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
+    func amount(_ name: StaticString) throws(Rejection) -> Money {
+        guard let member = member(name), member.kind != .null else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
         let parsed: Result<Money, Money.ParseError>
-        switch value {
-        case .string(let text): parsed = Result { () throws(Money.ParseError) in try Money.parse(text, allowExponent: false) }
-        case .number(let text): parsed = Result { () throws(Money.ParseError) in try Money.parse(text, allowExponent: true) }
-        default: throw Rejection(.invalidType, "\(name) must be a decimal string or a number, not a \(value.typeName)")
+        let text = text(member)
+        switch member.kind {
+        case .string: parsed = Result { () throws(Money.ParseError) in try Money.parse(text, allowExponent: false) }
+        case .number: parsed = Result { () throws(Money.ParseError) in try Money.parse(text, allowExponent: true) }
+        default: throw Rejection(.invalidType, "\(name) must be a decimal string or a number, not a \(member.kind.typeName)")
         }
         switch parsed {
         case .success(let money): return money
