@@ -18,6 +18,9 @@ extension Store {
                 try await writeRevenue(delta.revenue, on: connection)
                 try await writeSocial(delta.social, on: connection)
                 try await writeListeners(delta, on: connection)
+                for cube in Cube.derived {
+                    try await writeCube(cube, delta.rows(for: cube), on: connection)
+                }
                 try await writeRejected(delta.rejected, on: connection)
             }
         } catch let error as PostgresTransactionError {
@@ -129,6 +132,24 @@ extension Store {
         ) { writer in
             try await writer.write(data)
         }
+    }
+
+    private func writeCube(_ cube: Cube, _ rows: [[String]: [MetricValue]], on connection: PostgresConnection) async throws {
+        guard !rows.isEmpty else { return }
+        var copy = CopyTextEncoder()
+        for (key, values) in rows {
+            for part in key { copy.text(part) }
+            for value in values {
+                switch value {
+                case .integer(let number): copy.integer(number)
+                case .money(let money): copy.plain(money.decimalString)
+                }
+            }
+            copy.endRow()
+        }
+        try await stageAndMerge(
+            table: cube.table, key: ["artist_id", cube.grain == .hour ? "hour" : "day"] + cube.dimensions.map(Self.column),
+            measures: cube.dataset.metrics.map(\.rawValue), data: copy.buffer, on: connection)
     }
 
     private func writeListeners(_ delta: RollupDelta, on connection: PostgresConnection) async throws {

@@ -2,16 +2,20 @@ import BackbeatCore
 import PostgresNIO
 
 extension Store {
-    /// Answers `query` from the hourly tables: one row per period (unless granularity is `all`) and group.
-    /// Rows are not zero-filled or ordered; `ResultShaper` does that.
+    /// Answers `query` from the smallest cube that can (see `Cube.plan`): one row per period (unless granularity is
+    /// `all`) and group. Rows are not zero-filled or ordered; `ResultShaper` does that.
     public func rows(for query: Query) async throws -> [QueryRow] {
+        let cube = Cube.plan(for: query)
         var binds = PostgresBindings()
         binds.append(query.interval.from.seconds)
         binds.append(query.interval.to.seconds)
         var select: [String] = []
         var groups: [String] = []
         if query.granularity != .all {
-            select.append("extract(epoch FROM date_trunc('\(query.granularity.rawValue)', hour, 'UTC'))::bigint")
+            let truncated = cube.grain == .hour
+                ? "date_trunc('\(query.granularity.rawValue)', hour, 'UTC')"
+                : "date_trunc('\(query.granularity.rawValue)', day::timestamp)"
+            select.append("extract(epoch FROM \(truncated))::bigint")
             groups.append("1")
         }
         for dimension in query.groupBy {
@@ -19,13 +23,15 @@ extension Store {
             groups.append(Self.column(dimension))
         }
         select += query.dataset.metrics.map(Self.aggregate)
-        var conditions = ["hour >= to_timestamp($1)", "hour < to_timestamp($2)"]
+        var conditions = cube.grain == .hour
+            ? ["hour >= to_timestamp($1)", "hour < to_timestamp($2)"]
+            : ["day >= (to_timestamp($1) AT TIME ZONE 'UTC')::date", "day < (to_timestamp($2) AT TIME ZONE 'UTC')::date"]
         for dimension in Dimension.allCases {
             guard let values = query.filters[dimension] else { continue }
             binds.append(values)
             conditions.append("\(Self.column(dimension)) = ANY($\(binds.count)::text[])")
         }
-        var sql = "SELECT \(select.joined(separator: ", ")) FROM \(Self.table(query.dataset)) WHERE \(conditions.joined(separator: " AND "))"
+        var sql = "SELECT \(select.joined(separator: ", ")) FROM \(cube.table) WHERE \(conditions.joined(separator: " AND "))"
         if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }
 
         let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
@@ -58,15 +64,7 @@ extension Store {
         return result
     }
 
-    // MARK: - Allow-lists: the only identifiers ever placed in SQL text
-
-    static func table(_ dataset: Dataset) -> String {
-        switch dataset {
-        case .streams: "stream_hourly"
-        case .revenue: "revenue_hourly"
-        case .social: "social_hourly"
-        }
-    }
+    // MARK: - Allow-lists: with Cube.all's table names, the only identifiers ever placed in SQL text
 
     static func column(_ dimension: Dimension) -> String {
         switch dimension {

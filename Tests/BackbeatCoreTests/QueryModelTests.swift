@@ -76,3 +76,36 @@ import Testing
         #expect(shaped == [QueryRow(periodStart: nil, groupValues: [], metrics: [.integer(0), .integer(0), .integer(0)])])
     }
 }
+
+@Suite struct CubePlanTests {
+    func plan(_ configure: (inout QueryBuilder) -> Void) throws -> String {
+        var builder = QueryBuilder()
+        builder.dataset = "streams"
+        builder.from = "2026-11-01"
+        builder.to = "2026-11-29"
+        builder.granularity = "day"
+        builder.filters = [("artist_id", ["a1"])]
+        configure(&builder)
+        return Cube.plan(for: try builder.build()).table
+    }
+
+    @Test func picksTheSmallestCubeThatHasEveryDimension() throws {
+        #expect(try plan { _ in } == "streams_by_artist_day_platform")
+        #expect(try plan { $0.groupBy = ["platform"] } == "streams_by_artist_day_platform")
+        #expect(try plan { $0.groupBy = ["country"] } == "streams_by_artist_day_country")
+        #expect(try plan { $0.groupBy = ["gender"] } == "streams_by_artist_day_demographics")
+        #expect(try plan { $0.groupBy = ["track_id"] } == "streams_by_artist_day_track")
+        #expect(try plan { $0.groupBy = ["track_id", "platform"] } == "stream_hourly")
+        #expect(try plan { $0.filters.append(("country", ["SE"])); $0.groupBy = ["age_range"] } == "stream_hourly")
+        #expect(try plan { $0.dataset = "revenue"; $0.groupBy = ["currency"] } == "revenue_by_artist_day")
+        #expect(try plan { $0.dataset = "revenue"; $0.groupBy = ["currency", "platform"] } == "revenue_hourly")
+        #expect(try plan { $0.dataset = "social"; $0.groupBy = ["action"] } == "social_by_artist_day")
+    }
+
+    @Test func hourlyQuestionsNeedAnHourlyCube() throws {
+        #expect(try plan { $0.granularity = "hour" } == "streams_by_artist_hour")
+        #expect(try plan { $0.from = "2026-11-01T06:00:00Z" } == "streams_by_artist_hour")
+        #expect(try plan { $0.granularity = "hour"; $0.groupBy = ["platform"] } == "stream_hourly")
+        #expect(try plan { $0.dataset = "social"; $0.granularity = "hour" } == "social_hourly")
+    }
+}

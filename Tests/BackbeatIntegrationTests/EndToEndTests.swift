@@ -31,6 +31,7 @@ import Testing
             try await checkRevenue(api + artist, mine)
             try await checkSocial(api + artist, mine)
             try await checkSummary(api + artist, mine)
+            try await checkHourlyStreams(api + artist, mine)
         }
         try await checkGeneralQuery(service.baseURL, events)
         #expect(service.terminate() == 0, "SIGTERM must end serve with status 0")
@@ -128,6 +129,19 @@ import Testing
             } else {
                 #expect(totals["listeners"] == nil, "no sketch answers a platform filter")
             }
+        }
+    }
+
+    func checkHourlyStreams(_ base: String, _ events: [Event]) async throws {
+        let reply = try #require(try await HTTP.get(base + "/streams?from=2026-10-03T00:00:00Z&to=2026-10-03T12:00:00Z&granularity=hour").json() as? [String: Any])
+        let series = try #require(reply["series"] as? [[String: Any]])
+        #expect(series.count == 12)
+        for point in series {
+            let start = RFC3339.parseTimestamp(point["period_start"] as! String)!
+            let plays = streams(events).filter { $0.occurredAt >= start && $0.occurredAt < start + 3600 }
+            #expect(point["streams"] as? Int == plays.filter(\.isStream).count)
+            #expect(point["listening_ms"] as? Int == Int(plays.reduce(0) { $0 + ($1.durationMs ?? 0) }))
+            #expect(point["listeners"] == nil, "no hourly sketches")
         }
     }
 

@@ -161,6 +161,25 @@ func expectGroundTruth(_ workload: Workload, in store: Store, within timeout: Du
     let rejected = try await rejectedCount(store.client)
     #expect(rejected.total == Int64(workload.invalidCount))
     #expect(rejected.distinctPositions == rejected.total)
+    try await expectCubesMatchFullTables(store.client)
+}
+
+/// Every derived cube holds exactly its full hourly table summed to the cube's grain and dimensions.
+func expectCubesMatchFullTables(_ client: PostgresClient) async throws {
+    for cube in Cube.derived {
+        let full = Cube.all.first { $0.isFull && $0.dataset == cube.dataset }!
+        let dimensions = cube.dimensions.map(\.rawValue)
+        let metrics = cube.dataset.metrics.map(\.rawValue)
+        let time = cube.grain == .hour ? "hour" : "(hour AT TIME ZONE 'UTC')::date"
+        let keys = (["artist_id", time] + dimensions).joined(separator: ", ")
+        let stored = "SELECT artist_id, \(cube.grain == .hour ? "hour" : "day"), \((dimensions + metrics).joined(separator: ", ")) FROM \(cube.table)"
+        let derived = "SELECT \(keys), \(metrics.map { "sum(\($0))" }.joined(separator: ", ")) FROM \(full.table) GROUP BY \((1...(2 + dimensions.count)).map(String.init).joined(separator: ", "))"
+        let sql = "SELECT (SELECT count(*) FROM (\(stored) EXCEPT \(derived)) a) + (SELECT count(*) FROM (\(derived) EXCEPT \(stored)) b), (SELECT count(*) FROM \(cube.table))"
+        for try await (differing, rows) in try await client.query(PostgresQuery(unsafeSQL: sql)).decode((Int64, Int64).self) {
+            #expect(differing == 0, "\(cube.table) differs from \(full.table) in \(differing) rows")
+            #expect(rows > 0, "\(cube.table) is empty")
+        }
+    }
 }
 
 /// Decodes PostgreSQL's `\x...` hex output.

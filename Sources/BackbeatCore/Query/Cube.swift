@@ -1,0 +1,111 @@
+/// A stored rollup: a dataset summed over a time grain and a subset of its dimensions.
+///
+/// The full-dimension hourly tables answer anything; the smaller cubes answer what dashboards ask all day at a
+/// fraction of the rows. `Cube.plan(for:)` picks the smallest cube that has every dimension a query groups by or
+/// filters on, at a grain fine enough for its granularity and interval.
+public struct Cube: Equatable, Sendable {
+    /// The time grain a cube is kept at.
+    public enum Grain: Sendable {
+        case hour, day
+    }
+
+    public var table: String
+    public var dataset: Dataset
+    public var grain: Grain
+    /// Dimensions besides `artist_id` (which every cube has), in column order.
+    public var dimensions: [Dimension]
+
+    /// Every cube, smallest first within a dataset (rows per artist-day on realistic data), the full tables last.
+    public static let all: [Cube] = [
+        Cube(table: "streams_by_artist_day_platform", dataset: .streams, grain: .day, dimensions: [.platform]),
+        Cube(table: "streams_by_artist_day_country", dataset: .streams, grain: .day, dimensions: [.country]),
+        Cube(table: "streams_by_artist_day_track", dataset: .streams, grain: .day, dimensions: [.trackID]),
+        Cube(table: "streams_by_artist_hour", dataset: .streams, grain: .hour, dimensions: []),
+        Cube(table: "streams_by_artist_day_demographics", dataset: .streams, grain: .day, dimensions: [.ageRange, .gender]),
+        Cube(table: "stream_hourly", dataset: .streams, grain: .hour, dimensions: [.trackID, .platform, .country, .ageRange, .gender]),
+        Cube(table: "revenue_by_artist_day", dataset: .revenue, grain: .day, dimensions: [.source, .currency]),
+        Cube(table: "revenue_hourly", dataset: .revenue, grain: .hour, dimensions: [.source, .currency, .platform, .trackID]),
+        Cube(table: "social_by_artist_day", dataset: .social, grain: .day, dimensions: [.platform, .action]),
+        Cube(table: "social_hourly", dataset: .social, grain: .hour, dimensions: [.platform, .action]),
+    ]
+
+    /// The cubes written besides the full hourly tables.
+    public static var derived: [Cube] { all.filter { !$0.isFull } }
+
+    /// Whether this is a full-dimension hourly table (written from the delta directly).
+    public var isFull: Bool {
+        table == "stream_hourly" || table == "revenue_hourly" || table == "social_hourly"
+    }
+
+    /// The smallest cube that can answer `query` exactly.
+    public static func plan(for query: Query) -> Cube {
+        let needed = Set(query.groupBy).union(query.filters.keys).subtracting([.artistID])
+        let dayAligned = query.granularity != .hour
+            && query.interval.from.microseconds % 86_400_000_000 == 0 && query.interval.to.microseconds % 86_400_000_000 == 0
+        return all.first { cube in
+            cube.dataset == query.dataset && needed.isSubset(of: cube.dimensions) && (cube.grain == .hour || dayAligned)
+        }!
+    }
+}
+
+extension RollupDelta {
+    /// This delta summed into `cube`: the key is the artist, the time bucket (`YYYY-MM-DD` or an RFC 3339 hour)
+    /// and the cube's dimension values; the values are the dataset's metrics.
+    public func rows(for cube: Cube) -> [[String]: [MetricValue]] {
+        var rows: [[String]: [MetricValue]] = [:]
+        func add(_ key: [String], _ values: [MetricValue]) {
+            if let existing = rows[key] {
+                rows[key] = zip(existing, values).map { $0.adding($1) }
+            } else {
+                rows[key] = values
+            }
+        }
+        func time(_ hour: HourBucket) -> String {
+            cube.grain == .hour ? RFC3339.format(hour.start) : RFC3339.formatDate(CivilDate(daysSinceEpoch: hour.hoursSinceEpoch.floorDiv(24)))
+        }
+        switch cube.dataset {
+        case .streams:
+            for (key, counters) in streams {
+                let values = cube.dimensions.map { dimension -> String in
+                    switch dimension {
+                    case .trackID: key.trackID
+                    case .platform: key.platform
+                    case .country: key.country
+                    case .ageRange: key.ageRange.rawValue
+                    default: key.gender.rawValue
+                    }
+                }
+                add([key.artistID, time(key.hour)] + values, [.integer(counters.streams), .integer(counters.skips), .integer(counters.listeningMs)])
+            }
+        case .revenue:
+            for (key, counters) in revenue {
+                let values = cube.dimensions.map { dimension -> String in
+                    switch dimension {
+                    case .source: key.source.rawValue
+                    case .currency: key.currency
+                    case .platform: key.platform
+                    default: key.trackID
+                    }
+                }
+                add([key.artistID, time(key.hour)] + values, [.money(counters.amount), .integer(counters.events)])
+            }
+        case .social:
+            for (key, count) in social {
+                let values = cube.dimensions.map { $0 == .platform ? key.platform : key.action }
+                add([key.artistID, time(key.hour)] + values, [.integer(count)])
+            }
+        }
+        return rows
+    }
+}
+
+extension MetricValue {
+    /// The sum of two values of the same metric.
+    func adding(_ other: MetricValue) -> MetricValue {
+        switch (self, other) {
+        case (.integer(let a), .integer(let b)): .integer(a + b)
+        case (.money(let a), .money(let b)): .money(a + b)
+        default: self
+        }
+    }
+}
