@@ -3,8 +3,8 @@ import PostgresNIO
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
-    /// the one this consumer started from), then the rollup deltas merged into the hourly tables, then the
-    /// rejected messages. Either all of it commits or none of it does.
+    /// the one this consumer started from), then the delta summed into every cube (the full hourly tables
+    /// included) and the listener sketches, then the rejected messages. Either all of it commits or none of it does.
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
     public func write(_ batch: FlushBatch) async throws {
@@ -14,13 +14,10 @@ extension Store {
                 for part in batch.parts {
                     try await moveOffset(part, on: connection)
                 }
-                try await writeStreams(delta.streams, on: connection)
-                try await writeRevenue(delta.revenue, on: connection)
-                try await writeSocial(delta.social, on: connection)
-                try await writeListeners(delta, on: connection)
-                for cube in Cube.derived {
+                for cube in Cube.all {
                     try await writeCube(cube, delta.rows(for: cube), on: connection)
                 }
+                try await writeListeners(delta, on: connection)
                 try await writeRejected(delta.rejected, on: connection)
             }
         } catch let error as PostgresTransactionError {
@@ -50,66 +47,6 @@ extension Store {
         var moved = false
         for try await _ in rows { moved = true }
         guard moved else { throw OffsetConflict(topicPartition: part.topicPartition, expected: part.expectedOffset) }
-    }
-
-    private func writeStreams(_ rows: [StreamKey: StreamCounters], on connection: PostgresConnection) async throws {
-        guard !rows.isEmpty else { return }
-        var copy = CopyTextEncoder()
-        for (key, counters) in rows {
-            copy.text(key.artistID)
-            copy.hour(key.hour)
-            copy.text(key.trackID)
-            copy.text(key.platform)
-            copy.text(key.country)
-            copy.text(key.ageRange.rawValue)
-            copy.text(key.gender.rawValue)
-            copy.integer(counters.streams)
-            copy.integer(counters.skips)
-            copy.integer(counters.listeningMs)
-            copy.endRow()
-        }
-        try await stageAndMerge(
-            table: "stream_hourly",
-            key: ["artist_id", "hour", "track_id", "platform", "country", "age_range", "gender"],
-            measures: ["streams", "skips", "listening_ms"],
-            data: copy.buffer, on: connection)
-    }
-
-    private func writeRevenue(_ rows: [RevenueKey: RevenueCounters], on connection: PostgresConnection) async throws {
-        guard !rows.isEmpty else { return }
-        var copy = CopyTextEncoder()
-        for (key, counters) in rows {
-            copy.text(key.artistID)
-            copy.hour(key.hour)
-            copy.text(key.source.rawValue)
-            copy.text(key.currency)
-            copy.text(key.platform)
-            copy.text(key.trackID)
-            copy.plain(counters.amount.decimalString)
-            copy.integer(counters.events)
-            copy.endRow()
-        }
-        try await stageAndMerge(
-            table: "revenue_hourly",
-            key: ["artist_id", "hour", "source", "currency", "platform", "track_id"],
-            measures: ["amount", "events"],
-            data: copy.buffer, on: connection)
-    }
-
-    private func writeSocial(_ rows: [SocialKey: Int64], on connection: PostgresConnection) async throws {
-        guard !rows.isEmpty else { return }
-        var copy = CopyTextEncoder()
-        for (key, count) in rows {
-            copy.text(key.artistID)
-            copy.hour(key.hour)
-            copy.text(key.platform)
-            copy.text(key.action)
-            copy.integer(count)
-            copy.endRow()
-        }
-        try await stageAndMerge(
-            table: "social_hourly", key: ["artist_id", "hour", "platform", "action"], measures: ["count"],
-            data: copy.buffer, on: connection)
     }
 
     private func writeRejected(_ rejected: [RejectedMessage], on connection: PostgresConnection) async throws {
