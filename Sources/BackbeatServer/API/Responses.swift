@@ -3,6 +3,14 @@ import Hummingbird
 
 // The JSON shapes of docs/api.md. Counts are numbers; money is an exact decimal string.
 
+/// A JSON key chosen at run time (dimension and metric names).
+struct DynamicKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
 struct StreamsPoint: Codable, Equatable {
     var period_start: String
     var streams: Int64
@@ -40,18 +48,11 @@ struct DimensionShare: Encodable {
     var streams: Int64
     var share: Double
 
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(value, forKey: Key(stringValue: name))
-        try container.encode(streams, forKey: Key(stringValue: "streams"))
-        try container.encode(share, forKey: Key(stringValue: "share"))
+        var container = encoder.container(keyedBy: DynamicKey.self)
+        try container.encode(value, forKey: DynamicKey(stringValue: name))
+        try container.encode(streams, forKey: DynamicKey(stringValue: "streams"))
+        try container.encode(share, forKey: DynamicKey(stringValue: "share"))
     }
 }
 
@@ -128,37 +129,30 @@ struct QueryResponse: ResponseEncodable {
     var query: Query
     var rows: [QueryRow]
 
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     private struct Row: Encodable {
         var query: Query
         var row: QueryRow
 
         func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: Key.self)
+            var container = encoder.container(keyedBy: DynamicKey.self)
             if let period = row.periodStart {
-                try container.encode(RFC3339.format(period), forKey: Key(stringValue: "period_start"))
+                try container.encode(RFC3339.format(period), forKey: DynamicKey(stringValue: "period_start"))
             }
             for (dimension, value) in zip(query.groupBy, row.groupValues) {
-                try container.encode(value, forKey: Key(stringValue: dimension.rawValue))
+                try container.encode(value, forKey: DynamicKey(stringValue: dimension.rawValue))
             }
             for (metric, value) in zip(query.dataset.metrics, row.metrics) {
                 switch value {
-                case .integer(let number): try container.encode(number, forKey: Key(stringValue: metric.rawValue))
-                case .money(let money): try container.encode(money.decimalString, forKey: Key(stringValue: metric.rawValue))
+                case .integer(let number): try container.encode(number, forKey: DynamicKey(stringValue: metric.rawValue))
+                case .money(let money): try container.encode(money.decimalString, forKey: DynamicKey(stringValue: metric.rawValue))
                 }
             }
         }
     }
 
     func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(rows.map { Row(query: query, row: $0) }, forKey: Key(stringValue: "rows"))
+        var container = encoder.container(keyedBy: DynamicKey.self)
+        try container.encode(rows.map { Row(query: query, row: $0) }, forKey: DynamicKey(stringValue: "rows"))
     }
 }
 
