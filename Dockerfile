@@ -6,6 +6,7 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
+COPY Benchmarks ./Benchmarks
 RUN swift build -c release --product backbeat
 
 FROM swift:6.3-bookworm-slim
