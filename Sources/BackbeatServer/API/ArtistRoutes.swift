@@ -24,14 +24,15 @@ struct ArtistRoutes<Context: RequestContext>: Sendable {
                 builder.filters.append((dimension.rawValue, [value]))
             }
         }
-        let (query, rows) = try await answer(builder, defaultGranularity: .day)
-        var periodListeners: [Timestamp?: Double] = [:]
-        var totalListeners: Int64?
-        if let scope = ListenerScope(query) {
-            periodListeners = try await queries.listeners(scope, granularity: query.granularity)
-            let total = query.granularity == .all ? periodListeners : try await queries.listeners(scope, granularity: .all)
-            totalListeners = ListenerScope.count(total[nil] ?? 0)
-        }
+        let query = try build(builder, defaultGranularity: .day)
+        // The series and, when sketches can answer, the listeners per period and in total: read at once.
+        async let seriesRows = answer(query)
+        let scope = ListenerScope(query)
+        async let perPeriod = listeners(scope, granularity: query.granularity)
+        async let overall = listeners(scope, granularity: .all)
+        let (rows, listenersPerPeriod, listenersOverall) = try await (seriesRows, perPeriod, overall)
+        let periodListeners = listenersPerPeriod ?? [:]
+        let totalListeners = listenersOverall.map { ListenerScope.count($0[nil] ?? 0) }
         var totals = StreamsTotals(streams: 0, skips: 0, listening_ms: 0, listeners: totalListeners)
         let series = rows.map { row in
             totals.streams += row.metrics[0].integer
@@ -140,9 +141,27 @@ struct ArtistRoutes<Context: RequestContext>: Sendable {
     }
 
     private func answer(_ builder: QueryBuilder, defaultGranularity: Granularity) async throws -> (Query, [QueryRow]) {
+        let query = try build(builder, defaultGranularity: defaultGranularity)
+        return (query, try await answer(query))
+    }
+
+    /// Listeners per period for `scope`, or nil when there is no scope.
+    private func listeners(_ scope: ListenerScope?, granularity: Granularity) async throws -> [Timestamp?: Double]? {
+        guard let scope else { return nil }
+        return try await queries.listeners(scope, granularity: granularity)
+    }
+
+    private func build(_ builder: QueryBuilder, defaultGranularity: Granularity) throws -> Query {
         do {
-            let query = try builder.build(defaultGranularity: defaultGranularity)
-            return (query, try await queries.answer(query))
+            return try builder.build(defaultGranularity: defaultGranularity)
+        } catch {
+            throw APIError(error)
+        }
+    }
+
+    private func answer(_ query: Query) async throws -> [QueryRow] {
+        do {
+            return try await queries.answer(query)
         } catch let error as QueryError {
             throw APIError(error)
         }
