@@ -66,18 +66,9 @@ extension Store {
 
     // MARK: - Allow-lists: with Cube.all's table names, the only identifiers ever placed in SQL text
 
+    /// A dimension's column: its raw value, one of the enum's fixed cases, never client text.
     static func column(_ dimension: Dimension) -> String {
-        switch dimension {
-        case .artistID: "artist_id"
-        case .trackID: "track_id"
-        case .platform: "platform"
-        case .country: "country"
-        case .ageRange: "age_range"
-        case .gender: "gender"
-        case .source: "source"
-        case .currency: "currency"
-        case .action: "action"
-        }
+        dimension.rawValue
     }
 
     static func aggregate(_ metric: Metric) -> String {

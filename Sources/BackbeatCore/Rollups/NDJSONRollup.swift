@@ -26,10 +26,7 @@ public enum NDJSONRollup {
             if end > start {
                 result.lines += 1
                 let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-                let decoded = line.count > EventDecoder.maxValueBytes
-                    ? .failure(Rejection(.tooLarge, "the value is \(line.count) bytes; the limit is \(EventDecoder.maxValueBytes)"))
-                    : EventDecoder.decode(bytes: line, now: now)
-                switch decoded {
+                switch EventDecoder.decode(bytes: line, now: now) {
                 case .success(let event): result.delta.add(event)
                 case .failure(let rejection): result.rejected[rejection.reason, default: 0] += 1
                 }

@@ -7,17 +7,16 @@ public enum EventDecoder {
 
     /// Decodes `value`, judging `occurred_at` against `now`.
     public static func decode(_ value: [UInt8]?, now: Timestamp) -> Result<Event, Rejection> {
-        guard let value, !value.isEmpty else {
-            return .failure(Rejection(.emptyValue, value == nil ? "the message value is null" : "the message value is empty"))
-        }
-        guard value.count <= maxValueBytes else {
-            return .failure(Rejection(.tooLarge, "the value is \(value.count) bytes; the limit is \(maxValueBytes)"))
-        }
+        guard let value else { return .failure(Rejection(.emptyValue, "the message value is null")) }
         return value.withUnsafeBytes { decode(bytes: $0, now: now) }
     }
 
-    /// Decodes a value already known to be non-empty and within the size limit.
+    /// Decodes the bytes of a (non-null) value, judging `occurred_at` against `now`.
     public static func decode(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<Event, Rejection> {
+        guard !bytes.isEmpty else { return .failure(Rejection(.emptyValue, "the message value is empty")) }
+        guard bytes.count <= maxValueBytes else {
+            return .failure(Rejection(.tooLarge, "the value is \(bytes.count) bytes; the limit is \(maxValueBytes)"))
+        }
         let members: [JSONMember]
         do {
             members = try JSONScanner.scanObject(bytes)

@@ -126,10 +126,7 @@ struct ArtistRoutes<Context: RequestContext>: Sendable {
 
     /// The artist, interval and (optionally) granularity every endpoint takes.
     private func baseQuery(_ dataset: Dataset, _ request: Request, _ context: Context, granularity: Bool) throws -> QueryBuilder {
-        let artistID = try context.parameters.require("artist_id")
-        guard Identifiers.isID(artistID) else {
-            throw APIError(.badRequest, code: QueryError.Code.invalidParameter.rawValue, message: "artist_id must be 1-128 characters of A-Za-z0-9._:-")
-        }
+        let artistID = try artistIDParameter(context)
         let parameters = request.uri.queryParameters
         var builder = QueryBuilder()
         builder.dataset = dataset.rawValue

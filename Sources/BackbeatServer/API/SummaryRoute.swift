@@ -28,10 +28,7 @@ struct SummaryRoute<Context: RequestContext>: Sendable {
     }
 
     @Sendable func summary(_ request: Request, context: Context) async throws -> SummaryResponse {
-        let artistID = try context.parameters.require("artist_id")
-        guard Identifiers.isID(artistID) else {
-            throw APIError(.badRequest, code: QueryError.Code.invalidParameter.rawValue, message: "artist_id must be 1-128 characters of A-Za-z0-9._:-")
-        }
+        let artistID = try artistIDParameter(context)
         let asOfDay: Int64
         if let text = request.uri.queryParameters.get("as_of") {
             guard let date = RFC3339.parseDate(text) else {
