@@ -14,6 +14,11 @@ public struct KafkaConfiguration: Sendable {
         set { properties[key] = newValue }
     }
 
+    /// These properties with `overrides` taking precedence.
+    func merging(_ overrides: KafkaConfiguration) -> KafkaConfiguration {
+        KafkaConfiguration(properties.merging(overrides.properties) { _, new in new })
+    }
+
     /// A new `rd_kafka_conf_t` holding every property. The caller owns it until it is passed to `rd_kafka_new`.
     func makeConf() throws -> OpaquePointer {
         let conf = rd_kafka_conf_new()!
@@ -37,6 +42,23 @@ func makeClient(type: rd_kafka_type_t, conf: OpaquePointer) throws -> OpaquePoin
         throw KafkaError(message: "cannot create Kafka client: \(String(decoding: errorText.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))")
     }
     return handle
+}
+
+/// Makes an `rd_kafka_t` whose opaque is `box`, retained for as long as the client lives (the caller releases it
+/// after `rd_kafka_destroy`); `installCallbacks` sets the C callbacks on the configuration first.
+func makeClient<Box: AnyObject>(
+    type: rd_kafka_type_t, configuration: KafkaConfiguration, opaque box: Box, installCallbacks: (OpaquePointer) -> Void
+) throws -> (handle: OpaquePointer, opaque: Unmanaged<Box>) {
+    let conf = try configuration.makeConf()
+    let opaque = Unmanaged.passRetained(box)
+    rd_kafka_conf_set_opaque(conf, opaque.toOpaque())
+    installCallbacks(conf)
+    do {
+        return (try makeClient(type: type, conf: conf), opaque)
+    } catch {
+        opaque.release()
+        throw error
+    }
 }
 
 /// Builds a C partition list. The caller owns the result and frees it with `rd_kafka_topic_partition_list_destroy`.

@@ -26,7 +26,7 @@ public final class KafkaConsumer: @unchecked Sendable {
         brokers: String, groupID: String, topics: [String], extra: KafkaConfiguration = KafkaConfiguration(),
         logger: Logger, onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler
     ) throws {
-        var configuration = KafkaConfiguration([
+        let configuration = KafkaConfiguration([
             "bootstrap.servers": brokers,
             "group.id": groupID,
             "enable.auto.commit": "false",
@@ -34,19 +34,13 @@ public final class KafkaConsumer: @unchecked Sendable {
             "auto.offset.reset": "earliest",
             "enable.partition.eof": "false",
             "client.id": "backbeat",
-        ])
-        configuration.properties.merge(extra.properties) { _, new in new }
-        let conf = try configuration.makeConf()
-        let callbacks = Unmanaged.passRetained(Callbacks(onAssign: onAssign, onRevoke: onRevoke, logger: logger))
-        rd_kafka_conf_set_opaque(conf, callbacks.toOpaque())
-        rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
-        rd_kafka_conf_set_error_cb(conf, errorCallback)
-        let handle: OpaquePointer
-        do {
-            handle = try makeClient(type: RD_KAFKA_CONSUMER, conf: conf)
-        } catch {
-            callbacks.release()
-            throw error
+        ]).merging(extra)
+        let (handle, callbacks) = try makeClient(
+            type: RD_KAFKA_CONSUMER, configuration: configuration,
+            opaque: Callbacks(onAssign: onAssign, onRevoke: onRevoke, logger: logger)
+        ) { conf in
+            rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
+            rd_kafka_conf_set_error_cb(conf, errorCallback)
         }
         self.handle = handle
         self.callbacks = callbacks

@@ -22,24 +22,15 @@ public final class KafkaProducer: @unchecked Sendable {
     }
 
     public init(brokers: String, extra: KafkaConfiguration = KafkaConfiguration()) throws {
-        var configuration = KafkaConfiguration([
+        let configuration = KafkaConfiguration([
             "bootstrap.servers": brokers,
             "enable.idempotence": "true",
             "linger.ms": "5",
             "client.id": "backbeat-producer",
-        ])
-        configuration.properties.merge(extra.properties) { _, new in new }
-        let conf = try configuration.makeConf()
-        let reports = Unmanaged.passRetained(DeliveryReports())
-        rd_kafka_conf_set_opaque(conf, reports.toOpaque())
-        rd_kafka_conf_set_dr_msg_cb(conf, deliveryCallback)
-        do {
-            handle = try makeClient(type: RD_KAFKA_PRODUCER, conf: conf)
-        } catch {
-            reports.release()
-            throw error
+        ]).merging(extra)
+        (handle, reports) = try makeClient(type: RD_KAFKA_PRODUCER, configuration: configuration, opaque: DeliveryReports()) { conf in
+            rd_kafka_conf_set_dr_msg_cb(conf, deliveryCallback)
         }
-        self.reports = reports
     }
 
     deinit {
