@@ -66,33 +66,16 @@ extension RollupDelta {
         switch cube.dataset {
         case .streams:
             for (key, counters) in streams {
-                let values = cube.dimensions.map { dimension -> String in
-                    switch dimension {
-                    case .trackID: key.trackID
-                    case .platform: key.platform
-                    case .country: key.country
-                    case .ageRange: key.ageRange.rawValue
-                    default: key.gender.rawValue
-                    }
-                }
-                add([key.artistID, time(key.hour)] + values, [.integer(counters.streams), .integer(counters.skips), .integer(counters.listeningMs)])
+                add([key.artistID, time(key.hour)] + cube.dimensions.map(key.value(of:)),
+                    [.integer(counters.streams), .integer(counters.skips), .integer(counters.listeningMs)])
             }
         case .revenue:
             for (key, counters) in revenue {
-                let values = cube.dimensions.map { dimension -> String in
-                    switch dimension {
-                    case .source: key.source.rawValue
-                    case .currency: key.currency
-                    case .platform: key.platform
-                    default: key.trackID
-                    }
-                }
-                add([key.artistID, time(key.hour)] + values, [.money(counters.amount), .integer(counters.events)])
+                add([key.artistID, time(key.hour)] + cube.dimensions.map(key.value(of:)), [.money(counters.amount), .integer(counters.events)])
             }
         case .social:
             for (key, count) in social {
-                let values = cube.dimensions.map { $0 == .platform ? key.platform : key.action }
-                add([key.artistID, time(key.hour)] + values, [.integer(count)])
+                add([key.artistID, time(key.hour)] + cube.dimensions.map(key.value(of:)), [.integer(count)])
             }
         }
         return rows

@@ -56,6 +56,18 @@ public enum MetricValue: Equatable, Comparable, Sendable {
     case integer(Int64)
     case money(Money)
 
+    /// The integer value (zero for money, which callers never ask this of).
+    public var integer: Int64 {
+        if case .integer(let value) = self { return value }
+        return 0
+    }
+
+    /// The money value (zero for counts).
+    public var money: Money {
+        if case .money(let value) = self { return value }
+        return .zero
+    }
+
     public static func zero(for metric: Metric) -> MetricValue {
         metric == .amount ? .money(.zero) : .integer(0)
     }

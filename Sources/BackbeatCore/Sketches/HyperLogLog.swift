@@ -139,3 +139,14 @@ extension Array where Element == Int64 {
         return low
     }
 }
+
+extension HyperLogLog {
+    /// Approximate heap bytes this sketch holds, for memory budgets.
+    public var byteCount: Int {
+        switch storage {
+        case .empty: 0
+        case .explicit(let hashes): 32 + hashes.count * 8
+        case .registers(let registers): 32 + registers.count
+        }
+    }
+}

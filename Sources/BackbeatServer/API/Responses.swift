@@ -155,17 +155,3 @@ struct QueryResponse: ResponseEncodable {
         try container.encode(rows.map { Row(query: query, row: $0) }, forKey: DynamicKey(stringValue: "rows"))
     }
 }
-
-extension MetricValue {
-    /// The integer value (zero for money, which callers never ask this of).
-    var integer: Int64 {
-        if case .integer(let value) = self { return value }
-        return 0
-    }
-
-    /// The money value (zero for counts).
-    var money: Money {
-        if case .money(let value) = self { return value }
-        return .zero
-    }
-}

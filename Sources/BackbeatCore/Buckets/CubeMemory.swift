@@ -1,0 +1,164 @@
+/// The dashboard cubes held in memory, in day buckets: what `Cube.derived` stores in PostgreSQL, for every day
+/// from `horizonDay` on, plus the unique-listener sketches of those days.
+///
+/// Recent days are open (dictionaries updated in place); `seal(daysBefore:)` encodes older days compactly
+/// (`SealedCube`), and `retain(fromDay:budgetBytes:)` drops the oldest days to honour the retention window and
+/// the memory budget. Nothing before `horizonDay` is held: queries over those days must go to PostgreSQL.
+public struct CubeMemory: Sendable {
+    /// The cubes held, in `Cube.all` order (the full hourly tables stay in PostgreSQL only).
+    public static let cubes: [Cube] = Cube.derived
+
+    var symbols = Symbols()
+    var days: [Int64: DayBucket] = [:]
+    /// The first day held; events of earlier days are not kept.
+    public private(set) var horizonDay: Int64
+
+    public init(horizonDay: Int64 = .min) {
+        self.horizonDay = horizonDay
+    }
+
+    /// Whether cube `cube` is held (and so can answer a query planned onto it).
+    public static func holds(_ cube: Cube) -> Bool {
+        cubes.contains(cube)
+    }
+
+    /// The days held, oldest first.
+    public var dayRange: ClosedRange<Int64>? {
+        guard let first = days.keys.min(), let last = days.keys.max() else { return nil }
+        return first...last
+    }
+
+    // MARK: - Adding
+
+    /// Adds a delta's rows to every held cube, and its sketches; rows of days before `horizonDay` are skipped.
+    public mutating func add(_ delta: RollupDelta) {
+        let cubes = Self.cubes
+        for (key, counters) in delta.streams {
+            let (day, hour) = dayAndHour(key.hour)
+            guard day >= horizonDay else { continue }
+            let artist = symbols.id(key.artistID)
+            let measures = Measures(counters)
+            for index in cubes.indices where cubes[index].dataset == .streams {
+                add(cube: index, day: day, artist: artist, cell: cell(cubes[index], hour: hour, key.value(of:)), measures)
+            }
+        }
+        for (key, counters) in delta.revenue {
+            let (day, hour) = dayAndHour(key.hour)
+            guard day >= horizonDay else { continue }
+            let artist = symbols.id(key.artistID)
+            for index in cubes.indices where cubes[index].dataset == .revenue {
+                add(cube: index, day: day, artist: artist, cell: cell(cubes[index], hour: hour, key.value(of:)), Measures(counters))
+            }
+        }
+        for (key, count) in delta.social {
+            let (day, hour) = dayAndHour(key.hour)
+            guard day >= horizonDay else { continue }
+            let artist = symbols.id(key.artistID)
+            for index in cubes.indices where cubes[index].dataset == .social {
+                add(cube: index, day: day, artist: artist, cell: cell(cubes[index], hour: hour, key.value(of:)), Measures(socialCount: count))
+            }
+        }
+        for (key, sketch) in delta.artistListeners where key.day >= horizonDay {
+            addListeners(artistID: key.artistID, trackID: nil, day: key.day, sketch)
+        }
+        for (key, sketch) in delta.trackListeners where key.day >= horizonDay {
+            addListeners(artistID: key.artistID, trackID: key.trackID, day: key.day, sketch)
+        }
+    }
+
+    /// Adds one stored cube row (as read back from PostgreSQL): `time` is the row's hour or day,
+    /// `dimensionValues` follow the cube's dimensions and `values` its dataset's metrics.
+    public mutating func add(cube: Cube, artistID: String, time: Timestamp, dimensionValues: [String], values: [MetricValue]) {
+        guard let index = Self.cubes.firstIndex(of: cube) else { return }
+        let (day, hour) = dayAndHour(HourBucket(containing: time))
+        guard day >= horizonDay else { return }
+        let artist = symbols.id(artistID)
+        let key = cell(cube, hour: hour) { dimension in dimensionValues[cube.dimensions.firstIndex(of: dimension)!] }
+        add(cube: index, day: day, artist: artist, cell: key, Measures(cube.dataset, values))
+    }
+
+    /// Unions `sketch` into the listeners of an artist's (or, with `trackID`, a track's) day.
+    public mutating func addListeners(artistID: String, trackID: String?, day: Int64, _ sketch: HyperLogLog) {
+        guard day >= horizonDay else { return }
+        let artist = symbols.id(artistID)
+        let track = trackID.map { symbols.id($0) }
+        days[day, default: DayBucket(cubeCount: Self.cubes.count)].addListeners(artist: artist, track: track, sketch)
+    }
+
+    private mutating func add(cube index: Int, day: Int64, artist: UInt32, cell: CellKey, _ measures: Measures) {
+        days[day, default: DayBucket(cubeCount: Self.cubes.count)].open[index][artist, default: [:]][cell, default: Measures()] += measures
+    }
+
+    private func dayAndHour(_ hour: HourBucket) -> (day: Int64, hour: UInt32) {
+        let day = hour.hoursSinceEpoch.floorDiv(24)
+        return (day, UInt32(hour.hoursSinceEpoch - day * 24))
+    }
+
+    private mutating func cell(_ cube: Cube, hour: UInt32, _ value: (Dimension) -> String) -> CellKey {
+        let dimensions = cube.dimensions
+        return CellKey(
+            hour: cube.grain == .hour ? hour : 0,
+            d0: dimensions.count > 0 ? symbols.id(value(dimensions[0])) : 0,
+            d1: dimensions.count > 1 ? symbols.id(value(dimensions[1])) : 0)
+    }
+
+    // MARK: - Sealing and retention
+
+    /// Seals every day before `day` that has open cells. Returns how many days were sealed.
+    @discardableResult
+    public mutating func seal(daysBefore day: Int64) -> Int {
+        let toSeal = days.filter { $0.key < day && ($0.value.hasOpenCells || $0.value.sealedSketchBytes == nil) }.keys
+        for key in toSeal { days[key]!.seal(Self.cubes) }
+        return toSeal.count
+    }
+
+    /// Drops days before `fromDay`, then the oldest days until the held bytes fit `budgetBytes`; `horizonDay`
+    /// moves past every dropped day. Returns the days dropped.
+    @discardableResult
+    public mutating func retain(fromDay: Int64, budgetBytes: Int) -> [Int64] {
+        var dropped: [Int64] = []
+        if fromDay > horizonDay { horizonDay = fromDay }
+        for day in days.keys where day < horizonDay {
+            days[day] = nil
+            dropped.append(day)
+        }
+        var bytes = byteCount
+        for day in days.keys.sorted() where bytes > budgetBytes {
+            bytes -= days[day]!.byteCount
+            days[day] = nil
+            dropped.append(day)
+            horizonDay = day + 1
+        }
+        return dropped.sorted()
+    }
+
+    /// Approximate heap bytes held: buckets, sketches and the symbol table.
+    public var byteCount: Int {
+        days.values.reduce(symbols.byteCount) { $0 + $1.byteCount }
+    }
+
+    /// Compactness of the sealed buckets: encoded bytes and the non-zero counters they hold.
+    public var sealedFootprint: (bytes: Int, nonZeroCells: Int) {
+        var bytes = 0
+        var cells = 0
+        for bucket in days.values {
+            for cube in bucket.sealed {
+                guard let cube else { continue }
+                bytes += cube.byteCount
+                cells += cube.nonZeroCells
+            }
+        }
+        return (bytes, cells)
+    }
+}
+
+extension DayBucket {
+    mutating func addListeners(artist: UInt32, track: UInt32?, _ sketch: HyperLogLog) {
+        if let track {
+            trackListeners[ArtistTrack(artist: artist, track: track), default: HyperLogLog()].formUnion(sketch)
+        } else {
+            artistListeners[artist, default: HyperLogLog()].formUnion(sketch)
+        }
+        sealedSketchBytes = nil
+    }
+}

@@ -1,0 +1,42 @@
+/// The value each rollup key holds for a query dimension, so that cubes (stored or in memory) are cut from the
+/// hourly rows by one rule.
+extension StreamKey {
+    /// This row's value of `dimension` ("" for a dimension streams do not have).
+    public func value(of dimension: Dimension) -> String {
+        switch dimension {
+        case .artistID: artistID
+        case .trackID: trackID
+        case .platform: platform
+        case .country: country
+        case .ageRange: ageRange.rawValue
+        case .gender: gender.rawValue
+        case .source, .currency, .action: ""
+        }
+    }
+}
+
+extension RevenueKey {
+    /// This row's value of `dimension` ("" for a dimension revenue does not have, or an absent platform or track).
+    public func value(of dimension: Dimension) -> String {
+        switch dimension {
+        case .artistID: artistID
+        case .source: source.rawValue
+        case .currency: currency
+        case .platform: platform
+        case .trackID: trackID
+        case .country, .ageRange, .gender, .action: ""
+        }
+    }
+}
+
+extension SocialKey {
+    /// This row's value of `dimension` ("" for a dimension social events do not have).
+    public func value(of dimension: Dimension) -> String {
+        switch dimension {
+        case .artistID: artistID
+        case .platform: platform
+        case .action: action
+        default: ""
+        }
+    }
+}
