@@ -119,6 +119,28 @@ public final class KafkaConsumer: @unchecked Sendable {
         return error == RD_KAFKA_RESP_ERR_NO_ERROR
     }
 
+    /// Every partition of `topics` according to the cluster's metadata (a topic the cluster does not know has none).
+    public func partitions(of topics: [String], timeoutMs: Int32 = 5000) throws -> Set<TopicPartition> {
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        // all_topics = 1: one request answers for every topic; librdkafka owns nothing we keep after destroy.
+        let error = rd_kafka_metadata(handle, 1, nil, &metadata, timeoutMs)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
+            throw KafkaError(error, context: "cannot read the partitions of \(topics.joined(separator: ","))")
+        }
+        defer { rd_kafka_metadata_destroy(metadata) }
+        var result: Set<TopicPartition> = []
+        let wanted = Set(topics)
+        for index in 0..<Int(metadata.pointee.topic_cnt) {
+            let topic = metadata.pointee.topics[index]
+            let name = String(cString: topic.topic)
+            guard wanted.contains(name), topic.err == RD_KAFKA_RESP_ERR_NO_ERROR else { continue }
+            for partition in 0..<Int(topic.partition_cnt) {
+                result.insert(TopicPartition(topic: name, partition: topic.partitions[partition].id))
+            }
+        }
+        return result
+    }
+
     /// Leaves the group (running `onRevoke`). Call after the last flush; safe to call twice.
     public func close() {
         guard !closed else { return }

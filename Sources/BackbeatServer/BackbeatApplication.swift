@@ -23,11 +23,12 @@ public func buildRouter(store: Store, ingest: IngestService?, adminToken: String
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     HealthRoutes(store: store, ingest: ingest).add(to: router)
-    let queries = QueryService(store: store)
+    let queries = QueryService(store: store, memory: ingest?.memory)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken))
     ArtistRoutes(queries: queries).add(to: v1)
     SummaryRoute(queries: queries).add(to: v1)
     QueryRoutes(queries: queries).add(to: v1)
+    MemoryRoute(memory: ingest?.memory).add(to: v1)
     return router
 }
 

@@ -1,25 +1,128 @@
 import BackbeatCore
 import BackbeatStore
 
-/// Answers validated queries: rows from the store, zero-filled, ordered and limited by the core.
+/// Answers validated queries from memory where this instance can answer completely, from PostgreSQL otherwise,
+/// and merges the two without counting anything twice:
+///
+/// - memory complete (this instance owns every partition): days from the horizon on come from memory (durable +
+///   in flight), earlier days from PostgreSQL;
+/// - memory incomplete (another instance owns some partitions, or no snapshot yet): PostgreSQL;
+/// - either way, plus this instance's pending (consumed, not yet flushed) events, which are nowhere else.
+///
+/// A query on a full-dimension table (no dashboard cube has its dimensions) is answered by PostgreSQL alone.
 public struct QueryService: Sendable {
     let store: Store
+    let memory: LiveMemory?
 
-    public init(store: Store) {
+    init(store: Store, memory: LiveMemory?) {
         self.store = store
+        self.memory = memory
     }
 
     public func answer(_ query: Query) async throws -> [QueryRow] {
-        try ResultShaper.shape(try await store.rows(for: query), for: query)
+        try ResultShaper.shape(try await rows(for: query), for: query)
     }
 
     /// Unique listeners per period (nil key for `all`).
     public func listeners(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: Double] {
-        try await store.listeners(scope, granularity: granularity)
+        let sketches = try await merged(days: scope.days) { memory, days in
+            var part = scope
+            part.days = days
+            return memory.listenerSketches(part, granularity: granularity)
+        } stored: { [store] days in
+            var part = scope
+            part.days = days
+            return try await store.listenerSketches(part, granularity: granularity)
+        }
+        return sketches.mapValues(\.cardinality)
     }
 
     /// Unique listeners per track over `days`.
     public func trackListeners(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: Double] {
-        try await store.trackListeners(artistID: artistID, trackIDs: trackIDs, days: days)
+        let sketches = try await merged(days: days) { memory, days in
+            memory.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
+        } stored: { [store] days in
+            try await store.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
+        }
+        return sketches.mapValues(\.cardinality)
+    }
+
+    // MARK: - Splitting and merging
+
+    private func rows(for query: Query) async throws -> [QueryRow] {
+        guard let memory else { return try await store.rows(for: query) }
+        let layers = memory.snapshot()
+        var parts: [[QueryRow]] = []
+        var stored: Query? = query
+        if layers.complete, CubeMemory.holds(Cube.plan(for: query)) {
+            let split = Timestamp(seconds: max(layers.durable.horizonDay, -1_000_000) * 86_400)
+            if split < query.interval.to {
+                var recent = query
+                recent.interval.from = max(query.interval.from, split)
+                parts.append(layers.durable.rows(for: recent) ?? [])
+                parts.append(layers.inFlight?.rows(for: recent) ?? [])
+            }
+            if split > query.interval.from {
+                stored?.interval.to = min(query.interval.to, split)
+            } else {
+                stored = nil
+            }
+        }
+        if let stored { parts.append(try await store.rows(for: stored)) }
+        parts.append(layers.pending.rows(for: query) ?? [])
+        memory.record(stored == nil
+            ? { $0.answeredFromMemory += 1 }
+            : (stored == query ? { $0.answeredFromPostgres += 1 } : { $0.answeredFromMemoryAndPostgres += 1 }))
+        return Self.sum(parts)
+    }
+
+    /// Sketches of `days`, merged the same way as rows: unions are idempotent, but the split keeps PostgreSQL out
+    /// of the queries memory can answer.
+    private func merged<Key: Hashable>(
+        days: Range<Int64>,
+        memory read: (CubeMemory, Range<Int64>) -> [Key: HyperLogLog],
+        stored readStored: @escaping @Sendable (Range<Int64>) async throws -> [Key: HyperLogLog]
+    ) async throws -> [Key: HyperLogLog] {
+        guard let memory else { return try await readStored(days) }
+        let layers = memory.snapshot()
+        var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
+        var storedDays: Range<Int64>? = days
+        if layers.complete {
+            let split = min(max(layers.durable.horizonDay, days.lowerBound), days.upperBound)
+            parts.append(read(layers.durable, split..<days.upperBound))
+            if let inFlight = layers.inFlight { parts.append(read(inFlight, split..<days.upperBound)) }
+            storedDays = split > days.lowerBound ? days.lowerBound..<split : nil
+        }
+        if let storedDays { parts.append(try await readStored(storedDays)) }
+        var result: [Key: HyperLogLog] = [:]
+        for part in parts {
+            for (key, sketch) in part { result[key, default: HyperLogLog()].formUnion(sketch) }
+        }
+        return result
+    }
+
+    /// Rows of the same period and group added together.
+    static func sum(_ parts: [[QueryRow]]) -> [QueryRow] {
+        let nonEmpty = parts.filter { !$0.isEmpty }
+        if nonEmpty.count <= 1 { return nonEmpty.first ?? [] }
+        var sums: [RowKey: [MetricValue]] = [:]
+        var order: [RowKey] = []
+        for part in nonEmpty {
+            for row in part {
+                let key = RowKey(periodStart: row.periodStart, groupValues: row.groupValues)
+                if let existing = sums[key] {
+                    sums[key] = zip(existing, row.metrics).map { $0.adding($1) }
+                } else {
+                    sums[key] = row.metrics
+                    order.append(key)
+                }
+            }
+        }
+        return order.map { QueryRow(periodStart: $0.periodStart, groupValues: $0.groupValues, metrics: sums[$0]!) }
+    }
+
+    private struct RowKey: Hashable {
+        var periodStart: Timestamp?
+        var groupValues: [String]
     }
 }

@@ -7,8 +7,9 @@ extension Store {
     /// included) and the listener sketches, then the rejected messages. Either all of it commits or none of it does.
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
-    public func write(_ batch: FlushBatch) async throws {
-        let delta = batch.mergedDelta
+    /// `merged` is `batch.mergedDelta` when the caller has it already.
+    public func write(_ batch: FlushBatch, merged: RollupDelta? = nil) async throws {
+        let delta = merged ?? batch.mergedDelta
         do {
             try await client.withTransaction(logger: logger) { connection in
                 for part in batch.parts {

@@ -2,9 +2,10 @@ import BackbeatCore
 import PostgresNIO
 
 extension Store {
-    /// Unique listeners of `scope`, per period of `granularity` (keyed by period start; nil for `all`),
-    /// as `hll_cardinality(hll_union_agg(...))` over the daily sketches.
-    public func listeners(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: Double] {
+    /// The union of the daily listener sketches of `scope` per period of `granularity` (keyed by period start;
+    /// nil for `all`), as `hll_union_agg` computes it, so that memory and PostgreSQL can be unioned further.
+    public func listenerSketches(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: HyperLogLog] {
+        guard scope.days.lowerBound < scope.days.upperBound else { return [:] }
         var binds = PostgresBindings()
         binds.append(scope.artistID)
         binds.append(RFC3339.formatDate(CivilDate(daysSinceEpoch: scope.days.lowerBound)))
@@ -19,29 +20,59 @@ extension Store {
         let period = granularity == .all
             ? "NULL::bigint"
             : "extract(epoch FROM date_trunc('\(granularity.rawValue)', day::timestamp))::bigint"
-        let sql = "SELECT \(period), hll_cardinality(hll_union_agg(listeners)) FROM \(table) WHERE \(conditions) GROUP BY 1"
-        var result: [Timestamp?: Double] = [:]
-        for try await (start, cardinality) in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-            .decode((Int64?, Double?).self) {
-            result[start.map { Timestamp(seconds: $0) }] = cardinality ?? 0
+        let sql = "SELECT \(period), hll_union_agg(listeners)::text FROM \(table) WHERE \(conditions) GROUP BY 1"
+        var result: [Timestamp?: HyperLogLog] = [:]
+        for try await (start, text) in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            .decode((Int64?, String).self) {
+            result[start.map { Timestamp(seconds: $0) }] = try Self.sketch(fromText: text)
         }
         return result
     }
 
-    /// Unique listeners of each of `trackIDs` over `days`.
-    public func trackListeners(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: Double] {
-        guard !trackIDs.isEmpty else { return [:] }
+    /// The union of each of `trackIDs`' daily listener sketches over `days`.
+    public func trackListenerSketches(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: HyperLogLog] {
+        guard !trackIDs.isEmpty, days.lowerBound < days.upperBound else { return [:] }
         let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: days.lowerBound))
         let to = RFC3339.formatDate(CivilDate(daysSinceEpoch: days.upperBound))
         let rows = try await client.query("""
-            SELECT track_id, hll_cardinality(hll_union_agg(listeners)) FROM track_listeners_daily
+            SELECT track_id, hll_union_agg(listeners)::text FROM track_listeners_daily
             WHERE artist_id = \(artistID) AND track_id = ANY(\(trackIDs)::text[]) AND day >= \(from)::date AND day < \(to)::date
             GROUP BY track_id
             """, logger: logger)
-        var result: [String: Double] = [:]
-        for try await (track, cardinality) in rows.decode((String, Double?).self) {
-            result[track] = cardinality ?? 0
+        var result: [String: HyperLogLog] = [:]
+        for try await (track, text) in rows.decode((String, String).self) {
+            result[track] = try Self.sketch(fromText: text)
         }
         return result
     }
+
+    /// A sketch from the text form of an `hll` value: `\x` and the storage bytes in hex.
+    static func sketch(fromText text: String) throws -> HyperLogLog {
+        let hex = Array(text.utf8.dropFirst(2))
+        guard text.hasPrefix("\\x"), hex.count % 2 == 0 else { throw StoredSketchError(text: text) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.count / 2)
+        var index = 0
+        while index < hex.count {
+            guard let high = hexValue(hex[index]), let low = hexValue(hex[index + 1]) else { throw StoredSketchError(text: text) }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return try HyperLogLog(serialized: bytes)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// An `hll` value PostgreSQL returned that is not the text form of a sketch.
+public struct StoredSketchError: Error, CustomStringConvertible {
+    public var text: String
+    public var description: String { "PostgreSQL returned an hll value that is not \\x followed by hex: \(text.prefix(40))" }
 }

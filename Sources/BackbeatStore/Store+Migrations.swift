@@ -53,10 +53,14 @@ extension Store {
     /// advisory lock so that instances starting together apply each one once. Returns the names applied.
     @discardableResult
     public func migrate(_ migrations: [Migration]) async throws -> [String] {
-        try await client.query("""
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-            """, logger: logger)
+        // Under the lock too: two concurrent CREATE TABLE IF NOT EXISTS can both try to create the table.
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(7245)", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+        }
         var applied: [String] = []
         for migration in migrations {
             let done = try await client.withTransaction(logger: logger) { connection -> Bool in

@@ -51,12 +51,7 @@ extension Store {
             }
             var metrics: [MetricValue] = []
             for metric in query.dataset.metrics {
-                if metric == .amount {
-                    let text = try cells[column].decode(String.self)
-                    metrics.append(.money(try Money.parse(text, allowExponent: false, limit: Money.totalLimitMicros)))
-                } else {
-                    metrics.append(.integer(try cells[column].decode(Int64.self)))
-                }
+                metrics.append(try Self.decode(metric, cells[column]))
                 column += 1
             }
             result.append(QueryRow(periodStart: periodStart, groupValues: groupValues, metrics: metrics))
@@ -69,6 +64,19 @@ extension Store {
     /// A dimension's column: its raw value, one of the enum's fixed cases, never client text.
     static func column(_ dimension: Dimension) -> String {
         dimension.rawValue
+    }
+
+    /// A metric read back from a column that `aggregate` (or `stored`) selected: money travels as exact text.
+    static func decode(_ metric: Metric, _ cell: PostgresCell) throws -> MetricValue {
+        if metric == .amount {
+            return .money(try Money.parse(try cell.decode(String.self), allowExponent: false, limit: Money.totalLimitMicros))
+        }
+        return .integer(try cell.decode(Int64.self))
+    }
+
+    /// A stored metric column as selected for `decode`.
+    static func stored(_ metric: Metric) -> String {
+        metric == .amount ? "amount::text" : metric.rawValue
     }
 
     static func aggregate(_ metric: Metric) -> String {

@@ -30,6 +30,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("kafka-property"), help: "Extra librdkafka consumer property key=value, repeatable (env BACKBEAT_KAFKA_PROPERTIES, comma-separated).")
     var kafkaProperties: [String] = []
 
+    @Option(name: .customLong("memory-days"), help: "Days answered from memory besides the current month (env BACKBEAT_MEMORY_DAYS; default 35; 0: PostgreSQL answers everything).")
+    var memoryDays: Int?
+
+    @Option(name: .customLong("memory-budget"), help: "Most bytes of cubes held in memory, e.g. 512MB; the oldest days go first (env BACKBEAT_MEMORY_BUDGET; default 512MB; 0: PostgreSQL answers everything).")
+    var memoryBudget: String?
+
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
 
@@ -48,6 +54,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard let port = Int(portText), (0...65535).contains(port) else { throw ValidationError("--http-port must be 0-65535") }
         let intervalText = setting(flushInterval, "BACKBEAT_FLUSH_INTERVAL") ?? "1s"
         guard let interval = parseDuration(intervalText) else { throw ValidationError("--flush-interval \(intervalText) is not a duration such as 1s or 500ms") }
+
+        let daysText = setting(memoryDays.map(String.init), "BACKBEAT_MEMORY_DAYS") ?? "35"
+        guard let days = Int(daysText), (0...3660).contains(days) else { throw ValidationError("--memory-days must be 0-3660, not \(daysText)") }
+        let budgetText = setting(memoryBudget, "BACKBEAT_MEMORY_BUDGET") ?? "512MB"
+        guard let budget = parseByteSize(budgetText) else { throw ValidationError("--memory-budget \(budgetText) is not a size such as 512MB") }
 
         var kafka = KafkaConfiguration()
         let propertyList = kafkaProperties.isEmpty
@@ -76,7 +87,8 @@ struct ServeCommand: AsyncParsableCommand {
 
         let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
         let configuration = ServeConfiguration(
-            ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, kafka: kafka),
+            ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, kafka: kafka,
+                memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget)),
             httpPort: port, adminToken: token)
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])

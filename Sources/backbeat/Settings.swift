@@ -64,3 +64,14 @@ func withStore<T: Sendable>(url: String, logger: Logger, _ body: @Sendable (Stor
         return try await body(store)
     }
 }
+
+/// Parses a byte size: a plain number of bytes or one with a KB, MB or GB suffix (binary multiples: 1MB = 1048576).
+func parseByteSize(_ text: String) -> Int? {
+    let upper = text.uppercased().trimmingCharacters(in: .whitespaces)
+    for (suffix, multiplier) in [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)] where upper.hasSuffix(suffix) {
+        guard let value = Double(upper.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), value >= 0 else { return nil }
+        return Int(value * Double(multiplier))
+    }
+    guard let value = Int(upper), value >= 0 else { return nil }
+    return value
+}

@@ -29,6 +29,18 @@ public struct IngestLedger: Sendable {
     /// Number of rows waiting across all partitions.
     public var pendingRowCount: Int { partitions.values.reduce(0) { $0 + $1.delta.rowCount } }
 
+    /// The stored next offset of each owned partition as this ledger knows it (nil: nothing stored yet).
+    public var storedOffsets: [TopicPartition: Int64?] {
+        partitions.mapValues(\.storedOffset)
+    }
+
+    /// Everything consumed and not yet taken by a flush, all partitions added together.
+    public var pendingDelta: RollupDelta {
+        var merged = RollupDelta()
+        for state in partitions.values { merged.merge(state.delta) }
+        return merged
+    }
+
     /// Starts owning `partition`, whose stored next offset is `storedOffset`.
     public mutating func assign(_ partition: TopicPartition, storedOffset: Int64?) {
         generationCounter += 1
@@ -50,9 +62,9 @@ public struct IngestLedger: Sendable {
         case ignored
     }
 
-    /// Validates `message` against `now` and adds it to its partition's delta.
+    /// Validates `message` against `now` and adds it to its partition's delta; `onAccepted` sees each valid event.
     @discardableResult
-    public mutating func ingest(_ message: ConsumedMessage, now: Timestamp) -> Outcome {
+    public mutating func ingest(_ message: ConsumedMessage, now: Timestamp, onAccepted: (Event) -> Void = { _ in }) -> Outcome {
         let partition = message.position.topicPartition
         guard var state = partitions[partition] else { return .ignored }
         if let next = state.nextOffset, message.position.offset < next { return .ignored }
@@ -62,6 +74,7 @@ public struct IngestLedger: Sendable {
         switch EventDecoder.decode(message.value, now: now) {
         case .success(let event):
             state.delta.add(event)
+            onAccepted(event)
             return .accepted
         case .failure(let rejection):
             state.delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))

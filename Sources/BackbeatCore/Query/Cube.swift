@@ -84,7 +84,7 @@ extension RollupDelta {
 
 extension MetricValue {
     /// The sum of two values of the same metric.
-    func adding(_ other: MetricValue) -> MetricValue {
+    public func adding(_ other: MetricValue) -> MetricValue {
         switch (self, other) {
         case (.integer(let a), .integer(let b)): .integer(a + b)
         case (.money(let a), .money(let b)): .money(a + b)

@@ -12,10 +12,13 @@ public struct IngestConfiguration: Sendable {
     public var pollBatchSize: Int
     /// Extra librdkafka consumer properties.
     public var kafka: KafkaConfiguration
+    /// What is kept in memory to answer queries.
+    public var memory: MemoryConfiguration
 
     public init(
         brokers: String, topics: [String] = ["streams", "revenue", "social"], groupID: String = "backbeat",
-        flushInterval: Duration = .seconds(1), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration()
+        flushInterval: Duration = .seconds(1), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration(),
+        memory: MemoryConfiguration = MemoryConfiguration()
     ) {
         self.brokers = brokers
         self.topics = topics
@@ -23,5 +26,6 @@ public struct IngestConfiguration: Sendable {
         self.flushInterval = flushInterval
         self.pollBatchSize = pollBatchSize
         self.kafka = kafka
+        self.memory = memory
     }
 }

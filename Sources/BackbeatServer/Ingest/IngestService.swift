@@ -15,14 +15,19 @@ public final class IngestService: Service, Sendable {
     let store: Store
     let logger: Logger
     let ledger = Mutex(IngestLedger())
+    /// The in-memory cubes (nil when memory is disabled: PostgreSQL answers everything).
+    let memory: LiveMemory?
+    /// Every partition of the subscribed topics, as of the last assignment (nil: unknown).
+    fileprivate let allPartitions = Mutex<Set<TopicPartition>?>(nil)
     private let stopPolling = Atomic<Bool>(false)
-    private let consumer = Mutex<KafkaConsumer?>(nil)
+    fileprivate let consumer = Mutex<KafkaConsumer?>(nil)
     private let counters = Mutex(IngestCounters())
 
     public init(configuration: IngestConfiguration, store: Store, logger: Logger) {
         self.configuration = configuration
         self.store = store
         self.logger = logger
+        self.memory = configuration.memory.isEnabled ? LiveMemory(configuration: configuration.memory) : nil
     }
 
     /// Totals since start, for logs and tests.
@@ -54,6 +59,8 @@ public final class IngestService: Service, Sendable {
                     break
                 }
                 await flushOnce(consumer: consumer)
+                await loadSnapshotIfOwningEverything()
+                memory?.maintain(today: Self.today())
             }
         } onGracefulShutdown: { [self] in
             stopPolling.store(true, ordering: .relaxed)
@@ -94,13 +101,16 @@ public final class IngestService: Service, Sendable {
             var accepted = 0
             var rejected = 0
             ledger.withLock { ledger in
+                var consumed = RollupDelta()
+                let keep = memory != nil
                 for message in messages {
-                    switch ledger.ingest(message, now: now) {
+                    switch ledger.ingest(message, now: now, onAccepted: { if keep { consumed.add($0) } }) {
                     case .accepted: accepted += 1
                     case .rejected: rejected += 1
                     case .ignored: break
                     }
                 }
+                memory?.addPending(consumed)
             }
             counters.withLock {
                 $0.accepted += accepted
@@ -114,14 +124,17 @@ public final class IngestService: Service, Sendable {
     private func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
         do {
             let stored = try blockingAwait { [store] in try await store.storedOffsets(for: partitions) }
+            refreshPartitionList()
             ledger.withLock { ledger in
                 for partition in partitions { ledger.assign(partition, storedOffset: stored[partition]) }
+                memory?.ownershipChanged(pending: ledger.pendingDelta)
             }
             return stored
         } catch {
             logger.error("cannot read stored offsets; partitions will be retried", metadata: ["error": "\(error)"])
             ledger.withLock { ledger in
                 for partition in partitions { ledger.markStale(partition) }
+                memory?.ownershipChanged(pending: ledger.pendingDelta)
             }
             return [:]
         }
@@ -130,6 +143,7 @@ public final class IngestService: Service, Sendable {
     private func revoked(_ partitions: [TopicPartition]) {
         ledger.withLock { ledger in
             for partition in partitions { ledger.revoke(partition) }
+            memory?.ownershipChanged(pending: ledger.pendingDelta)
         }
     }
 
@@ -159,10 +173,16 @@ public final class IngestService: Service, Sendable {
     /// Writes one batch; returns false when the store failed (the batch is put back for the next attempt).
     @discardableResult
     func flushOnce(consumer: KafkaConsumer) async -> Bool {
-        guard let batch = ledger.withLock({ $0.takeBatch() }) else { return true }
+        let taken = ledger.withLock { ledger -> (FlushBatch, UInt64?)? in
+            guard let batch = ledger.takeBatch() else { return nil }
+            return (batch, memory?.flushStarted())
+        }
+        guard let (batch, epoch) = taken else { return true }
         let started = ContinuousClock.now
+        let delta = batch.mergedDelta
         do {
-            try await store.write(batch)
+            try await store.write(batch, merged: delta)
+            if let epoch { memory?.flushCommitted(delta, epoch: epoch) }
             consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             counters.withLock { $0.flushes += 1 }
             logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
@@ -172,12 +192,67 @@ public final class IngestService: Service, Sendable {
             ledger.withLock { ledger in
                 ledger.restore(batch)
                 ledger.markStale(conflict.topicPartition)
+                memory?.flushFailed(pending: ledger.pendingDelta, ownershipChanged: true)
             }
             return true
         } catch {
             logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
-            ledger.withLock { $0.restore(batch) }
+            ledger.withLock { ledger in
+                ledger.restore(batch)
+                memory?.flushFailed(pending: ledger.pendingDelta)
+            }
             return false
+        }
+    }
+}
+
+// MARK: - Memory
+
+extension IngestService {
+    /// The current UTC day by the wall clock.
+    static func today() -> Int64 {
+        Int64(Date().timeIntervalSince1970).floorDiv(86_400)
+    }
+
+    /// Reads the partition list of the subscribed topics (on the polling thread, inside a rebalance).
+    fileprivate func refreshPartitionList() {
+        guard memory != nil, let consumer = consumer.withLock({ $0 }) else { return }
+        do {
+            let partitions = try consumer.partitions(of: configuration.topics)
+            allPartitions.withLock { $0 = partitions }
+        } catch {
+            allPartitions.withLock { $0 = nil }
+            logger.warning("cannot list the topics' partitions; queries go to PostgreSQL until the next rebalance", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// When this instance owns every partition but memory is not complete, loads the retained window from
+    /// PostgreSQL and installs it if the ledger still stands exactly at the snapshot's offsets (flushes run on
+    /// this same loop, so none is in flight).
+    func loadSnapshotIfOwningEverything() async {
+        guard let memory, !memory.isComplete,
+              let all = allPartitions.withLock({ $0 }), !all.isEmpty,
+              ledger.withLock({ Set($0.assigned) == all })
+        else { return }
+        let started = ContinuousClock.now
+        let snapshot: StoredSnapshot
+        do {
+            snapshot = try await store.snapshot(fromDay: memory.configuration.firstRetainedDay(today: Self.today()))
+        } catch {
+            logger.warning("cannot load the in-memory window from PostgreSQL; will retry", metadata: ["error": "\(error)"])
+            return
+        }
+        let installed = ledger.withLock { ledger -> Bool in
+            let stored = ledger.storedOffsets
+            guard Set(stored.keys) == all, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return false }
+            memory.install(snapshot.memory, pending: ledger.pendingDelta)
+            return true
+        }
+        if installed {
+            logger.info("answering from memory: loaded the retained window", metadata: [
+                "from_day": "\(RFC3339.formatDate(CivilDate(daysSinceEpoch: snapshot.memory.horizonDay)))",
+                "bytes": "\(snapshot.memory.byteCount)", "duration": "\(ContinuousClock.now - started)",
+            ])
         }
     }
 }

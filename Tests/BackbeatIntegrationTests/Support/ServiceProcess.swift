@@ -13,13 +13,14 @@ final class ServiceProcess: @unchecked Sendable {
     let logPath: String
 
     /// Starts `backbeat serve` against `brokers` and `postgresURL` in consumer group `group`.
-    init(brokers: String, postgresURL: String, group: String = "backbeat-test", flushInterval: String = "300ms") throws {
+    /// `arguments` are added to the command line (for example `--memory-days`).
+    init(brokers: String, postgresURL: String, group: String = "backbeat-test", flushInterval: String = "300ms", arguments: [String] = []) throws {
         port = try freePort()
         logPath = NSTemporaryDirectory() + "backbeat-serve-\(port)-\(UInt32.random(in: 0...UInt32.max)).log"
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.executableURL = URL(fileURLWithPath: try TestEnvironment.binary)
-        process.arguments = ["serve", "--brokers", brokers, "--group", group, "--http-port", String(port), "--flush-interval", flushInterval]
+        process.arguments = ["serve", "--brokers", brokers, "--group", group, "--http-port", String(port), "--flush-interval", flushInterval] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["BACKBEAT_POSTGRES_URL"] = postgresURL
         environment["BACKBEAT_ADMIN_TOKEN"] = Self.adminToken

@@ -1,0 +1,57 @@
+import BackbeatCore
+import Hummingbird
+
+/// `GET /v1/memory`: what this instance holds in memory, whether it answers from memory alone, and how queries
+/// have been answered since it started.
+struct MemoryRoute<Context: RequestContext>: Sendable {
+    let memory: LiveMemory?
+
+    struct MemoryResponse: ResponseEncodable {
+        var enabled: Bool
+        /// Whether this instance owns every partition and has loaded the retained window (memory alone answers).
+        var complete: Bool
+        /// The first day held in memory (earlier days come from PostgreSQL); nil before the window is loaded.
+        var horizon: String?
+        var days_held: Int
+        var bytes: Int
+        var budget_bytes: Int
+        var sealed_bytes: Int
+        var sealed_nonzero_cells: Int
+        var bytes_per_nonzero_cell: Double?
+        var answered_from_memory: Int
+        var answered_from_memory_and_postgres: Int
+        var answered_from_postgres: Int
+        var snapshots_loaded: Int
+        var days_sealed: Int
+        var days_dropped: Int
+    }
+
+    func add(to group: RouterGroup<Context>) {
+        group.get("memory") { _, _ in response() }
+    }
+
+    func response() -> MemoryResponse {
+        guard let memory else {
+            return MemoryResponse(
+                enabled: false, complete: false, horizon: nil, days_held: 0, bytes: 0, budget_bytes: 0, sealed_bytes: 0,
+                sealed_nonzero_cells: 0, bytes_per_nonzero_cell: nil, answered_from_memory: 0, answered_from_memory_and_postgres: 0,
+                answered_from_postgres: 0, snapshots_loaded: 0, days_sealed: 0, days_dropped: 0)
+        }
+        let layers = memory.snapshot()
+        let statistics = memory.statistics
+        let footprint = layers.durable.sealedFootprint
+        let loaded = statistics.snapshotsLoaded > 0
+        return MemoryResponse(
+            enabled: true, complete: layers.complete,
+            horizon: loaded ? RFC3339.formatDate(CivilDate(daysSinceEpoch: layers.durable.horizonDay)) : nil,
+            days_held: layers.durable.dayRange.map { $0.count } ?? 0,
+            bytes: layers.durable.byteCount + layers.pending.byteCount + (layers.inFlight?.byteCount ?? 0),
+            budget_bytes: memory.configuration.budgetBytes,
+            sealed_bytes: footprint.bytes, sealed_nonzero_cells: footprint.nonZeroCells,
+            bytes_per_nonzero_cell: footprint.nonZeroCells == 0 ? nil : (Double(footprint.bytes) / Double(footprint.nonZeroCells) * 100).rounded() / 100,
+            answered_from_memory: statistics.answeredFromMemory,
+            answered_from_memory_and_postgres: statistics.answeredFromMemoryAndPostgres,
+            answered_from_postgres: statistics.answeredFromPostgres,
+            snapshots_loaded: statistics.snapshotsLoaded, days_sealed: statistics.daysSealed, days_dropped: statistics.daysDropped)
+    }
+}

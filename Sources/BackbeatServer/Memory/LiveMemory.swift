@@ -1,0 +1,151 @@
+import BackbeatCore
+import Synchronization
+
+/// This instance's in-memory cubes, in three layers, and whether they alone answer queries.
+///
+/// - `durable`: what PostgreSQL holds from the horizon on: loaded from a snapshot, then grown by every flush that
+///   commits;
+/// - `inFlight`: the batch a flush is writing right now;
+/// - `pending`: everything consumed and not yet taken by a flush (all days, also those before the horizon).
+///
+/// `complete` holds while durable + inFlight + pending is everything consumed from the horizon on: that needs this
+/// instance to own every partition since the snapshot was taken. Any revocation, assignment or offset conflict
+/// clears it; the ingest service takes a new snapshot once it owns every partition again.
+///
+/// Lock order: the ingest ledger's lock, then this one; nothing here takes the ledger's lock.
+final class LiveMemory: Sendable {
+    /// The layers as they were at one instant; queries read these without holding any lock.
+    struct Snapshot: Sendable {
+        var durable: CubeMemory
+        var inFlight: CubeMemory?
+        var pending: CubeMemory
+        var complete: Bool
+    }
+
+    /// Counters of how queries were answered, and of the work of sealing and eviction.
+    struct Statistics: Sendable {
+        var answeredFromMemory = 0
+        var answeredFromMemoryAndPostgres = 0
+        var answeredFromPostgres = 0
+        var snapshotsLoaded = 0
+        var daysSealed = 0
+        var daysDropped = 0
+    }
+
+    private struct State: Sendable {
+        var durable = CubeMemory()
+        var inFlight: CubeMemory?
+        var pending = CubeMemory()
+        var complete = false
+        /// Bumped by every change of ownership: a flush started under another epoch must not grow `durable`.
+        var epoch: UInt64 = 0
+        var statistics = Statistics()
+    }
+
+    let configuration: MemoryConfiguration
+    private let state = Mutex(State())
+
+    init(configuration: MemoryConfiguration) {
+        self.configuration = configuration
+    }
+
+    func snapshot() -> Snapshot {
+        state.withLock { Snapshot(durable: $0.durable, inFlight: $0.inFlight, pending: $0.pending, complete: $0.complete) }
+    }
+
+    var statistics: Statistics { state.withLock { $0.statistics } }
+
+    func record(_ update: (inout Statistics) -> Void) {
+        state.withLock { update(&$0.statistics) }
+    }
+
+    // MARK: - Called under the ledger's lock
+
+    /// Adds events just consumed.
+    func addPending(_ delta: RollupDelta) {
+        guard !delta.isEmpty else { return }
+        state.withLock { $0.pending.add(delta) }
+    }
+
+    /// Ownership changed (assignment, revocation, conflict): memory alone no longer answers; `pending` becomes
+    /// the ledger's unflushed work.
+    func ownershipChanged(pending: RollupDelta) {
+        let rebuilt = Self.layer(pending)
+        state.withLock {
+            $0.complete = false
+            $0.epoch += 1
+            $0.pending = rebuilt
+        }
+    }
+
+    /// A flush took everything pending: it moves in flight. Returns the epoch to hand back to `flushCommitted`.
+    func flushStarted() -> UInt64 {
+        state.withLock {
+            $0.inFlight = $0.pending
+            $0.pending = CubeMemory()
+            return $0.epoch
+        }
+    }
+
+    /// A flush failed and its batch went back to the ledger, whose unflushed work `pending` becomes again;
+    /// after an offset conflict, ownership changed too.
+    func flushFailed(pending: RollupDelta, ownershipChanged: Bool = false) {
+        let rebuilt = Self.layer(pending)
+        state.withLock {
+            $0.inFlight = nil
+            $0.pending = rebuilt
+            if ownershipChanged {
+                $0.complete = false
+                $0.epoch += 1
+            }
+        }
+    }
+
+    /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets equal the snapshot's.
+    func install(_ durable: CubeMemory, pending: RollupDelta) {
+        let rebuilt = Self.layer(pending)
+        state.withLock {
+            $0.durable = durable
+            $0.pending = rebuilt
+            $0.complete = true
+            $0.epoch += 1
+            $0.statistics.snapshotsLoaded += 1
+        }
+    }
+
+    // MARK: - Called by the flush loop only (the one writer of `durable` besides `install`)
+
+    /// A flush committed `delta`: it joins `durable` (if nothing changed ownership since it started) and leaves
+    /// flight. The addition runs on a copy, outside the lock, so queries are not held up.
+    func flushCommitted(_ delta: RollupDelta, epoch: UInt64) {
+        var grown = state.withLock { $0.complete && $0.epoch == epoch ? $0.durable : nil }
+        grown?.add(delta)
+        state.withLock {
+            if let grown, $0.complete && $0.epoch == epoch { $0.durable = grown }
+            $0.inFlight = nil
+        }
+    }
+
+    /// Seals finished days and drops what falls outside the window or the budget, on a copy.
+    func maintain(today: Int64) {
+        let (durable, epoch) = state.withLock { ($0.durable, $0.epoch) }
+        var copy = durable
+        let sealed = copy.seal(daysBefore: today - 1)
+        let dropped = copy.retain(fromDay: configuration.firstRetainedDay(today: today), budgetBytes: configuration.budgetBytes)
+        guard sealed > 0 || !dropped.isEmpty else { return }
+        state.withLock {
+            guard $0.epoch == epoch else { return }
+            $0.durable = copy
+            $0.statistics.daysSealed += sealed
+            $0.statistics.daysDropped += dropped.count
+        }
+    }
+
+    var isComplete: Bool { state.withLock { $0.complete } }
+
+    private static func layer(_ delta: RollupDelta) -> CubeMemory {
+        var memory = CubeMemory()
+        memory.add(delta)
+        return memory
+    }
+}

@@ -1,0 +1,70 @@
+import BackbeatCore
+import PostgresNIO
+
+/// What PostgreSQL held at one instant: every stored offset, and the dashboard cubes and listener sketches of the
+/// days from a horizon on, ready to answer from memory.
+public struct StoredSnapshot: Sendable {
+    public var offsets: [TopicPartition: Int64]
+    public var memory: CubeMemory
+}
+
+extension Store {
+    /// Reads the offsets and every held cube's rows and sketches from `fromDay` on, in one repeatable-read
+    /// transaction: the cubes are exactly the sum of the messages before those offsets.
+    public func snapshot(fromDay: Int64) async throws -> StoredSnapshot {
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            do {
+                let snapshot = try await readSnapshot(fromDay: fromDay, on: connection)
+                try await connection.query("COMMIT", logger: logger)
+                return snapshot
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    private func readSnapshot(fromDay: Int64, on connection: PostgresConnection) async throws -> StoredSnapshot {
+        var offsets: [TopicPartition: Int64] = [:]
+        for try await (topic, partition, offset) in try await connection.query(
+            "SELECT topic, partition, next_offset FROM kafka_offsets", logger: logger
+        ).decode((String, Int32, Int64).self) {
+            offsets[TopicPartition(topic: topic, partition: partition)] = offset
+        }
+
+        var memory = CubeMemory(horizonDay: fromDay)
+        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: fromDay))
+        for cube in CubeMemory.cubes {
+            let time = cube.grain == .hour ? "extract(epoch FROM hour)::bigint" : "extract(epoch FROM day::timestamp)::bigint"
+            let condition = cube.grain == .hour ? "hour >= ($1::date)::timestamp AT TIME ZONE 'UTC'" : "day >= $1::date"
+            let columns = ["artist_id", time] + cube.dimensions.map(Self.column) + cube.dataset.metrics.map(Self.stored)
+            var binds = PostgresBindings()
+            binds.append(from)
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT \(columns.joined(separator: ", ")) FROM \(cube.table) WHERE \(condition)", binds: binds), logger: logger)
+            for try await row in rows {
+                let cells = row.makeRandomAccess()
+                let dimensionValues = try cube.dimensions.indices.map { try cells[2 + $0].decode(String.self) }
+                let values = try cube.dataset.metrics.enumerated().map { index, metric in
+                    try Self.decode(metric, cells[2 + cube.dimensions.count + index])
+                }
+                memory.add(
+                    cube: cube, artistID: try cells[0].decode(String.self), time: Timestamp(seconds: try cells[1].decode(Int64.self)),
+                    dimensionValues: dimensionValues, values: values)
+            }
+        }
+
+        for try await (artist, day, text) in try await connection.query("""
+            SELECT artist_id, (day - date '1970-01-01')::bigint, listeners::text FROM artist_listeners_daily WHERE day >= \(from)::date
+            """, logger: logger).decode((String, Int64, String).self) {
+            memory.addListeners(artistID: artist, trackID: nil, day: day, try Self.sketch(fromText: text))
+        }
+        for try await (artist, track, day, text) in try await connection.query("""
+            SELECT artist_id, track_id, (day - date '1970-01-01')::bigint, listeners::text FROM track_listeners_daily WHERE day >= \(from)::date
+            """, logger: logger).decode((String, String, Int64, String).self) {
+            memory.addListeners(artistID: artist, trackID: track, day: day, try Self.sketch(fromText: text))
+        }
+        return StoredSnapshot(offsets: offsets, memory: memory)
+    }
+}
