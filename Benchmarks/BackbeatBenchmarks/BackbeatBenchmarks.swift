@@ -57,4 +57,64 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(MurmurHash3.hash64("listener-\(index)"))
         }
     }
+
+    // MARK: - In-memory buckets: a 35-day window of 200 artists (350k events), open and sealed
+
+    let windowStart = CivilDate(year: 2026, month: 9, day: 1)
+    var windowGenerator = EventGenerator(.init(seed: 11, artists: 200, days: 35, start: windowStart))
+    var windowDelta = RollupDelta()
+    var smallDeltas: [RollupDelta] = Array(repeating: RollupDelta(), count: 50)
+    var windowJSONBytes = 0
+    for index in 0..<350_000 {
+        let message = windowGenerator.next()
+        guard let event = message.event, let value = message.value else { continue }
+        windowJSONBytes += value.count
+        windowDelta.add(event)
+        if index < 50_000 { smallDeltas[index / 1000].add(event) }
+    }
+    var openWindow = CubeMemory()
+    openWindow.add(windowDelta)
+    var sealedWindow = openWindow
+    sealedWindow.seal(daysBefore: .max)
+    let firstDay = windowStart.daysSinceEpoch
+    let window35 = QueryInterval(from: Timestamp(seconds: firstDay * 86_400), to: Timestamp(seconds: (firstDay + 35) * 86_400))
+    let artist = EventGenerator.artistID(0)
+
+    Benchmark("Bucket update: a flushed delta of 1000 events added to the open cubes", configuration: .init(scalingFactor: .one)) { benchmark in
+        var memory = CubeMemory()
+        for index in benchmark.scaledIterations {
+            memory.add(smallDeltas[index % smallDeltas.count])
+        }
+        blackHole(memory)
+    }
+
+    Benchmark(
+        "Seal 35 days of cubes (custom: sealed bytes per 100 non-zero cells, raw JSON bytes per 100 sealed bytes)",
+        configuration: .init(
+            metrics: [.wallClock, .mallocCountTotal, .custom("bytes per 100 cells"), .custom("JSON bytes per 100 sealed bytes", polarity: .prefersLarger)],
+            scalingFactor: .one)
+    ) { benchmark in
+        var memory = openWindow
+        benchmark.startMeasurement()
+        memory.seal(daysBefore: .max)
+        benchmark.stopMeasurement()
+        let footprint = memory.sealedFootprint
+        benchmark.measurement(.custom("bytes per 100 cells"), footprint.bytes * 100 / max(1, footprint.nonZeroCells))
+        benchmark.measurement(.custom("JSON bytes per 100 sealed bytes", polarity: .prefersLarger), windowJSONBytes * 100 / max(1, footprint.bytes))
+    }
+
+    Benchmark("Query 35 sealed days in memory: one artist's streams by day", configuration: .init(scalingFactor: .one)) { benchmark in
+        let query = Query(dataset: .streams, interval: window35, granularity: .day, filters: [.artistID: [artist]])
+        for _ in benchmark.scaledIterations { blackHole(sealedWindow.rows(for: query)) }
+    }
+
+    Benchmark("Query 35 sealed days in memory: one artist's top tracks", configuration: .init(scalingFactor: .one)) { benchmark in
+        let query = Query(dataset: .streams, interval: window35, granularity: .all, groupBy: [.trackID], filters: [.artistID: [artist]])
+        for _ in benchmark.scaledIterations { blackHole(sealedWindow.rows(for: query)) }
+    }
+
+    Benchmark("Listeners of one artist over 28 days in memory", configuration: .init(scalingFactor: .one)) { benchmark in
+        let scope = ListenerScope(artistID: artist, days: firstDay..<firstDay + 28)
+        for _ in benchmark.scaledIterations { blackHole(sealedWindow.listenerSketches(scope, granularity: .all)[nil]?.cardinality) }
+    }
 }

@@ -77,7 +77,11 @@ public struct HyperLogLog: Equatable, Sendable {
                 storage = .registers(registers)
             case .registers(var mine):
                 storage = .empty
-                for index in 0..<mine.count where mine[index] < theirs[index] { mine[index] = theirs[index] }
+                mine.withUnsafeMutableBufferPointer { mine in
+                    theirs.withUnsafeBufferPointer { theirs in
+                        for index in 0..<mine.count { mine[index] = max(mine[index], theirs[index]) }
+                    }
+                }
                 storage = .registers(mine)
             }
         }
@@ -98,9 +102,11 @@ public struct HyperLogLog: Equatable, Sendable {
             let m = Double(Self.registerCount)
             var sum = 0.0
             var zeros = 0
-            for value in registers {
-                sum += 1.0 / Double(UInt64(1) << UInt64(value))
-                if value == 0 { zeros += 1 }
+            registers.withUnsafeBufferPointer { registers in
+                for value in registers {
+                    sum += Self.inversePowersOfTwo[Int(value & 31)]
+                    if value == 0 { zeros += 1 }
+                }
             }
             let gamma = (0.7213 / (1.0 + 1.079 / m)) * m * m
             let estimator = gamma / sum
@@ -115,6 +121,9 @@ public struct HyperLogLog: Equatable, Sendable {
             }
         }
     }
+
+    /// 2^-v for every register value v (registers hold at most 31), so the estimate adds table entries.
+    static let inversePowersOfTwo: [Double] = (0..<32).map { 1.0 / Double(UInt64(1) << UInt64($0)) }
 
     /// Register index from the low bits, value = 1 + trailing zeros of the rest (0 when the rest is 0), capped.
     @inline(__always)
