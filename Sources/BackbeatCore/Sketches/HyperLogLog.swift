@@ -65,8 +65,23 @@ public struct HyperLogLog: Equatable, Sendable {
         switch other.storage {
         case .empty:
             return
-        case .explicit(let hashes):
-            for hash in hashes { add(hash: hash) }
+        case .explicit(let theirs):
+            switch storage {
+            case .empty:
+                storage = other.storage
+            case .explicit(let mine):
+                // A linear merge of two sorted sets; beyond the explicit limit, registers from the union.
+                let union = Self.sortedUnion(mine, theirs)
+                if union.count > Self.explicitLimit {
+                    var registers = [UInt8](repeating: 0, count: Self.registerCount)
+                    for hash in union { Self.update(&registers, with: hash) }
+                    storage = .registers(registers)
+                } else {
+                    storage = .explicit(union)
+                }
+            case .registers:
+                for hash in theirs { add(hash: hash) }
+            }
         case .registers(let theirs):
             switch storage {
             case .empty:
@@ -120,6 +135,26 @@ public struct HyperLogLog: Equatable, Sendable {
                 return -twoToL * log(1.0 - estimator / twoToL)
             }
         }
+    }
+
+    /// The sorted, duplicate-free union of two sorted, duplicate-free arrays.
+    static func sortedUnion(_ a: [Int64], _ b: [Int64]) -> [Int64] {
+        var result: [Int64] = []
+        result.reserveCapacity(a.count + b.count)
+        var i = 0
+        var j = 0
+        while i < a.count && j < b.count {
+            if a[i] < b[j] {
+                result.append(a[i]); i += 1
+            } else if b[j] < a[i] {
+                result.append(b[j]); j += 1
+            } else {
+                result.append(a[i]); i += 1; j += 1
+            }
+        }
+        result.append(contentsOf: a[i...])
+        result.append(contentsOf: b[j...])
+        return result
     }
 
     /// 2^-v for every register value v (registers hold at most 31), so the estimate adds table entries.

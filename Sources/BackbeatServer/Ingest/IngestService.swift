@@ -242,16 +242,21 @@ extension IngestService {
             logger.warning("cannot load the in-memory window from PostgreSQL; will retry", metadata: ["error": "\(error)"])
             return
         }
+        // Seal and trim before installing, outside every lock: loaded rows arrive as open cells.
+        var loaded = snapshot.memory
+        let today = Self.today()
+        let sealed = loaded.seal(daysBefore: today - 1)
+        let dropped = loaded.retain(fromDay: memory.configuration.firstRetainedDay(today: today), budgetBytes: memory.configuration.budgetBytes)
         let installed = ledger.withLock { ledger -> Bool in
             let stored = ledger.storedOffsets
             guard Set(stored.keys) == all, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return false }
-            memory.install(snapshot.memory, pending: ledger.pendingDelta)
+            memory.install(loaded, pending: ledger.pendingDelta, sealedDays: sealed, droppedDays: dropped.count)
             return true
         }
         if installed {
             logger.info("answering from memory: loaded the retained window", metadata: [
-                "from_day": "\(RFC3339.formatDate(CivilDate(daysSinceEpoch: snapshot.memory.horizonDay)))",
-                "bytes": "\(snapshot.memory.byteCount)", "duration": "\(ContinuousClock.now - started)",
+                "from_day": "\(RFC3339.formatDate(CivilDate(daysSinceEpoch: loaded.horizonDay)))",
+                "bytes": "\(loaded.byteCount)", "duration": "\(ContinuousClock.now - started)",
             ])
         }
     }

@@ -101,8 +101,9 @@ final class LiveMemory: Sendable {
         }
     }
 
-    /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets equal the snapshot's.
-    func install(_ durable: CubeMemory, pending: RollupDelta) {
+    /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets equal the snapshot's (already
+    /// sealed and trimmed: the counts are for the statistics).
+    func install(_ durable: CubeMemory, pending: RollupDelta, sealedDays: Int, droppedDays: Int) {
         let rebuilt = Self.layer(pending)
         state.withLock {
             $0.durable = durable
@@ -110,6 +111,8 @@ final class LiveMemory: Sendable {
             $0.complete = true
             $0.epoch += 1
             $0.statistics.snapshotsLoaded += 1
+            $0.statistics.daysSealed += sealedDays
+            $0.statistics.daysDropped += droppedDays
         }
     }
 
