@@ -79,8 +79,12 @@ public struct HyperLogLog: Equatable, Sendable {
                 } else {
                     storage = .explicit(union)
                 }
-            case .registers:
-                for hash in theirs { add(hash: hash) }
+            case .registers(var registers):
+                storage = .empty  // keep the registers uniquely referenced while they change
+                registers.withUnsafeMutableBufferPointer { registers in
+                    for hash in theirs { Self.update(registers, with: hash) }
+                }
+                storage = .registers(registers)
             }
         case .registers(let theirs):
             switch storage {
@@ -163,6 +167,11 @@ public struct HyperLogLog: Equatable, Sendable {
     /// Register index from the low bits, value = 1 + trailing zeros of the rest (0 when the rest is 0), capped.
     @inline(__always)
     static func update(_ registers: inout [UInt8], with hash: Int64) {
+        registers.withUnsafeMutableBufferPointer { update($0, with: hash) }
+    }
+
+    @inline(__always)
+    static func update(_ registers: UnsafeMutableBufferPointer<UInt8>, with hash: Int64) {
         let bits = UInt64(bitPattern: hash)
         let index = Int(bits & UInt64(registerCount - 1))
         let rest = bits >> UInt64(log2m)
