@@ -85,6 +85,30 @@ import Testing
         #expect(memory.trackListenerSketches(artistID: artist, trackIDs: [track], days: days)[track] == expectedTrack)
     }
 
+    @Test func sealedSketchesInEveryModeEqualTheOpenOnes() {
+        // Two days of 40 artists: the first gets thousands of listeners a day (register mode), the last a few.
+        var generator = EventGenerator(.init(seed: 3, artists: 40, days: 2, start: Self.start, tracksPerArtist: 300))
+        var delta = RollupDelta()
+        for _ in 0..<40_000 { if let event = generator.next().event { delta.add(event) } }
+        var open = CubeMemory()
+        open.add(delta)
+        var sealed = open
+        #expect(sealed.seal(daysBefore: Self.firstDay + 2) == 2)
+        #expect(sealed.byteCount < open.byteCount)
+        let days = Self.firstDay..<Self.firstDay + 2
+        var sizes: Set<Bool> = []
+        for artist in [EventGenerator.artistID(0), EventGenerator.artistID(39)] {
+            let scope = ListenerScope(artistID: artist, days: days)
+            let perDay = sealed.listenerSketches(scope, granularity: .day)
+            #expect(perDay == open.listenerSketches(scope, granularity: .day))
+            for sketch in perDay.values { sizes.insert(sketch.cardinality > Double(HyperLogLog.explicitLimit)) }
+            let tracks = Set(delta.trackListeners.keys.filter { $0.artistID == artist }.map(\.trackID)).sorted()
+            #expect(sealed.trackListenerSketches(artistID: artist, trackIDs: tracks, days: days)
+                    == open.trackListenerSketches(artistID: artist, trackIDs: tracks, days: days))
+        }
+        #expect(sizes == [true, false], "both register-mode and explicit-mode day sketches were compared")
+    }
+
     @Test func retentionAndBudgetDropTheOldestDaysAndMoveTheHorizon() throws {
         let (first, _) = Self.deltas()
         var memory = CubeMemory()

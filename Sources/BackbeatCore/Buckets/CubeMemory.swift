@@ -107,7 +107,7 @@ public struct CubeMemory: Sendable {
     /// Seals every day before `day` that has open cells. Returns how many days were sealed.
     @discardableResult
     public mutating func seal(daysBefore day: Int64) -> Int {
-        let toSeal = days.filter { $0.key < day && ($0.value.hasOpenCells || $0.value.sealedSketchBytes == nil) }.keys
+        let toSeal = days.filter { $0.key < day && $0.value.hasOpenCells }.keys
         for key in toSeal { days[key]!.seal(Self.cubes) }
         return toSeal.count
     }
@@ -159,6 +159,5 @@ extension DayBucket {
         } else {
             artistListeners[artist, default: HyperLogLog()].formUnion(sketch)
         }
-        sealedSketchBytes = nil
     }
 }

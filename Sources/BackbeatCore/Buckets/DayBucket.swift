@@ -11,18 +11,20 @@ struct ArtistTrack: Hashable, Sendable {
 struct DayBucket: Sendable {
     var open: [[UInt32: OpenCells]]
     var sealed: [SealedCube?]
+    /// Listener sketches added since the day was last sealed.
     var artistListeners: [UInt32: HyperLogLog] = [:]
     var trackListeners: [ArtistTrack: HyperLogLog] = [:]
-    /// Bytes of the sketches as of the last sealing (nil: not sealed since they changed).
-    var sealedSketchBytes: Int?
+    /// Listener sketches as of the last sealing.
+    var sealedArtistListeners: PackedSketches<UInt32>?
+    var sealedTrackListeners: PackedSketches<ArtistTrack>?
 
     init(cubeCount: Int) {
         open = Array(repeating: [:], count: cubeCount)
         sealed = Array(repeating: nil, count: cubeCount)
     }
 
-    /// Whether some cube has cells not yet sealed.
-    var hasOpenCells: Bool { open.contains { !$0.isEmpty } }
+    /// Whether some cube cells or sketches are not yet sealed.
+    var hasOpenCells: Bool { open.contains { !$0.isEmpty } || !artistListeners.isEmpty || !trackListeners.isEmpty }
 
     /// Approximate heap bytes (an open cell costs about 96 bytes in its dictionary).
     var byteCount: Int {
@@ -32,12 +34,25 @@ struct DayBucket: Sendable {
             for cells in cube.values { total += cells.count * 96 }
         }
         for cube in sealed { total += cube?.byteCount ?? 0 }
-        total += sealedSketchBytes ?? sketchBytes
+        total += artistListeners.values.reduce(0) { $0 + $1.byteCount + 48 } + trackListeners.values.reduce(0) { $0 + $1.byteCount + 48 }
+        total += (sealedArtistListeners?.byteCount ?? 0) + (sealedTrackListeners?.byteCount ?? 0)
         return total
     }
 
-    var sketchBytes: Int {
-        artistListeners.values.reduce(0) { $0 + $1.byteCount + 48 } + trackListeners.values.reduce(0) { $0 + $1.byteCount + 48 }
+    /// The day's listeners of `artist`, sealed and open.
+    func artistSketch(_ artist: UInt32) -> HyperLogLog? {
+        Self.combine(sealedArtistListeners?[artist], artistListeners[artist])
+    }
+
+    /// The day's listeners of a track, sealed and open.
+    func trackSketch(_ key: ArtistTrack) -> HyperLogLog? {
+        Self.combine(sealedTrackListeners?[key], trackListeners[key])
+    }
+
+    private static func combine(_ sealed: HyperLogLog?, _ open: HyperLogLog?) -> HyperLogLog? {
+        guard var sealed else { return open }
+        if let open { sealed.formUnion(open) }
+        return sealed
     }
 
     /// Encodes every cube's open cells (merged with what was sealed before) into its sealed form.
@@ -52,7 +67,20 @@ struct DayBucket: Sendable {
             sealed[index] = SealedCube(cells, dataset: cubes[index].dataset, hourly: cubes[index].grain == .hour, dimensionCount: cubes[index].dimensions.count)
             open[index] = [:]
         }
-        sealedSketchBytes = sketchBytes
+        if !artistListeners.isEmpty {
+            sealedArtistListeners = PackedSketches(Self.merging(sealedArtistListeners?.unpacked(), artistListeners))
+            artistListeners = [:]
+        }
+        if !trackListeners.isEmpty {
+            sealedTrackListeners = PackedSketches(Self.merging(sealedTrackListeners?.unpacked(), trackListeners))
+            trackListeners = [:]
+        }
+    }
+
+    private static func merging<Key>(_ sealed: [Key: HyperLogLog]?, _ open: [Key: HyperLogLog]) -> [Key: HyperLogLog] {
+        guard var merged = sealed else { return open }
+        for (key, sketch) in open { merged[key, default: HyperLogLog()].formUnion(sketch) }
+        return merged
     }
 
     /// Calls `body` with every cell of cube `index` for `artist` (every artist when nil), sealed and open.
