@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -40,6 +41,11 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // Archive files: streaming zstd, line framing, content identity.
+        .target(
+            name: "BackbeatArchive",
+            dependencies: ["BackbeatCore", "CZstd", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(
             name: "BackbeatServer",
             dependencies: [
@@ -53,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "backbeat",
             dependencies: [
-                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatServer",
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatServer", "BackbeatArchive",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -69,7 +75,7 @@ let package = Package(
         .testTarget(
             name: "BackbeatIntegrationTests",
             dependencies: [
-                "BackbeatCore", "BackbeatKafka", "BackbeatStore",
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

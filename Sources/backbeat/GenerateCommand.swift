@@ -1,4 +1,5 @@
 import ArgumentParser
+import BackbeatArchive
 import BackbeatCore
 import BackbeatKafka
 import Foundation
@@ -15,7 +16,7 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(help: "Days the events spread over.") var days: Int = 30
     @Option(help: "First day (YYYY-MM-DD, UTC). Default: today minus --days.") var start: String?
     @Option(name: .customLong("invalid-fraction"), help: "Fraction (0-1) of deliberately invalid messages.") var invalidFraction: Double = 0
-    @Option(help: "Write NDJSON here ('-' for stdout). Null values are skipped.") var out: String?
+    @Option(help: "Write NDJSON here ('-' for stdout; a name ending in .zst is zstd-compressed). Null values are skipped.") var out: String?
     @Option(help: "Kafka bootstrap servers to publish to instead of a file.") var brokers: String?
     @Option(help: "Message keys when publishing: 'artist' (the artist id, so an artist stays on one partition) or 'none' (spread evenly; use with the dev broker, whose partitions keep only about 5 MB).")
     var keys: String = "artist"
@@ -74,7 +75,12 @@ struct GenerateCommand: AsyncParsableCommand {
                 guard FileManager.default.createFile(atPath: out, contents: nil) else { throw ValidationError("cannot create \(out)") }
                 handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             }
+            let compressor = out.hasSuffix(".zst") ? ZstdFrameWriter(handle: handle) : nil
             var buffer: [UInt8] = []
+            func emit() throws {
+                if let compressor { try compressor.write(buffer) } else { handle.write(Data(buffer)) }
+                buffer.removeAll(keepingCapacity: true)
+            }
             for _ in 0..<events {
                 let message = generator.next()
                 guard let value = message.value else { continue }
@@ -82,12 +88,10 @@ struct GenerateCommand: AsyncParsableCommand {
                 buffer.append(UInt8(ascii: "\n"))
                 written += 1
                 reportProgress()
-                if buffer.count > 1 << 20 {
-                    handle.write(Data(buffer))
-                    buffer.removeAll(keepingCapacity: true)
-                }
+                if buffer.count > 1 << 20 { try emit() }
             }
-            handle.write(Data(buffer))
+            try emit()
+            try compressor?.flush()
             if out != "-" {
                 try handle.close()
                 FileHandle.standardError.write(Data("wrote \(written) events to \(out)\n".utf8))

@@ -135,9 +135,21 @@ public struct FlushBatch: Sendable {
         /// The offset to store.
         public var newOffset: Int64
         public var delta: RollupDelta
+
+        public init(topicPartition: TopicPartition, generation: UInt64, expectedOffset: Int64?, newOffset: Int64, delta: RollupDelta) {
+            self.topicPartition = topicPartition
+            self.generation = generation
+            self.expectedOffset = expectedOffset
+            self.newOffset = newOffset
+            self.delta = delta
+        }
     }
 
     public var parts: [Part]
+
+    public init(parts: [Part]) {
+        self.parts = parts
+    }
 
     /// All parts' deltas added together, as the store writes them.
     public var mergedDelta: RollupDelta {

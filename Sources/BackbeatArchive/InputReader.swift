@@ -1,0 +1,104 @@
+import CZstd
+import Foundation
+
+/// Reads an input file (or stdin) chunk by chunk, decompressing zstd on the fly when the data starts with the zstd
+/// magic number, so memory stays constant whatever the size.
+public final class InputReader {
+    public let path: String
+    /// Size of the file as stored (nil for stdin).
+    public let storedSize: Int?
+    /// Bytes read from the file as stored so far.
+    public private(set) var storedBytesRead = 0
+
+    private let handle: FileHandle
+    private var decompressor: OpaquePointer?
+    private var input: [UInt8] = []
+    private var inputPosition = 0
+    private var frameOpen = false
+    private var sawEOF = false
+    private static let chunkSize = 1 << 20
+
+    /// Opens `path` ("-" for stdin).
+    public init(path: String) throws {
+        self.path = path
+        if path == "-" {
+            handle = .standardInput
+            storedSize = nil
+        } else {
+            guard let opened = FileHandle(forReadingAtPath: path) else { throw ArchiveError(path: path, position: 0, "cannot open") }
+            handle = opened
+            storedSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        }
+        try fill()
+        if input.count >= 4 && input[0] == 0x28 && input[1] == 0xB5 && input[2] == 0x2F && input[3] == 0xFD {
+            // Owned here, freed in deinit.
+            decompressor = ZSTD_createDStream()
+            ZSTD_initDStream(decompressor)
+        }
+    }
+
+    deinit {
+        if let decompressor { ZSTD_freeDStream(decompressor) }
+        if path != "-" { try? handle.close() }
+    }
+
+    /// Whether the input is zstd-compressed.
+    public var isCompressed: Bool { decompressor != nil }
+
+    /// The next chunk of (decompressed) bytes, or nil at the end.
+    /// - Throws: `ArchiveError` for a read error, corrupt compressed data or a truncated last frame.
+    public func next() throws -> [UInt8]? {
+        guard let decompressor else {
+            if inputPosition >= input.count { try fill() }
+            guard inputPosition < input.count else { return nil }
+            defer { inputPosition = input.count }
+            return Array(input[inputPosition...])
+        }
+        var output = [UInt8](repeating: 0, count: Self.chunkSize)
+        var produced = 0
+        while produced == 0 {
+            if inputPosition >= input.count {
+                try fill()
+                if inputPosition >= input.count {
+                    if frameOpen { throw ArchiveError(path: path, position: storedBytesRead, "truncated zstd data (the last frame is incomplete)") }
+                    return nil
+                }
+            }
+            let consumedBefore = inputPosition
+            let hint = input.withUnsafeBytes { source in
+                output.withUnsafeMutableBytes { target in
+                    var inBuffer = ZSTD_inBuffer(src: source.baseAddress! + inputPosition, size: source.count - inputPosition, pos: 0)
+                    var outBuffer = ZSTD_outBuffer(dst: target.baseAddress!, size: target.count, pos: 0)
+                    let result = ZSTD_decompressStream(decompressor, &outBuffer, &inBuffer)
+                    inputPosition += inBuffer.pos
+                    produced = outBuffer.pos
+                    return result
+                }
+            }
+            if ZSTD_isError(hint) != 0 {
+                let position = storedBytesRead - (input.count - consumedBefore)
+                throw ArchiveError(path: path, position: position, "corrupt zstd data (\(String(cString: ZSTD_getErrorName(hint))))")
+            }
+            frameOpen = hint != 0
+        }
+        return Array(output[..<produced])
+    }
+
+    private func fill() throws {
+        guard !sawEOF else {
+            input = []
+            inputPosition = 0
+            return
+        }
+        let data: Data?
+        do {
+            data = try handle.read(upToCount: Self.chunkSize)
+        } catch {
+            throw ArchiveError(path: path, position: storedBytesRead, "read failed: \(error)")
+        }
+        input = data.map { [UInt8]($0) } ?? []
+        inputPosition = 0
+        if input.isEmpty { sawEOF = true }
+        storedBytesRead += input.count
+    }
+}

@@ -1,0 +1,122 @@
+import BackbeatArchive
+import BackbeatCore
+import Foundation
+import PostgresNIO
+import Testing
+
+/// `backbeat replay` applies files exactly once: again and again, compressed or not, and up to the damage in a
+/// damaged file.
+@Suite(.serialized) struct ReplayTests {
+    /// Writes the generator's events to `name` in a fresh directory (zstd when it ends in .zst).
+    static func generate(_ name: String, events: Int = 30_000) throws -> String {
+        let directory = NSTemporaryDirectory() + "backbeat-replay-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/" + name
+        let result = try run(["generate", "--events", String(events), "--seed", "5", "--artists", "8", "--days", "10",
+                              "--start", "2026-10-01", "--invalid-fraction", "0.01", "--out", path])
+        #expect(result.status == 0, "\(result.output)")
+        return path
+    }
+
+    /// Runs the binary to completion; returns its exit status and its stderr and stdout together.
+    static func run(_ arguments: [String], postgresURL: String? = nil) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try TestEnvironment.binary)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        if let postgresURL { environment["BACKBEAT_POSTGRES_URL"] = postgresURL }
+        environment["BACKBEAT_MIGRATIONS_DIR"] = TestEnvironment.packageRoot.appendingPathComponent("sql").path
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    /// The ground truth of the first `lines` lines of an NDJSON file (all when nil), and how many are invalid.
+    static func truth(ofPlainFile path: String, lines: Int? = nil) throws -> (truth: GroundTruth, invalid: Int) {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))  // invalid events may hold invalid UTF-8
+        var all = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        if all.last?.isEmpty == true { all.removeLast() }
+        let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        var events: [Event] = []
+        var invalid = 0
+        for line in all.prefix(lines ?? all.count) {
+            guard !line.isEmpty else { continue }
+            switch EventDecoder.decode(Array(line), now: now) {
+            case .success(let event): events.append(event)
+            case .failure: invalid += 1
+            }
+        }
+        return (GroundTruth(events), invalid)
+    }
+
+    static func stored(_ database: String) async throws -> (truth: GroundTruth, rejected: Int64, positions: [String: Int64]) {
+        try await TestEnvironment.withStore(url: database) { store in
+            var positions: [String: Int64] = [:]
+            for try await (topic, offset) in try await store.client.query(
+                "SELECT topic, next_offset FROM kafka_offsets WHERE topic LIKE 'replay:%'").decode((String, Int64).self) {
+                positions[topic] = offset
+            }
+            return (try await GroundTruth.read(from: store.client), try await rejectedCount(store.client).total, positions)
+        }
+    }
+
+    @Test func replayingTheSameEventsAgainCountsThemOnce() async throws {
+        let plain = try Self.generate("events.ndjson")
+        let compressed = try Self.generate("events.ndjson.zst")
+        let database = try await TestEnvironment.freshDatabase("replay")
+        try await TestEnvironment.withStore(url: database) { store in _ = try await store.migrate(try TestEnvironment.migrations()) }
+        let (truth, invalid) = try Self.truth(ofPlainFile: plain)
+
+        let dry = try Self.run(["replay", "--dry-run", compressed])
+        #expect(dry.status == 0, "\(dry.output)")
+        #expect(dry.output.contains("dry run, nothing written"))
+        #expect(try await Self.stored(database).positions.isEmpty, "a dry run writes nothing")
+
+        // Small batches: many transactions, each moving the stored position with its aggregates.
+        for _ in 0..<2 {
+            let result = try Self.run(["replay", "--batch-lines", "7000", compressed], postgresURL: database)
+            #expect(result.status == 0, "\(result.output)")
+        }
+        let second = try Self.run(["replay", compressed], postgresURL: database)
+        #expect(second.output.contains("already applied, skipped"), "\(second.output)")
+        var stored = try await Self.stored(database)
+        #expect(stored.truth == truth, "\(stored.truth.difference(from: truth))")
+        #expect(stored.rejected == Int64(invalid))
+        #expect(stored.positions.count == 1)
+
+        // The same events uncompressed, and a copy under another name, are the same input: nothing more is counted.
+        let copy = plain + ".copy"
+        try FileManager.default.copyItem(atPath: plain, toPath: copy)
+        let again = try Self.run(["replay", plain, copy], postgresURL: database)
+        #expect(again.status == 0, "\(again.output)")
+        stored = try await Self.stored(database)
+        #expect(stored.truth == truth, "\(stored.truth.difference(from: truth))")
+        #expect(stored.rejected == Int64(invalid))
+        #expect(stored.positions.count == 1)
+    }
+
+    @Test func aDamagedZstdFileStopsWithItsNameAndPositionAfterApplyingWhatCameBefore() async throws {
+        let compressed = try Self.generate("big.ndjson.zst", events: 60_000)
+        let plain = try Self.generate("big.ndjson", events: 60_000)
+        let database = try await TestEnvironment.freshDatabase("damaged")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: compressed))
+        let truncated = compressed.replacingOccurrences(of: "big.ndjson.zst", with: "truncated.ndjson.zst")
+        try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: truncated))
+
+        let result = try Self.run(["replay", "--batch-lines", "5000", truncated], postgresURL: database)
+        #expect(result.status != 0)
+        #expect(result.output.contains(truncated) && result.output.contains("truncated zstd data") && result.output.contains("at byte"),
+                "\(result.output)")
+        let stored = try await Self.stored(database)
+        let applied = try #require(stored.positions.values.first)
+        #expect(applied > 10_000 && applied < 60_000, "the lines before the damage are applied: \(applied)")
+        let expected = try Self.truth(ofPlainFile: plain, lines: Int(applied))
+        #expect(stored.truth == expected.truth, "exactly the first \(applied) lines: \(stored.truth.difference(from: expected.truth))")
+        #expect(stored.rejected == Int64(expected.invalid))
+    }
+}
