@@ -1,6 +1,7 @@
 import ArgumentParser
 import BackbeatArchive
 import BackbeatCore
+import BackbeatKafka
 import BackbeatStore
 import Foundation
 import Logging
@@ -28,6 +29,15 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(name: .customLong("batch-lines"), help: "Lines per transaction (default 200000).")
     var batchLines: Int = 200_000
 
+    @Flag(name: .customLong("to-kafka"), help: "Republish the valid events to Kafka (keyed by artist_id, idempotent producer) instead of PostgreSQL. Not resumable: meant for filling a fresh cluster once.")
+    var toKafka = false
+
+    @Option(help: "Kafka bootstrap servers for --to-kafka.")
+    var brokers: String?
+
+    @Option(help: "Topics for stream, revenue and social events with --to-kafka, in that order (one topic: all go there).")
+    var topics: String = "streams,revenue,social"
+
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
@@ -35,13 +45,31 @@ struct ReplayCommand: AsyncParsableCommand {
         guard !paths.isEmpty else { throw ValidationError("give at least one input") }
         if paths.contains("-") && inputID == nil { throw ValidationError("replaying stdin needs --input-id NAME, so that a second run can resume") }
         guard batchLines > 0 else { throw ValidationError("--batch-lines must be positive") }
+        if toKafka {
+            guard brokers?.isEmpty == false else { throw ValidationError("--to-kafka needs --brokers") }
+            guard !dryRun else { throw ValidationError("--to-kafka and --dry-run exclude each other") }
+            let count = topics.split(separator: ",").count
+            guard count == 1 || count == 3 else { throw ValidationError("--topics lists one topic or three (streams, revenue, social)") }
+        }
     }
 
     func run() async throws {
         let logger = try logging.makeLogger("backbeat-replay")
-        let replayer = Replayer(batchLines: batchLines, dryRun: dryRun, inputID: inputID)
         let paths = paths
         do {
+            if toKafka, let brokers {
+                let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["enable.idempotence": "true"]))
+                let replayer = Replayer(batchLines: batchLines, dryRun: false, inputID: inputID,
+                                        republish: Republisher(producer: producer, topics: topics.split(separator: ",").map(String.init)))
+                for path in paths { _ = try await replayer.replay(path, store: nil) }
+                let deliveries = try producer.flush()
+                guard deliveries.failed == 0 else {
+                    throw ValidationError("\(deliveries.failed) messages failed delivery: \(deliveries.lastError ?? "")")
+                }
+                FileHandle.standardError.write(Data("published \(deliveries.delivered) messages to \(brokers)\n".utf8))
+                return
+            }
+            let replayer = Replayer(batchLines: batchLines, dryRun: dryRun, inputID: inputID)
             if dryRun {
                 for path in paths { _ = try await replayer.replay(path, store: nil) }
             } else {
@@ -63,6 +91,8 @@ struct Replayer: Sendable {
     let batchLines: Int
     let dryRun: Bool
     let inputID: String?
+    /// Where valid events go instead of PostgreSQL (`--to-kafka`).
+    var republish: Republisher?
 
     /// Replays one input; returns its report. Events before a damaged part are applied, then the error is thrown.
     func replay(_ path: String, store: Store?) async throws -> ReplayReport {
@@ -90,12 +120,16 @@ struct Replayer: Sendable {
             delta = RollupDelta()
             linesInBatch = 0
         }
-        func handle(_ bytes: UnsafeRawBufferPointer) {
+        func handle(_ bytes: UnsafeRawBufferPointer) throws {
             defer { line += 1 }
             guard line >= report.alreadyApplied, !bytes.isEmpty else { return }
             switch EventDecoder.decode(bytes: bytes, now: now) {
             case .success(let event):
-                delta.add(event)
+                if let republish {
+                    try republish.send(event, value: bytes)
+                } else {
+                    delta.add(event)
+                }
                 report.accepted += 1
             case .failure(let rejection):
                 delta.rejected.append(RejectedMessage(
@@ -108,22 +142,33 @@ struct Replayer: Sendable {
         var assembler = LineAssembler()
         do {
             while let chunk = try reader.next() {
-                chunk.withUnsafeBytes { assembler.feed($0, handle) }
+                try chunk.withUnsafeBytes { try assembler.feed($0, handle) }
                 progress.update(reader: reader, report: report)
                 if linesInBatch >= batchLines { try await flush() }
             }
-            assembler.finish(handle)
+            try assembler.finish(handle)
         } catch let damage as ArchiveError {
             // Everything before the damage is applied; the incomplete line at the damage is not.
             try await flush()
             report.lines = line
-            progress.finish(report, dryRun: dryRun)
+            progress.finish(report, dryRun: dryRun, republished: republish != nil)
             throw damage
         }
         try await flush()
         report.lines = line
-        progress.finish(report, dryRun: dryRun)
+        progress.finish(report, dryRun: dryRun, republished: republish != nil)
         return report
+    }
+}
+
+/// Sends valid events back to Kafka: to their family's topic, keyed by artist.
+struct Republisher: Sendable {
+    let producer: KafkaProducer
+    let topics: [String]
+
+    func send(_ event: Event, value: UnsafeRawBufferPointer) throws {
+        let topic = topics.count == 1 ? topics[0] : topics[EventType.allCases.firstIndex(of: event.type)!]
+        try producer.send(topic: topic, key: Array(event.artistID.utf8), value: Array(value))
     }
 }
 
@@ -172,13 +217,13 @@ struct ReplayProgress {
         FileHandle.standardError.write(Data((terminal ? "\r\u{1B}[K" + text : text + "\n").utf8))
     }
 
-    func finish(_ report: ReplayReport, dryRun: Bool) {
+    func finish(_ report: ReplayReport, dryRun: Bool, republished: Bool = false) {
         let reasons = report.rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }
         var text = "\(path): \(report.lines) lines"
         if report.alreadyApplied > 0 { text += " (\(min(report.alreadyApplied, report.lines)) already applied, skipped)" }
         text += ", \(report.accepted) events accepted, \(report.rejectedCount) rejected"
         if !reasons.isEmpty { text += " (\(reasons.joined(separator: ", ")))" }
-        text += dryRun ? "; dry run, nothing written" : (report.accepted + report.rejectedCount == 0 ? "; nothing new to apply" : "; applied to PostgreSQL")
+        text += dryRun ? "; dry run, nothing written" : republished ? "; valid events republished to Kafka" : (report.accepted + report.rejectedCount == 0 ? "; nothing new to apply" : "; applied to PostgreSQL")
         FileHandle.standardError.write(Data(((terminal ? "\r\u{1B}[K" : "") + text + "\n").utf8))
     }
 }

@@ -1,5 +1,6 @@
 import BackbeatArchive
 import BackbeatCore
+import BackbeatKafka
 import Foundation
 import PostgresNIO
 import Testing
@@ -147,5 +148,29 @@ import Testing
         #expect(stored.truth == truth, "after kills at positions \(positions): \(stored.truth.difference(from: truth))")
         #expect(stored.rejected == Int64(invalid))
         #expect(positions.contains { $0 > 0 }, "at least one kill came after a committed batch: \(positions)")
+    }
+
+    @Test func republishingToKafkaFillsAFreshClusterThatServeIngestsExactly() async throws {
+        let plain = try Self.generate("republish.ndjson", events: 20_000)
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
+        let result = try Self.run(["replay", "--to-kafka", "--brokers", broker.bootstrapServers, plain])
+        #expect(result.status == 0, "\(result.output)")
+        let (truth, invalid) = try Self.truth(ofPlainFile: plain)
+        #expect(result.output.contains("\(invalid) rejected"), "\(result.output)")
+
+        let database = try await TestEnvironment.freshDatabase("republished")
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database)
+        try await service.waitUntilHealthy()
+        let lines = try Data(contentsOf: URL(fileURLWithPath: plain)).filter { $0 == UInt8(ascii: "\n") }.count
+        try await TestEnvironment.withStore(url: database) { store in
+            try await waitUntil(timeout: .seconds(60), "every valid event to be flushed") {
+                try await storedOffsetTotal(store.client) == Int64(lines - invalid)
+            }
+        }
+        let stored = try await Self.stored(database)
+        #expect(stored.truth == truth, "\(stored.truth.difference(from: truth))")
+        #expect(stored.rejected == 0, "invalid lines are not republished")
+        #expect(service.terminate() == 0)
+        withExtendedLifetime(broker) {}
     }
 }
