@@ -48,17 +48,23 @@ extension Store {
 
     /// A sketch from the text form of an `hll` value: `\x` and the storage bytes in hex.
     static func sketch(fromText text: String) throws -> HyperLogLog {
+        guard let bytes = bytes(fromHexText: text) else { throw StoredSketchError(text: text) }
+        return try HyperLogLog(serialized: bytes)
+    }
+
+    /// The bytes of PostgreSQL's hex text output (`\x` then two hex digits per byte), or nil if it is not that.
+    public static func bytes(fromHexText text: String) -> [UInt8]? {
         let hex = Array(text.utf8.dropFirst(2))
-        guard text.hasPrefix("\\x"), hex.count % 2 == 0 else { throw StoredSketchError(text: text) }
+        guard text.hasPrefix("\\x"), hex.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(hex.count / 2)
         var index = 0
         while index < hex.count {
-            guard let high = hexValue(hex[index]), let low = hexValue(hex[index + 1]) else { throw StoredSketchError(text: text) }
+            guard let high = hexValue(hex[index]), let low = hexValue(hex[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
-        return try HyperLogLog(serialized: bytes)
+        return bytes
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -1,4 +1,5 @@
 import BackbeatCore
+import BackbeatStore
 import PostgresNIO
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
                 FROM generate_series(0, \(count - 1)) AS i
                 """)
             for try await (hex, cardinality, firstHash) in rows.decode((String, Double, Int64).self) {
-                let bytes = try #require(bytesFromHex(hex))
+                let bytes = try #require(Store.bytes(fromHexText: hex))
                 #expect(MurmurHash3.hash64("listener-0") == firstHash)
                 #expect(sketch.serialized() == bytes, "bytes differ at \(count) listeners")
                 #expect(sketch.cardinality == cardinality, "cardinality \(sketch.cardinality) vs PostgreSQL's \(cardinality)")
@@ -47,7 +48,7 @@ import Testing
             let rows = try await store.client.query("SELECT hll_cardinality(hll_union_agg(listeners)), hll_union_agg(listeners)::text FROM days")
             for try await (cardinality, hex) in rows.decode((Double, String).self) {
                 #expect(abs(cardinality - 60_000) / 60_000 <= 0.02)
-                let bytes = try #require(bytesFromHex(hex))
+                let bytes = try #require(Store.bytes(fromHexText: hex))
                 #expect(merged.cardinality == cardinality)
                 #expect(merged.serialized() == bytes)
             }

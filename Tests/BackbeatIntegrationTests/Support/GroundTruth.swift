@@ -85,11 +85,11 @@ struct GroundTruth: Equatable {
         }
         for try await (artist, day, hex) in try await client.query("SELECT artist_id, day::text, listeners::text FROM artist_listeners_daily")
             .decode((String, String, String).self) {
-            truth.artistListeners[artist + "|" + day] = bytesFromHex(hex)
+            truth.artistListeners[artist + "|" + day] = Store.bytes(fromHexText: hex)
         }
         for try await (artist, track, day, hex) in try await client.query("SELECT artist_id, track_id, day::text, listeners::text FROM track_listeners_daily")
             .decode((String, String, String, String).self) {
-            truth.trackListeners[artist + "|" + track + "|" + day] = bytesFromHex(hex)
+            truth.trackListeners[artist + "|" + track + "|" + day] = Store.bytes(fromHexText: hex)
         }
         return truth
     }
@@ -180,12 +180,4 @@ func expectCubesMatchFullTables(_ client: PostgresClient) async throws {
             #expect(rows > 0, "\(cube.table) is empty")
         }
     }
-}
-
-/// Decodes PostgreSQL's `\x...` hex output.
-func bytesFromHex(_ text: String) -> [UInt8]? {
-    guard text.hasPrefix("\\x") else { return nil }
-    let digits = Array(text.utf8.dropFirst(2))
-    guard digits.count % 2 == 0 else { return nil }
-    return stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16) }
 }
