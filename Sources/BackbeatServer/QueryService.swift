@@ -70,9 +70,7 @@ public struct QueryService: Sendable {
         }
         if let stored { parts.append(try await store.rows(for: stored)) }
         parts.append(layers.pending.rows(for: query) ?? [])
-        memory.record(stored == nil
-            ? { $0.answeredFromMemory += 1 }
-            : (stored == query ? { $0.answeredFromPostgres += 1 } : { $0.answeredFromMemoryAndPostgres += 1 }))
+        memory.record(stored == nil ? .memory : stored == query ? .postgres : .memoryAndPostgres)
         return Self.sum(parts)
     }
 

@@ -244,13 +244,11 @@ extension IngestService {
         }
         // Seal and trim before installing, outside every lock: loaded rows arrive as open cells.
         var loaded = snapshot.memory
-        let today = Self.today()
-        let sealed = loaded.seal(daysBefore: today - 1)
-        let dropped = loaded.retain(fromDay: memory.configuration.firstRetainedDay(today: today), budgetBytes: memory.configuration.budgetBytes)
+        let (sealed, dropped) = memory.trim(&loaded, today: Self.today())
         let installed = ledger.withLock { ledger -> Bool in
             let stored = ledger.storedOffsets
             guard Set(stored.keys) == all, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return false }
-            memory.install(loaded, pending: ledger.pendingDelta, sealedDays: sealed, droppedDays: dropped.count)
+            memory.install(loaded, pending: ledger.pendingDelta, sealedDays: sealed, droppedDays: dropped)
             return true
         }
         if installed {

@@ -55,10 +55,6 @@ final class LiveMemory: Sendable {
 
     var statistics: Statistics { state.withLock { $0.statistics } }
 
-    func record(_ update: (inout Statistics) -> Void) {
-        state.withLock { update(&$0.statistics) }
-    }
-
     // MARK: - Called under the ledger's lock
 
     /// Adds events just consumed.
@@ -133,14 +129,36 @@ final class LiveMemory: Sendable {
     func maintain(today: Int64) {
         let (durable, epoch) = state.withLock { ($0.durable, $0.epoch) }
         var copy = durable
-        let sealed = copy.seal(daysBefore: today - 1)
-        let dropped = copy.retain(fromDay: configuration.firstRetainedDay(today: today), budgetBytes: configuration.budgetBytes)
-        guard sealed > 0 || !dropped.isEmpty else { return }
+        let (sealed, dropped) = trim(&copy, today: today)
+        guard sealed > 0 || dropped > 0 else { return }
         state.withLock {
             guard $0.epoch == epoch else { return }
             $0.durable = copy
             $0.statistics.daysSealed += sealed
-            $0.statistics.daysDropped += dropped.count
+            $0.statistics.daysDropped += dropped
+        }
+    }
+
+    /// The one rule for what is kept: days before yesterday sealed, then the retained window and the budget.
+    /// Returns the days sealed and dropped.
+    func trim(_ memory: inout CubeMemory, today: Int64) -> (sealed: Int, dropped: Int) {
+        let sealed = memory.seal(daysBefore: today - 1)
+        let dropped = memory.retain(fromDay: configuration.firstRetainedDay(today: today), budgetBytes: configuration.budgetBytes)
+        return (sealed, dropped.count)
+    }
+
+    /// Which sources answered a query.
+    enum Source {
+        case memory, memoryAndPostgres, postgres
+    }
+
+    func record(_ source: Source) {
+        state.withLock {
+            switch source {
+            case .memory: $0.statistics.answeredFromMemory += 1
+            case .memoryAndPostgres: $0.statistics.answeredFromMemoryAndPostgres += 1
+            case .postgres: $0.statistics.answeredFromPostgres += 1
+            }
         }
     }
 
