@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "BackbeatServer",
             dependencies: [
-                "BackbeatCore", "BackbeatKafka", "BackbeatStore",
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -21,8 +21,14 @@ public final class ZstdFrameWriter {
     /// Compresses and writes what is buffered as one frame.
     public func flush() throws {
         guard !buffer.isEmpty else { return }
-        var frame = [UInt8](repeating: 0, count: ZSTD_compressBound(buffer.count))
-        let size = buffer.withUnsafeBytes { source in
+        handle.write(Data(try Self.frame(of: buffer, level: level)))
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// `bytes` compressed as one complete zstd frame.
+    public static func frame(of bytes: [UInt8], level: Int32 = 3) throws -> [UInt8] {
+        var frame = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
+        let size = bytes.withUnsafeBytes { source in
             frame.withUnsafeMutableBytes { target in
                 ZSTD_compress(target.baseAddress, target.count, source.baseAddress, source.count, level)
             }
@@ -30,7 +36,7 @@ public final class ZstdFrameWriter {
         guard ZSTD_isError(size) == 0 else {
             throw ArchiveError(path: "", position: 0, "zstd compression failed: \(String(cString: ZSTD_getErrorName(size)))")
         }
-        handle.write(Data(frame[..<size]))
-        buffer.removeAll(keepingCapacity: true)
+        frame.removeSubrange(size...)
+        return frame
     }
 }

@@ -84,9 +84,11 @@ public final class KafkaConsumer: @unchecked Sendable {
             let topic = String(cString: rd_kafka_topic_name(message.rkt))
             let key = message.key.map { Array(UnsafeRawBufferPointer(start: $0, count: message.key_len)) }
             let value = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: message.len)) }
+            var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
+            let timestamp = rd_kafka_message_timestamp(pointer, &timestampType)
             messages.append(ConsumedMessage(
                 position: MessagePosition(topicPartition: TopicPartition(topic: topic, partition: message.partition), offset: message.offset),
-                key: key, value: value))
+                key: key, value: value, timestampMilliseconds: timestamp >= 0 ? timestamp : nil))
         }
         return messages
     }

@@ -7,8 +7,9 @@ extension Store {
     /// included) and the listener sketches, then the rejected messages. Either all of it commits or none of it does.
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
-    /// `merged` is `batch.mergedDelta` when the caller has it already.
-    public func write(_ batch: FlushBatch, merged: RollupDelta? = nil) async throws {
+    /// `merged` is `batch.mergedDelta` when the caller has it already; `archive` are the archive segments' lengths
+    /// after this batch (`serve --archive-dir`).
+    public func write(_ batch: FlushBatch, merged: RollupDelta? = nil, archive: [ArchiveSegmentPosition] = []) async throws {
         let delta = merged ?? batch.mergedDelta
         do {
             try await client.withTransaction(logger: logger) { connection in
@@ -20,6 +21,9 @@ extension Store {
                 }
                 try await writeListeners(delta, on: connection)
                 try await writeRejected(delta.rejected, on: connection)
+                for segment in archive {
+                    try await recordSegment(segment, on: connection)
+                }
             }
         } catch let error as PostgresTransactionError {
             // Nothing was committed; surface a conflict as itself so the caller can re-seek.
@@ -48,6 +52,24 @@ extension Store {
         var moved = false
         for try await _ in rows { moved = true }
         guard moved else { throw OffsetConflict(topicPartition: part.topicPartition, expected: part.expectedOffset) }
+    }
+
+    private func recordSegment(_ segment: ArchiveSegmentPosition, on connection: PostgresConnection) async throws {
+        try await connection.query("""
+            INSERT INTO archive_segments (name, topic, partition, from_offset, next_offset, bytes)
+            VALUES (\(segment.name), \(segment.topicPartition.topic), \(segment.topicPartition.partition), \(segment.fromOffset),
+                    \(segment.nextOffset), \(segment.bytes))
+            ON CONFLICT (name) DO UPDATE SET next_offset = excluded.next_offset, bytes = excluded.bytes, updated_at = now()
+            """, logger: logger)
+    }
+
+    /// The stored length of each named archive segment that has one.
+    public func archiveSegmentLengths(_ names: [String]) async throws -> [String: Int64] {
+        guard !names.isEmpty else { return [:] }
+        var lengths: [String: Int64] = [:]
+        let rows = try await client.query("SELECT name, bytes FROM archive_segments WHERE name = ANY(\(names))", logger: logger)
+        for try await (name, bytes) in rows.decode((String, Int64).self) { lengths[name] = bytes }
+        return lengths
     }
 
     private func writeRejected(_ rejected: [RejectedMessage], on connection: PostgresConnection) async throws {

@@ -20,3 +20,16 @@ extension Store {
         return offsets
     }
 }
+
+extension Store {
+    /// The stored next offset of every Kafka partition (replay positions of plain files, `replay:*`, left out).
+    public func storedKafkaOffsets() async throws -> [TopicPartition: Int64] {
+        let rows = try await client.query(
+            "SELECT topic, partition, next_offset FROM kafka_offsets WHERE topic NOT LIKE 'replay:%'", logger: logger)
+        var offsets: [TopicPartition: Int64] = [:]
+        for try await (topic, partition, offset) in rows.decode((String, Int32, Int64).self) {
+            offsets[TopicPartition(topic: topic, partition: partition)] = offset
+        }
+        return offsets
+    }
+}

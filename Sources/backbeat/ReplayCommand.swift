@@ -9,21 +9,23 @@ import Logging
 /// `backbeat replay`: applies archived event logs to PostgreSQL through the same validation, rollups and flush as
 /// the live path, never counting an event twice.
 ///
-/// Each input is named by its content (`InputIdentity`); its position (lines applied) is stored in
-/// `kafka_offsets` under the pseudo-topic `replay:<identity>`, partition 0, in the same transaction as the
-/// aggregates. A replay of the same content, or a resumed one, starts after the lines already applied.
+/// An archive (written by `serve --archive-dir` or `generate --archive`) moves the stored offsets of the partitions
+/// its messages came from, so it skips what live consumption or an earlier replay applied. A plain event file is
+/// named by its content (`InputIdentity`); its position (lines applied) is stored in `kafka_offsets` under the
+/// pseudo-topic `replay:<identity>`, partition 0. Either way the position moves in the same transaction as the
+/// aggregates, so a replay of the same input, or a resumed one, starts after what is already applied.
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
-        abstract: "Apply NDJSON or .ndjson.zst event files to PostgreSQL exactly once (safe to run again).")
+        abstract: "Apply archives or NDJSON event files (.zst or not) to PostgreSQL exactly once (safe to run again).")
 
-    @Argument(help: "Input files: NDJSON, zstd-compressed NDJSON (detected by content), or '-' for stdin (needs --input-id).")
+    @Argument(help: "Inputs: archive segments or directories of them (serve --archive-dir), NDJSON event files, zstd-compressed either way (detected by content), or '-' for stdin (plain events need --input-id).")
     var paths: [String]
 
     @Flag(name: .customLong("dry-run"), help: "Validate and count only; write nothing.")
     var dryRun = false
 
-    @Option(name: .customLong("input-id"), help: "Identity of stdin for resuming (files are identified by a hash of their content).")
+    @Option(name: .customLong("input-id"), help: "Identity of plain events on stdin, for resuming (files are identified by a hash of their content; archives by their offsets).")
     var inputID: String?
 
     @Option(name: .customLong("batch-lines"), help: "Lines per transaction (default 200000).")
@@ -43,7 +45,6 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !paths.isEmpty else { throw ValidationError("give at least one input") }
-        if paths.contains("-") && inputID == nil { throw ValidationError("replaying stdin needs --input-id NAME, so that a second run can resume") }
         guard batchLines > 0 else { throw ValidationError("--batch-lines must be positive") }
         if toKafka {
             guard brokers?.isEmpty == false else { throw ValidationError("--to-kafka needs --brokers") }
@@ -55,8 +56,8 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try logging.makeLogger("backbeat-replay")
-        let paths = paths
         do {
+            let paths = try InputPaths.expand(self.paths)
             if toKafka, let brokers {
                 let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["enable.idempotence": "true"]))
                 let replayer = Replayer(batchLines: batchLines, dryRun: false, inputID: inputID,

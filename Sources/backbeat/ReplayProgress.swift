@@ -4,10 +4,19 @@ import Foundation
 
 /// What one input's replay did.
 struct ReplayReport {
+    /// What an input turned out to be.
+    enum Kind {
+        case unknown
+        /// Plain event NDJSON, named by its content.
+        case plain(identity: String)
+        /// An archive of consumed messages, applied against stored offsets.
+        case archive
+    }
+
     var path: String
-    var identity: String
-    /// Lines applied by earlier runs, skipped now.
-    var alreadyApplied: Int64
+    var kind = Kind.unknown
+    /// Lines (plain) or messages (archive) applied by earlier runs or live consumption, skipped now.
+    var alreadyApplied: Int64 = 0
     var lines: Int64 = 0
     var accepted = 0
     var rejected: [Rejection.Reason: Int] = [:]
@@ -51,6 +60,7 @@ struct ReplayProgress {
         let reasons = report.rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }
         var text = "\(path): \(report.lines) lines"
         if report.alreadyApplied > 0 { text += " (\(min(report.alreadyApplied, report.lines)) already applied, skipped)" }
+        if case .archive = report.kind { text += " of archive" }
         text += ", \(report.accepted) events accepted, \(report.rejectedCount) rejected"
         if !reasons.isEmpty { text += " (\(reasons.joined(separator: ", ")))" }
         text += dryRun ? "; dry run, nothing written" : republished ? "; valid events republished to Kafka" : (report.accepted + report.rejectedCount == 0 ? "; nothing new to apply" : "; applied to PostgreSQL")

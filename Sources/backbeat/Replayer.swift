@@ -6,6 +6,10 @@ import BackbeatStore
 import Foundation
 
 /// Replays inputs one by one with fixed settings.
+///
+/// An input that starts with an archive header (`ArchiveLine`) is an archive: its messages are applied against the
+/// stored Kafka offsets of their partitions (`ArchiveApplier`). Anything else is plain event NDJSON, named by its
+/// content (`PlainApplier`).
 struct Replayer: Sendable {
     let batchLines: Int
     let dryRun: Bool
@@ -15,68 +19,203 @@ struct Replayer: Sendable {
 
     /// Replays one input; returns its report. Events before a damaged part are applied, then the error is thrown.
     func replay(_ path: String, store: Store?) async throws -> ReplayReport {
+        let reader = try InputReader(path: path)
+        var progress = ReplayProgress(path: path)
+        var report = ReplayReport(path: path)
+        var applier: (any LineApplier)?
+        var assembler = LineAssembler()
+        func finish() async throws {
+            if let store { try await applier?.flush(to: store) }
+            progress.finish(report, dryRun: dryRun, republished: republish != nil)
+        }
+        do {
+            while let chunk = try reader.next() {
+                if applier == nil { applier = try await makeApplier(path, firstChunk: chunk, store: store, report: &report) }
+                try chunk.withUnsafeBytes { bytes in
+                    try assembler.feed(bytes) { line in
+                        report.lines += 1
+                        try applier!.handle(line, report: &report)
+                    }
+                }
+                progress.update(reader: reader, report: report)
+                if let store, applier!.linesSinceFlush >= batchLines { try await applier!.flush(to: store) }
+            }
+            try assembler.finish { line in
+                report.lines += 1
+                try applier!.handle(line, report: &report)
+            }
+        } catch let damage as ReplayStop {
+            // Everything before the damage is applied; the line at the damage is not.
+            try await finish()
+            throw damage
+        } catch let damage as ArchiveError {
+            try await finish()
+            throw damage
+        }
+        try await finish()
+        return report
+    }
+
+    private func makeApplier(_ path: String, firstChunk: [UInt8], store: Store?, report: inout ReplayReport) async throws -> any LineApplier {
+        if firstChunk.withUnsafeBytes({ ArchiveLine.isHeader($0) }) {
+            report.kind = .archive
+            return ArchiveApplier(path: path, stored: try await store?.storedKafkaOffsets() ?? [:], republish: republish)
+        }
+        guard path != "-" || inputID != nil else {
+            throw ValidationError("stdin holds plain events: give --input-id NAME, so that a second run can resume")
+        }
         let identity = path == "-" ? inputID! : try InputIdentity.of(path: path)
         let position = TopicPartition(topic: "replay:" + identity, partition: 0)
         let stored = try await store?.storedOffsets(for: [position])[position]
-        var report = ReplayReport(path: path, identity: identity, alreadyApplied: stored ?? 0)
-        var progress = ReplayProgress(path: path)
-        let reader = try InputReader(path: path)
-        let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        report.kind = .plain(identity: identity)
+        report.alreadyApplied = stored ?? 0
+        return PlainApplier(path: path, position: position, stored: stored, republish: republish)
+    }
+}
 
-        var expected = stored
-        var line: Int64 = 0
-        var delta = RollupDelta()
-        var linesInBatch = 0
-        func flush() async throws {
-            guard let store, line > (expected ?? 0) else { return }
-            let part = FlushBatch.Part(topicPartition: position, generation: 0, expectedOffset: expected, newOffset: line, delta: delta)
-            do {
-                try await store.write(FlushBatch(parts: [part]))
-            } catch is OffsetConflict {
-                throw ValidationError("\(path): another replay of the same input is running (its stored position moved)")
-            }
-            expected = line
-            delta = RollupDelta()
-            linesInBatch = 0
+/// A replay that stops at a line it cannot apply (after applying the lines before it).
+struct ReplayStop: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Applies the lines of one input and flushes them to PostgreSQL in batches.
+protocol LineApplier {
+    /// Lines handled since the last flush.
+    var linesSinceFlush: Int { get }
+    mutating func handle(_ line: UnsafeRawBufferPointer, report: inout ReplayReport) throws
+    /// Writes what was handled since the last flush, with the input's position, in one transaction.
+    mutating func flush(to store: Store) async throws
+}
+
+/// Plain event NDJSON: the position is the number of lines applied, stored under `replay:<identity>`.
+struct PlainApplier: LineApplier {
+    let path: String
+    let position: TopicPartition
+    let republish: Republisher?
+    let skipBefore: Int64
+    let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+    private var expected: Int64?
+    private var line: Int64 = 0
+    private var delta = RollupDelta()
+    private(set) var linesSinceFlush = 0
+
+    init(path: String, position: TopicPartition, stored: Int64?, republish: Republisher?) {
+        self.path = path
+        self.position = position
+        self.expected = stored
+        self.skipBefore = stored ?? 0
+        self.republish = republish
+    }
+
+    mutating func handle(_ bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
+        defer { line += 1 }
+        guard line >= skipBefore, !bytes.isEmpty else { return }
+        switch EventDecoder.decode(bytes: bytes, now: now) {
+        case .success(let event):
+            if let republish { try republish.send(event, value: bytes) } else { delta.add(event) }
+            report.accepted += 1
+        case .failure(let rejection):
+            delta.rejected.append(RejectedMessage(
+                position: MessagePosition(topicPartition: position, offset: line), key: nil, value: Array(bytes), rejection: rejection))
+            report.rejected[rejection.reason, default: 0] += 1
         }
-        func handle(_ bytes: UnsafeRawBufferPointer) throws {
-            defer { line += 1 }
-            guard line >= report.alreadyApplied, !bytes.isEmpty else { return }
-            switch EventDecoder.decode(bytes: bytes, now: now) {
+        linesSinceFlush += 1
+    }
+
+    mutating func flush(to store: Store) async throws {
+        guard line > (expected ?? 0) else { return }
+        let part = FlushBatch.Part(topicPartition: position, generation: 0, expectedOffset: expected, newOffset: line, delta: delta)
+        do {
+            try await store.write(FlushBatch(parts: [part]))
+        } catch is OffsetConflict {
+            throw ValidationError("\(path): another replay of the same input is running (its stored position moved)")
+        }
+        expected = line
+        delta = RollupDelta()
+        linesSinceFlush = 0
+    }
+}
+
+/// An archive: each message is applied unless its partition's stored offset already covers it, and the offset
+/// moves with the aggregates, so neither a second replay nor the live consumer counts it again.
+struct ArchiveApplier: LineApplier {
+    let path: String
+    let republish: Republisher?
+    /// The next offset of each partition: stored, or as far as this replay has applied.
+    private var positions: [TopicPartition: Int64]
+    /// The stored offset of each partition touched since the last flush (the expected value of its move).
+    private var touched: [TopicPartition: Int64?] = [:]
+    /// Partitions whose run header has been read.
+    private var runs: Set<TopicPartition> = []
+    private var delta = RollupDelta()
+    private var line: Int64 = 0
+    private(set) var linesSinceFlush = 0
+
+    init(path: String, stored: [TopicPartition: Int64], republish: Republisher?) {
+        self.path = path
+        self.positions = stored
+        self.republish = republish
+    }
+
+    mutating func handle(_ bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
+        line += 1
+        guard !bytes.isEmpty else { return }
+        let decoded: ArchiveLine
+        do {
+            decoded = try ArchiveLine.decode(bytes)
+        } catch {
+            throw ReplayStop(description: "\(path): line \(line): \(error)")
+        }
+        switch decoded {
+        case .header(let run):
+            let partition = run.topicPartition
+            if let at = positions[partition], let from = run.fromOffset, from > at {
+                throw ReplayStop(description: "\(path): line \(line): the archive continues \(partition) from offset \(from), "
+                    + "but the database holds it only up to offset \(at); replay the archive's earlier segments first")
+            }
+            runs.insert(partition)
+        case .message(let archived):
+            let message = archived.message
+            let partition = message.position.topicPartition
+            guard runs.contains(partition) else {
+                throw ReplayStop(description: "\(path): line \(line): a message of \(partition) before the header of its run")
+            }
+            if let at = positions[partition], message.position.offset < at {
+                report.alreadyApplied += 1
+                return
+            }
+            if touched[partition] == nil { touched[partition] = .some(positions[partition]) }
+            positions[partition] = message.position.offset + 1
+            switch EventDecoder.decode(message.value, now: archived.consumedAt) {
             case .success(let event):
-                if let republish {
-                    try republish.send(event, value: bytes)
+                if let republish, let value = message.value {
+                    try value.withUnsafeBytes { try republish.send(event, value: $0) }
                 } else {
                     delta.add(event)
                 }
                 report.accepted += 1
             case .failure(let rejection):
-                delta.rejected.append(RejectedMessage(
-                    position: MessagePosition(topicPartition: position, offset: line), key: nil, value: Array(bytes), rejection: rejection))
+                delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
                 report.rejected[rejection.reason, default: 0] += 1
             }
-            linesInBatch += 1
+            linesSinceFlush += 1
         }
+    }
 
-        var assembler = LineAssembler()
-        do {
-            while let chunk = try reader.next() {
-                try chunk.withUnsafeBytes { try assembler.feed($0, handle) }
-                progress.update(reader: reader, report: report)
-                if linesInBatch >= batchLines { try await flush() }
-            }
-            try assembler.finish(handle)
-        } catch let damage as ArchiveError {
-            // Everything before the damage is applied; the incomplete line at the damage is not.
-            try await flush()
-            report.lines = line
-            progress.finish(report, dryRun: dryRun, republished: republish != nil)
-            throw damage
+    mutating func flush(to store: Store) async throws {
+        guard !touched.isEmpty else { return }
+        let parts = touched.map { partition, expected in
+            FlushBatch.Part(topicPartition: partition, generation: 0, expectedOffset: expected, newOffset: positions[partition]!, delta: RollupDelta())
         }
-        try await flush()
-        report.lines = line
-        progress.finish(report, dryRun: dryRun, republished: republish != nil)
-        return report
+        do {
+            try await store.write(FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition }), merged: delta)
+        } catch let conflict as OffsetConflict {
+            throw ValidationError("\(path): the stored offset of \(conflict.topicPartition) moved during the replay (is a consumer "
+                + "running on it?); run the replay again: what was applied stays applied, nothing is counted twice")
+        }
+        touched = [:]
+        delta = RollupDelta()
+        linesSinceFlush = 0
     }
 }
 

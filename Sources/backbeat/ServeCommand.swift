@@ -36,6 +36,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("memory-budget"), help: "Most bytes of cubes held in memory, e.g. 512MB; the oldest days go first (env BACKBEAT_MEMORY_BUDGET; default 512MB; 0: PostgreSQL answers everything).")
     var memoryBudget: String?
 
+    @Option(name: .customLong("archive-dir"), help: "Archive every consumed message, valid or not, as zstd NDJSON segments in this directory (env BACKBEAT_ARCHIVE_DIR; default: no archive). One directory per instance.")
+    var archiveDirectory: String?
+
+    @Option(name: .customLong("archive-segment-size"), help: "Seal an archive segment at this size even before its hour ends, e.g. 128MB (env BACKBEAT_ARCHIVE_SEGMENT_SIZE; default 128MB).")
+    var archiveSegmentSize: String?
+
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
 
@@ -59,6 +65,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard let days = Int(daysText), (0...3660).contains(days) else { throw ValidationError("--memory-days must be 0-3660, not \(daysText)") }
         let budgetText = setting(memoryBudget, "BACKBEAT_MEMORY_BUDGET") ?? "512MB"
         guard let budget = parseByteSize(budgetText) else { throw ValidationError("--memory-budget \(budgetText) is not a size such as 512MB") }
+
+        let segmentText = setting(archiveSegmentSize, "BACKBEAT_ARCHIVE_SEGMENT_SIZE") ?? "128MB"
+        guard let segmentBytes = parseByteSize(segmentText), segmentBytes > 0 else {
+            throw ValidationError("--archive-segment-size \(segmentText) is not a positive size such as 128MB")
+        }
 
         var kafka = KafkaConfiguration()
         let propertyList = kafkaProperties.isEmpty
@@ -88,7 +99,8 @@ struct ServeCommand: AsyncParsableCommand {
         let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
         let configuration = ServeConfiguration(
             ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, kafka: kafka,
-                memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget)),
+                memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),
+                archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes)),
             httpPort: port, adminToken: token)
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])

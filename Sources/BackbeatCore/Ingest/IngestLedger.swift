@@ -7,6 +7,9 @@
 ///   only if the stored one is still the expected one;
 /// - after a failed flush `restore` puts the batch back; after a conflict `markStale` drops the partition so that
 ///   it is sought again from the stored offset.
+///
+/// When `archiving`, each partition also keeps the archive lines (`ArchiveLine`) of every message it counted, valid
+/// or not, so the archive moves in the same steps as the aggregates.
 public struct IngestLedger: Sendable {
     private struct PartitionState: Sendable {
         var generation: UInt64
@@ -15,13 +18,19 @@ public struct IngestLedger: Sendable {
         /// One past the last offset consumed.
         var nextOffset: Int64?
         var delta = RollupDelta()
+        /// Archive lines of the messages in `delta` (empty unless archiving).
+        var archive: [UInt8] = []
     }
 
     private var partitions: [TopicPartition: PartitionState] = [:]
     private var generationCounter: UInt64 = 0
     private var stale: Set<TopicPartition> = []
+    /// Whether consumed messages are also kept as archive lines.
+    public let archiving: Bool
 
-    public init() {}
+    public init(archiving: Bool = false) {
+        self.archiving = archiving
+    }
 
     /// The partitions this consumer owns now.
     public var assigned: [TopicPartition] { partitions.keys.sorted() }
@@ -71,6 +80,7 @@ public struct IngestLedger: Sendable {
         partitions[partition] = nil  // keep the state uniquely referenced while it is mutated
         defer { partitions[partition] = state }
         state.nextOffset = message.position.offset + 1
+        if archiving { ArchiveLine.appendMessage(message, consumedAt: now, to: &state.archive) }
         switch EventDecoder.decode(message.value, now: now) {
         case .success(let event):
             state.delta.add(event)
@@ -89,10 +99,11 @@ public struct IngestLedger: Sendable {
             guard let next = state.nextOffset, next != state.storedOffset else { continue }
             parts.append(FlushBatch.Part(
                 topicPartition: partition, generation: state.generation,
-                expectedOffset: state.storedOffset, newOffset: next, delta: state.delta
+                expectedOffset: state.storedOffset, newOffset: next, delta: state.delta, archive: state.archive
             ))
             state.storedOffset = next
             state.delta = RollupDelta()
+            state.archive = []
             partitions[partition] = state
         }
         return parts.isEmpty ? nil : FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition })
@@ -106,6 +117,7 @@ public struct IngestLedger: Sendable {
             var delta = part.delta
             delta.merge(state.delta)
             state.delta = delta
+            state.archive = part.archive + state.archive
             partitions[part.topicPartition] = state
         }
     }
@@ -135,13 +147,16 @@ public struct FlushBatch: Sendable {
         /// The offset to store.
         public var newOffset: Int64
         public var delta: RollupDelta
+        /// Archive lines of the part's messages (empty unless archiving).
+        public var archive: [UInt8]
 
-        public init(topicPartition: TopicPartition, generation: UInt64, expectedOffset: Int64?, newOffset: Int64, delta: RollupDelta) {
+        public init(topicPartition: TopicPartition, generation: UInt64, expectedOffset: Int64?, newOffset: Int64, delta: RollupDelta, archive: [UInt8] = []) {
             self.topicPartition = topicPartition
             self.generation = generation
             self.expectedOffset = expectedOffset
             self.newOffset = newOffset
             self.delta = delta
+            self.archive = archive
         }
     }
 

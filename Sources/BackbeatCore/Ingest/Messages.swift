@@ -27,14 +27,17 @@ public struct MessagePosition: Hashable, Sendable {
 }
 
 /// A consumed message, owned by Swift (the C buffers are copied out).
-public struct ConsumedMessage: Sendable {
+public struct ConsumedMessage: Equatable, Sendable {
     public var position: MessagePosition
     public var key: [UInt8]?
     public var value: [UInt8]?
+    /// The message's Kafka timestamp (create or log-append time), in milliseconds since 1970; nil when unknown.
+    public var timestampMilliseconds: Int64?
 
-    public init(position: MessagePosition, key: [UInt8]?, value: [UInt8]?) {
+    public init(position: MessagePosition, key: [UInt8]?, value: [UInt8]?, timestampMilliseconds: Int64? = nil) {
         self.position = position
         self.key = key
         self.value = value
+        self.timestampMilliseconds = timestampMilliseconds
     }
 }

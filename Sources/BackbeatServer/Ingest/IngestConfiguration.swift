@@ -14,11 +14,16 @@ public struct IngestConfiguration: Sendable {
     public var kafka: KafkaConfiguration
     /// What is kept in memory to answer queries.
     public var memory: MemoryConfiguration
+    /// Where every consumed message is archived (nil: no archive); see `ArchiveWriter`.
+    public var archiveDirectory: String?
+    /// Size at which an archive segment is sealed before its hour ends.
+    public var archiveSegmentBytes: Int64
 
     public init(
         brokers: String, topics: [String] = ["streams", "revenue", "social"], groupID: String = "backbeat",
         flushInterval: Duration = .seconds(1), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration(),
-        memory: MemoryConfiguration = MemoryConfiguration()
+        memory: MemoryConfiguration = MemoryConfiguration(), archiveDirectory: String? = nil,
+        archiveSegmentBytes: Int64 = 128 << 20
     ) {
         self.brokers = brokers
         self.topics = topics
@@ -27,5 +32,7 @@ public struct IngestConfiguration: Sendable {
         self.pollBatchSize = pollBatchSize
         self.kafka = kafka
         self.memory = memory
+        self.archiveDirectory = archiveDirectory
+        self.archiveSegmentBytes = archiveSegmentBytes
     }
 }

@@ -1,3 +1,4 @@
+import BackbeatArchive
 import BackbeatCore
 import BackbeatKafka
 import BackbeatStore
@@ -14,7 +15,9 @@ public final class IngestService: Service, Sendable {
     let configuration: IngestConfiguration
     let store: Store
     let logger: Logger
-    let ledger = Mutex(IngestLedger())
+    let ledger: Mutex<IngestLedger>
+    /// The archive of every consumed message (nil without `archiveDirectory`); only the flush loop touches it.
+    private let archive = Mutex<ArchiveWriter?>(nil)
     /// The in-memory cubes (nil when memory is disabled: PostgreSQL answers everything).
     let memory: LiveMemory?
     /// Every partition of the subscribed topics, as of the last assignment (nil: unknown).
@@ -27,6 +30,7 @@ public final class IngestService: Service, Sendable {
         self.configuration = configuration
         self.store = store
         self.logger = logger
+        self.ledger = Mutex(IngestLedger(archiving: configuration.archiveDirectory != nil))
         self.memory = configuration.memory.isEnabled ? LiveMemory(configuration: configuration.memory) : nil
     }
 
@@ -42,6 +46,7 @@ public final class IngestService: Service, Sendable {
     }
 
     public func run() async throws {
+        try await openArchive()
         let consumer = try KafkaConsumer(
             brokers: configuration.brokers, groupID: configuration.groupID, topics: configuration.topics,
             extra: configuration.kafka, logger: logger,
@@ -59,6 +64,7 @@ public final class IngestService: Service, Sendable {
                     break
                 }
                 await flushOnce(consumer: consumer)
+                sealArchiveSegments()
                 await loadSnapshotIfOwningEverything()
                 memory?.maintain(today: Self.today())
             }
@@ -73,6 +79,7 @@ public final class IngestService: Service, Sendable {
             logger.warning("final flush failed; retrying", metadata: ["attempt": "\(attempt)"])
             try? await Task.sleep(for: .milliseconds(500))
         }
+        try archive.withLock { try $0?.closeAll() }
         consumer.close()
         self.consumer.withLock { $0 = nil }
         logger.info("ingest stopped", metadata: ["accepted": "\(stats.accepted)", "rejected": "\(stats.rejected)"])
@@ -181,13 +188,17 @@ public final class IngestService: Service, Sendable {
         let started = ContinuousClock.now
         let delta = batch.mergedDelta
         do {
-            try await store.write(batch, merged: delta)
+            let now = Self.now()
+            let segments = try archive.withLock { try $0?.append(batch.parts, now: now) } ?? []
+            try await store.write(batch, merged: delta, archive: segments)
+            try archive.withLock { try $0?.committed(now: now) }
             if let epoch { memory?.flushCommitted(delta, epoch: epoch) }
             consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             counters.withLock { $0.flushes += 1 }
             logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
             return true
         } catch let conflict as OffsetConflict {
+            rollBackArchive()
             logger.warning("offset conflict; partition will be consumed again from its stored offset", metadata: ["detail": "\(conflict)"])
             ledger.withLock { ledger in
                 ledger.restore(batch)
@@ -196,12 +207,59 @@ public final class IngestService: Service, Sendable {
             }
             return true
         } catch {
+            rollBackArchive()
             logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
             ledger.withLock { ledger in
                 ledger.restore(batch)
                 memory?.flushFailed(pending: ledger.pendingDelta)
             }
             return false
+        }
+    }
+}
+
+// MARK: - Archive
+
+extension IngestService {
+    /// The wall clock as a `Timestamp`.
+    static func now() -> Timestamp {
+        Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+    }
+
+    /// Opens the archive directory and repairs what a previous process left open: each open segment is cut to the
+    /// length stored with the last committed flush and sealed.
+    fileprivate func openArchive() async throws {
+        guard let directory = configuration.archiveDirectory else { return }
+        let writer = try ArchiveWriter(directory: URL(fileURLWithPath: directory), segmentBytes: configuration.archiveSegmentBytes)
+        let leftovers = try writer.leftovers()
+        if !leftovers.isEmpty {
+            let recovered = try writer.recover(committed: try await store.archiveSegmentLengths(leftovers))
+            logger.notice("archive: repaired the segments left open by the last run", metadata: [
+                "sealed": "\(recovered.sealed)", "removed_uncommitted": "\(recovered.removed)"])
+        }
+        archive.withLock { $0 = writer }
+        logger.info("archiving consumed messages", metadata: ["directory": "\(directory)"])
+    }
+
+    /// Cuts off what the failed flush appended. If even that fails the archive could hold lines that are not
+    /// counted, so the service stops; the next start repairs the segments from PostgreSQL.
+    fileprivate func rollBackArchive() {
+        do {
+            try archive.withLock { try $0?.rolledBack() }
+        } catch {
+            logger.critical("archive: cannot cut back an uncommitted flush; stopping (a restart repairs the archive)", metadata: ["error": "\(error)"])
+            fatalError("archive rollback failed: \(error)")
+        }
+    }
+
+    /// Seals segments that are full, past their hour, or of partitions no longer owned. A segment that cannot be
+    /// sealed stays open on disk, and the next start seals it.
+    fileprivate func sealArchiveSegments() {
+        let owned = Set(ledger.withLock { $0.assigned })
+        do {
+            try archive.withLock { try $0?.sealFinished(now: Self.now(), keeping: owned) }
+        } catch {
+            logger.error("archive: cannot seal a segment; the next start seals it", metadata: ["error": "\(error)"])
         }
     }
 }
