@@ -8,7 +8,7 @@ import Foundation
 struct GenerateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate",
-        abstract: "Write deterministic synthetic events (NDJSON to --out, or to Kafka with --brokers).")
+        abstract: "Write deterministic synthetic events: NDJSON to --out, an archive to --archive, or to Kafka with --brokers.")
 
     @Option(help: "Number of messages.") var events: Int = 10_000
     @Option(help: "Random seed; the same settings give the same events.") var seed: UInt64 = 1
@@ -18,6 +18,9 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(name: .customLong("invalid-fraction"), help: "Fraction (0-1) of deliberately invalid messages.") var invalidFraction: Double = 0
     @Option(help: "Write NDJSON here ('-' for stdout; a name ending in .zst is zstd-compressed). Null values are skipped.") var out: String?
     @Option(help: "Kafka bootstrap servers to publish to instead of a file.") var brokers: String?
+    @Option(help: "Write an archive here, in the format of serve --archive-dir, as if a consumer had read the events from --partitions partitions per topic (keyed by artist).")
+    var archive: String?
+    @Option(help: "Partitions per topic of --archive.") var partitions: Int32 = 4
     @Option(help: "Message keys when publishing: 'artist' (the artist id, so an artist stays on one partition) or 'none' (spread evenly; use with the dev broker, whose partitions keep only about 5 MB).")
     var keys: String = "artist"
 
@@ -25,7 +28,8 @@ struct GenerateCommand: AsyncParsableCommand {
     var topics: String = "streams,revenue,social"
 
     func validate() throws {
-        guard (out == nil) != (brokers == nil) else { throw ValidationError("give exactly one of --out and --brokers") }
+        guard [out, brokers, archive].compactMap({ $0 }).count == 1 else { throw ValidationError("give exactly one of --out, --archive and --brokers") }
+        guard partitions >= 1 else { throw ValidationError("--partitions must be >= 1") }
         guard events >= 0, artists >= 1, days >= 1 else { throw ValidationError("--events must be >= 0, --artists and --days >= 1") }
         guard (0...1).contains(invalidFraction) else { throw ValidationError("--invalid-fraction must be between 0 and 1") }
         guard [1, 3].contains(topics.split(separator: ",").count) else { throw ValidationError("--topics takes one or three topics") }
@@ -67,6 +71,9 @@ struct GenerateCommand: AsyncParsableCommand {
                 throw ValidationError("\(deliveries.failed) messages failed delivery: \(deliveries.lastError ?? "")")
             }
             FileHandle.standardError.write(Data("published \(deliveries.delivered) messages to \(brokers)\n".utf8))
+        } else if let archive {
+            try writeArchive(to: archive, generator: &generator, topic: topic, reportProgress: { written += 1; reportProgress() })
+            FileHandle.standardError.write(Data("wrote \(written) messages to the archive \(archive)\n".utf8))
         } else if let out {
             let handle: FileHandle
             if out == "-" {
@@ -97,5 +104,42 @@ struct GenerateCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("wrote \(written) events to \(out)\n".utf8))
             }
         }
+    }
+
+    /// Writes the messages as archive segments: each artist's messages on one partition per topic, offsets counted
+    /// per partition, consumed "now".
+    private func writeArchive(to directory: String, generator: inout EventGenerator, topic: (EventType) -> String, reportProgress: () -> Void) throws {
+        let writer = try ArchiveWriter(directory: URL(fileURLWithPath: directory), segmentBytes: 128 << 20)
+        let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        var lines: [TopicPartition: [UInt8]] = [:]
+        var flushed: [TopicPartition: Int64] = [:]
+        var next: [TopicPartition: Int64] = [:]
+        var buffered = 0
+        func flush() throws {
+            let parts = lines.map { partition, archive in
+                FlushBatch.Part(topicPartition: partition, generation: 0, expectedOffset: flushed[partition],
+                                newOffset: next[partition]!, delta: RollupDelta(), archive: archive)
+            }
+            _ = try writer.append(parts, now: now)
+            try writer.committed(now: now)
+            for part in parts { flushed[part.topicPartition] = part.newOffset }
+            lines = [:]
+            buffered = 0
+        }
+        for _ in 0..<events {
+            let message = generator.next()
+            let partition = TopicPartition(topic: topic(message.topic), partition: Int32(UInt64(bitPattern: MurmurHash3.hash64(message.key)) % UInt64(partitions)))
+            let offset = next[partition, default: 0]
+            next[partition] = offset + 1
+            let consumed = ConsumedMessage(position: MessagePosition(topicPartition: partition, offset: offset),
+                                           key: Array(message.key.utf8), value: message.value, timestampMilliseconds: now.microseconds / 1000)
+            let before = lines[partition, default: []].count
+            ArchiveLine.appendMessage(consumed, consumedAt: now, to: &lines[partition, default: []])
+            buffered += lines[partition]!.count - before
+            reportProgress()
+            if buffered > 4 << 20 { try flush() }
+        }
+        try flush()
+        try writer.closeAll()
     }
 }
