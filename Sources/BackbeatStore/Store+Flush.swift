@@ -94,7 +94,7 @@ extension Store {
         }
     }
 
-    private func writeCube(_ cube: Cube, _ rows: [[String]: [MetricValue]], on connection: PostgresConnection) async throws {
+    func writeCube(_ cube: Cube, _ rows: [[String]: [MetricValue]], on connection: PostgresConnection) async throws {
         guard !rows.isEmpty else { return }
         var copy = CopyTextEncoder()
         for (key, values) in rows {
@@ -112,7 +112,7 @@ extension Store {
             measures: cube.dataset.metrics.map(\.rawValue), data: copy.buffer, on: connection)
     }
 
-    private func writeListeners(_ delta: RollupDelta, on connection: PostgresConnection) async throws {
+    func writeListeners(_ delta: RollupDelta, on connection: PostgresConnection) async throws {
         if !delta.artistListeners.isEmpty {
             var copy = CopyTextEncoder()
             for (key, sketch) in delta.artistListeners {

@@ -25,6 +25,8 @@ public final class IngestService: Service, Sendable {
     private let stopPolling = Atomic<Bool>(false)
     fileprivate let consumer = Mutex<KafkaConsumer?>(nil)
     private let counters = Mutex(IngestCounters())
+    /// The latest `backbeat rebuild` seen (nil: not read yet).
+    private let seenRebuild = Mutex<Int64?>(nil)
 
     public init(configuration: IngestConfiguration, store: Store, logger: Logger) {
         self.configuration = configuration
@@ -65,6 +67,7 @@ public final class IngestService: Service, Sendable {
                 }
                 await flushOnce(consumer: consumer)
                 sealArchiveSegments()
+                await noticeRebuilds()
                 await loadSnapshotIfOwningEverything()
                 memory?.maintain(today: Self.today())
             }
@@ -282,6 +285,19 @@ extension IngestService {
             allPartitions.withLock { $0 = nil }
             logger.warning("cannot list the topics' partitions; queries go to PostgreSQL until the next rebalance", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// When a `backbeat rebuild` replaced stored aggregates, the in-memory days are stale: answer from PostgreSQL
+    /// until the snapshot is loaded again (on this same loop).
+    func noticeRebuilds() async {
+        guard let memory, let latest = try? await store.latestRebuild() else { return }
+        let previous = seenRebuild.withLock { seen in
+            defer { seen = latest }
+            return seen
+        }
+        guard let previous, previous != latest else { return }
+        memory.storedAggregatesReplaced()
+        logger.notice("a rebuild replaced stored aggregates; reloading the in-memory days", metadata: ["rebuild": "\(latest)"])
     }
 
     /// When this instance owns every partition but memory is not complete, loads the retained window from

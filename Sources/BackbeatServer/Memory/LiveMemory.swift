@@ -74,6 +74,15 @@ final class LiveMemory: Sendable {
         }
     }
 
+    /// Stored aggregates were replaced behind the flushes' back (`backbeat rebuild`): memory alone no longer
+    /// answers until a snapshot is loaded again. Pending work is the ledger's and stays.
+    func storedAggregatesReplaced() {
+        state.withLock {
+            $0.complete = false
+            $0.epoch += 1
+        }
+    }
+
     /// A flush took everything pending: it moves in flight. Returns the epoch to hand back to `flushCommitted`.
     func flushStarted() -> UInt64 {
         state.withLock {

@@ -62,6 +62,19 @@ struct GroundTruth: Equatable {
         }
     }
 
+    /// Only the rows of the UTC days (since 1970) that `keep` accepts.
+    func filtered(days keep: (Int64) -> Bool) -> GroundTruth {
+        func hourDay(_ key: String) -> Int64 { Int64(key.split(separator: "|")[1])!.floorDiv(86_400) }
+        func dateDay(_ key: String) -> Int64 { RFC3339.parseDate(String(key.split(separator: "|").last!))!.daysSinceEpoch }
+        var result = GroundTruth()
+        result.streams = streams.filter { keep(hourDay($0.key)) }
+        result.revenue = revenue.filter { keep(hourDay($0.key)) }
+        result.social = social.filter { keep(hourDay($0.key)) }
+        result.artistListeners = artistListeners.filter { keep(dateDay($0.key)) }
+        result.trackListeners = trackListeners.filter { keep(dateDay($0.key)) }
+        return result
+    }
+
     /// Reads the rollup tables into the same shape.
     static func read(from client: PostgresClient) async throws -> GroundTruth {
         var truth = GroundTruth()

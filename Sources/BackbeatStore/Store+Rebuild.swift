@@ -1,0 +1,60 @@
+import BackbeatCore
+import PostgresNIO
+
+extension Store {
+    /// Replaces the aggregates of the UTC days `fromDay...toDay` (every cube and listener sketch) with `compute`'s
+    /// delta, in one transaction: readers see the old numbers or the new ones, never a mix. Days outside the interval,
+    /// offsets and rejected events are not touched.
+    ///
+    /// `compute` runs inside the transaction, after every row of `kafka_offsets` is locked, and receives the stored
+    /// offsets: what it counts must be exactly the messages below them. Flushes of live consumers wait for the lock,
+    /// so nothing is counted between the offsets read and the swap.
+    /// - Returns: the id of the `rebuilds` row written.
+    @discardableResult
+    public func rebuild(
+        fromDay: Int64, toDay: Int64,
+        compute: @Sendable ([TopicPartition: Int64]) async throws -> (delta: RollupDelta, events: Int64)
+    ) async throws -> Int64 {
+        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: fromDay))
+        let end = RFC3339.formatDate(CivilDate(daysSinceEpoch: toDay + 1))
+        return try await client.withTransaction(logger: logger) { connection in
+            var offsets: [TopicPartition: Int64] = [:]
+            let rows = try await connection.query(
+                "SELECT topic, partition, next_offset FROM kafka_offsets ORDER BY topic, partition FOR UPDATE", logger: logger)
+            for try await (topic, partition, offset) in rows.decode((String, Int32, Int64).self) {
+                offsets[TopicPartition(topic: topic, partition: partition)] = offset
+            }
+            let (delta, counted) = try await compute(offsets)
+            for cube in Cube.all {
+                let column = cube.grain == .hour ? "hour" : "day"
+                let cast = cube.grain == .hour ? "timestamptz" : "date"
+                try await connection.query(PostgresQuery(unsafeSQL:
+                    "DELETE FROM \(cube.table) WHERE \(column) >= $1::\(cast) AND \(column) < $2::\(cast)", binds: Self.binds(from, end)), logger: logger)
+                try await writeCube(cube, delta.rows(for: cube), on: connection)
+            }
+            for table in ["artist_listeners_daily", "track_listeners_daily"] {
+                try await connection.query(PostgresQuery(unsafeSQL:
+                    "DELETE FROM \(table) WHERE day >= $1::date AND day < $2::date", binds: Self.binds(from, end)), logger: logger)
+            }
+            try await writeListeners(delta, on: connection)
+            let inserted = try await connection.query("""
+                INSERT INTO rebuilds (from_day, to_day, events) VALUES (\(from)::date, (\(end)::date - 1), \(counted)) RETURNING id
+                """, logger: logger)
+            for try await id in inserted.decode(Int64.self) { return id }
+            return 0
+        }
+    }
+
+    /// The id of the latest rebuild (0: none), which `serve` watches.
+    public func latestRebuild() async throws -> Int64 {
+        let rows = try await client.query("SELECT coalesce(max(id), 0)::bigint FROM rebuilds", logger: logger)
+        for try await id in rows.decode(Int64.self) { return id }
+        return 0
+    }
+
+    private static func binds(_ values: String...) -> PostgresBindings {
+        var bindings = PostgresBindings()
+        for value in values { bindings.append(value) }
+        return bindings
+    }
+}

@@ -1,0 +1,106 @@
+import BackbeatArchive
+import BackbeatCore
+import BackbeatKafka
+import Foundation
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// `backbeat rebuild` replaces an interval's aggregates from archives in one swap and touches nothing else.
+@Suite(.serialized) struct RebuildTests {
+    static let days = ["2026-10-03", "2026-10-04", "2026-10-05"]
+    static let untouchedDay = "2026-10-08"
+
+    /// Makes `days` wrong: stream counters doubled in every stream cube, every other aggregate (revenue, social,
+    /// listener sketches) deleted. The doubled counters are non-zero, so a rebuild that deleted before it inserted
+    /// in separate steps would show a third answer (zeros) to the queries running beside it.
+    static func damage(_ client: PostgresClient, days: [String]) async throws {
+        let doubled = "streams = streams * 2, skips = skips * 2, listening_ms = listening_ms * 2"
+        for table in ["stream_hourly", "streams_by_artist_hour"] {
+            try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(table) SET \(doubled) WHERE (hour AT TIME ZONE 'UTC')::date = ANY($1::date[])", binds: binds(days)))
+        }
+        for table in ["streams_by_artist_day_platform", "streams_by_artist_day_country", "streams_by_artist_day_track", "streams_by_artist_day_demographics"] {
+            try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(table) SET \(doubled) WHERE day = ANY($1::date[])", binds: binds(days)))
+        }
+        for table in ["revenue_hourly", "social_hourly"] {
+            try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE (hour AT TIME ZONE 'UTC')::date = ANY($1::date[])", binds: binds(days)))
+        }
+        for table in ["revenue_by_artist_day", "social_by_artist_day", "artist_listeners_daily", "track_listeners_daily"] {
+            try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE day = ANY($1::date[])", binds: binds(days)))
+        }
+    }
+
+    static func binds(_ days: [String]) -> PostgresBindings {
+        var bindings = PostgresBindings()
+        bindings.append(days)
+        return bindings
+    }
+
+    /// The day series of one artist's streams, as sorted-key JSON text.
+    static func streamsSeries() async throws -> String {
+        let reply = try await HTTP.get(servicePort.withLock { "http://127.0.0.1:\($0)" } + "/v1/artists/artist-0001/streams?from=2026-10-01&to=2026-10-11&granularity=day")
+        #expect(reply.status == 200)
+        let body = try #require(try reply.json() as? [String: Any])
+        let series = try #require(body["series"] as? [Any])
+        return String(decoding: try JSONSerialization.data(withJSONObject: series, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    static let servicePort = Mutex(0)
+
+    @Test func rebuildSwapsAnIntervalAtomicallyWhileQueriesRun() async throws {
+        let directory = NSTemporaryDirectory() + "backbeat-rebuild-\(UInt32.random(in: 0...UInt32.max))"
+        let workload = Workload(events: 12_000, seed: 9, invalidFraction: 0.01)
+        let generated = try ReplayTests.run(["generate", "--events", "12000", "--seed", "9", "--artists", "8", "--days", "10",
+                                             "--start", "2026-10-01", "--invalid-fraction", "0.01", "--archive", directory])
+        #expect(generated.status == 0, "\(generated.output)")
+        let database = try await TestEnvironment.freshDatabase("rebuild")
+        let replayed = try ReplayTests.run(["replay", directory], postgresURL: database)
+        #expect(replayed.status == 0, "\(replayed.output)")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await Self.damage(store.client, days: Self.days + [Self.untouchedDay])
+        }
+        let before = try await ArchiveTests.everything(database)
+
+        // Missing segments: the rebuild refuses and changes nothing.
+        let partial = try InputPaths.expand([directory]).filter { !$0.contains("/streams/") }
+        let refused = try ReplayTests.run(["rebuild", "--from", Self.days.first!, "--to", Self.days.last!] + partial, postgresURL: database)
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("add the missing archive segments"), "\(refused.output)")
+        #expect(try await ArchiveTests.everything(database).truth == before.truth)
+
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 2)
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database)
+        try await service.waitUntilHealthy()
+        Self.servicePort.withLock { $0 = service.port }
+        let old = try await Self.streamsSeries()
+
+        // Queries run in a loop while the rebuild computes and swaps.
+        let stop = Atomic<Bool>(false)
+        let answers = Task {
+            var seen: [String] = []
+            while !stop.load(ordering: .relaxed) {
+                seen.append(try await Self.streamsSeries())
+            }
+            return seen
+        }
+        let rebuilt = try ReplayTests.run(["rebuild", "--from", Self.days.first!, "--to", Self.days.last!, directory], postgresURL: database)
+        #expect(rebuilt.status == 0, "\(rebuilt.output)")
+        stop.store(true, ordering: .relaxed)
+        let seen = try await answers.value
+        let new = try await Self.streamsSeries()
+
+        #expect(new != old, "the rebuild restored the damaged days")
+        #expect(seen.count > 3, "queries ran during the rebuild: \(seen.count)")
+        #expect(seen.allSatisfy { $0 == old || $0 == new }, "every answer is wholly the old or wholly the new numbers")
+
+        // Inside the interval: the ground truth. Outside: untouched (the damaged day stays as damaged). Rejections too.
+        let after = try await ArchiveTests.everything(database)
+        let interval = Set(Self.days.map { RFC3339.parseDate($0)!.daysSinceEpoch })
+        #expect(after.truth != workload.truth, "the day outside the interval stays damaged")
+        #expect(after.truth.filtered { interval.contains($0) } == workload.truth.filtered { interval.contains($0) })
+        #expect(after.truth.filtered { !interval.contains($0) } == before.truth.filtered { !interval.contains($0) }, "nothing outside the interval changed")
+        #expect(after.rejected == before.rejected)
+        #expect(service.terminate() == 0)
+        withExtendedLifetime(broker) {}
+    }
+}
