@@ -17,6 +17,8 @@ public final class InputReader {
     private var frameOpen = false
     private var sawEOF = false
     private static let chunkSize = 1 << 20
+    /// Most decompressed bytes of one frame held back before they are handed out unverified.
+    private static let heldBackLimit = 32 << 20
 
     /// Opens `path` ("-" for stdin).
     public init(path: String) throws {
@@ -54,17 +56,22 @@ public final class InputReader {
             defer { inputPosition = input.count }
             return Array(input[inputPosition...])
         }
+        // A frame's output is held back until the frame ends (and its checksum, when it has one, is verified), so
+        // the lines of a damaged frame are never handed out; frames larger than `heldBackLimit` are released early.
+        var frame: [UInt8] = []
         var output = [UInt8](repeating: 0, count: Self.chunkSize)
-        var produced = 0
-        while produced == 0 {
-            if inputPosition >= input.count {
+        var outputFull = false
+        while true {
+            // A full output buffer means the decompressor may hold more output for the input it has: drain it first.
+            if inputPosition >= input.count && !outputFull {
                 try fill()
                 if inputPosition >= input.count {
                     if frameOpen { throw ArchiveError(path: path, position: storedBytesRead, "truncated zstd data (the last frame is incomplete)") }
-                    return nil
+                    return frame.isEmpty ? nil : frame
                 }
             }
             let consumedBefore = inputPosition
+            var produced = 0
             let hint = input.withUnsafeBytes { source in
                 output.withUnsafeMutableBytes { target in
                     var inBuffer = ZSTD_inBuffer(src: source.baseAddress! + inputPosition, size: source.count - inputPosition, pos: 0)
@@ -79,9 +86,11 @@ public final class InputReader {
                 let position = storedBytesRead - (input.count - consumedBefore)
                 throw ArchiveError(path: path, position: position, "corrupt zstd data (\(String(cString: ZSTD_getErrorName(hint))))")
             }
+            frame += output[..<produced]
+            outputFull = produced == output.count
             frameOpen = hint != 0
+            if (!frameOpen && !frame.isEmpty) || frame.count >= Self.heldBackLimit { return frame }
         }
-        return Array(output[..<produced])
     }
 
     private func fill() throws {

@@ -25,12 +25,18 @@ public final class ZstdFrameWriter {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// `bytes` compressed as one complete zstd frame.
+    /// `bytes` compressed as one complete zstd frame with a content checksum, so that damage is detected at the
+    /// frame it hits.
     public static func frame(of bytes: [UInt8], level: Int32 = 3) throws -> [UInt8] {
+        // Owned here, freed on return.
+        guard let context = ZSTD_createCCtx() else { throw ArchiveError(path: "", position: 0, "zstd: cannot create a compression context") }
+        defer { ZSTD_freeCCtx(context) }
+        ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level)
+        ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)
         var frame = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
         let size = bytes.withUnsafeBytes { source in
             frame.withUnsafeMutableBytes { target in
-                ZSTD_compress(target.baseAddress, target.count, source.baseAddress, source.count, level)
+                ZSTD_compress2(context, target.baseAddress, target.count, source.baseAddress, source.count)
             }
         }
         guard ZSTD_isError(size) == 0 else {

@@ -101,7 +101,7 @@ import Testing
         #expect(stored.positions.count == 1)
     }
 
-    @Test func aDamagedZstdFileStopsWithItsNameAndPositionAfterApplyingWhatCameBefore() async throws {
+    @Test func aTruncatedOrCorruptZstdFileStopsWithItsNameAndPositionAfterApplyingWhatCameBefore() async throws {
         let compressed = try Self.generate("big.ndjson.zst", events: 60_000)
         let plain = try Self.generate("big.ndjson", events: 60_000)
         let database = try await TestEnvironment.freshDatabase("damaged")
@@ -119,6 +119,24 @@ import Testing
         let expected = try Self.truth(ofPlainFile: plain, lines: Int(applied))
         #expect(stored.truth == expected.truth, "exactly the first \(applied) lines: \(stored.truth.difference(from: expected.truth))")
         #expect(stored.rejected == Int64(expected.invalid))
+
+        // Bytes overwritten in the middle: the frame's checksum or structure gives it away before any of its lines
+        // is applied; the frames before it are applied exactly.
+        var damaged = bytes
+        for index in damaged.count / 2..<damaged.count / 2 + 64 { damaged[index] ^= 0x5A }
+        let corrupt = compressed.replacingOccurrences(of: "big.ndjson.zst", with: "corrupt.ndjson.zst")
+        try damaged.write(to: URL(fileURLWithPath: corrupt))
+        let corruptDatabase = try await TestEnvironment.freshDatabase("corrupt")
+        let corruptRun = try Self.run(["replay", "--batch-lines", "5000", corrupt], postgresURL: corruptDatabase)
+        #expect(corruptRun.status != 0)
+        #expect(corruptRun.output.contains(corrupt) && corruptRun.output.contains("corrupt zstd data") && corruptRun.output.contains("at byte"),
+                "\(corruptRun.output)")
+        let corruptStored = try await Self.stored(corruptDatabase)
+        let corruptApplied = try #require(corruptStored.positions.values.first)
+        #expect(corruptApplied > 10_000 && corruptApplied < 60_000, "the lines before the damage are applied: \(corruptApplied)")
+        let corruptExpected = try Self.truth(ofPlainFile: plain, lines: Int(corruptApplied))
+        #expect(corruptStored.truth == corruptExpected.truth, "exactly the first \(corruptApplied) lines")
+        #expect(corruptStored.rejected == Int64(corruptExpected.invalid), "no garbage line was applied as a rejection")
     }
 
     @Test func killingAReplayAtRandomPointsThenRunningItAgainEndsAtTheGroundTruth() async throws {
