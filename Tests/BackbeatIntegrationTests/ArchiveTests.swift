@@ -102,11 +102,7 @@ import Testing
     }
 
     @Test func aGeneratedArchiveReplaysOnceAndRefusesAGapInAPartition() async throws {
-        let directory = NSTemporaryDirectory() + "backbeat-generated-\(UInt32.random(in: 0...UInt32.max))"
-        let workload = Workload(events: 12_000, seed: 3, invalidFraction: 0.01)
-        let generated = try ReplayTests.run(["generate", "--events", "12000", "--seed", "3", "--artists", "8", "--days", "10",
-                                             "--start", "2026-10-01", "--invalid-fraction", "0.01", "--archive", directory])
-        #expect(generated.status == 0, "\(generated.output)")
+        let (directory, workload) = try Self.generateArchive(seed: 3)
         let database = try await TestEnvironment.freshDatabase("archive_generated")
         for _ in 0..<2 {
             let result = try ReplayTests.run(["replay", directory], postgresURL: database)
@@ -130,6 +126,15 @@ import Testing
         let refused = try ReplayTests.run(["replay", shifted], postgresURL: gapDatabase)
         #expect(refused.status != 0)
         #expect(refused.output.contains("replay the archive's earlier segments first"), "\(refused.output)")
+    }
+
+    /// `generate --archive` into a fresh directory, with the `Workload` of the same events.
+    static func generateArchive(seed: UInt64, events: Int = 12_000) throws -> (directory: String, workload: Workload) {
+        let directory = NSTemporaryDirectory() + "backbeat-archive-\(UInt32.random(in: 0...UInt32.max))"
+        let generated = try ReplayTests.run(["generate", "--events", String(events), "--seed", String(seed), "--artists", "8", "--days", "10",
+                                             "--start", "2026-10-01", "--invalid-fraction", "0.01", "--archive", directory])
+        #expect(generated.status == 0, "\(generated.output)")
+        return (directory, Workload(events: events, seed: seed, invalidFraction: 0.01))
     }
 
     static func decompress(_ path: String) throws -> [UInt8] {

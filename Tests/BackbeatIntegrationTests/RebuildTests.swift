@@ -48,11 +48,7 @@ import Testing
     static let servicePort = Mutex(0)
 
     @Test func rebuildSwapsAnIntervalAtomicallyWhileQueriesRun() async throws {
-        let directory = NSTemporaryDirectory() + "backbeat-rebuild-\(UInt32.random(in: 0...UInt32.max))"
-        let workload = Workload(events: 12_000, seed: 9, invalidFraction: 0.01)
-        let generated = try ReplayTests.run(["generate", "--events", "12000", "--seed", "9", "--artists", "8", "--days", "10",
-                                             "--start", "2026-10-01", "--invalid-fraction", "0.01", "--archive", directory])
-        #expect(generated.status == 0, "\(generated.output)")
+        let (directory, workload) = try ArchiveTests.generateArchive(seed: 9)
         let database = try await TestEnvironment.freshDatabase("rebuild")
         let replayed = try ReplayTests.run(["replay", directory], postgresURL: database)
         #expect(replayed.status == 0, "\(replayed.output)")

@@ -104,39 +104,31 @@ import Testing
     @Test func aTruncatedOrCorruptZstdFileStopsWithItsNameAndPositionAfterApplyingWhatCameBefore() async throws {
         let compressed = try Self.generate("big.ndjson.zst", events: 60_000)
         let plain = try Self.generate("big.ndjson", events: 60_000)
-        let database = try await TestEnvironment.freshDatabase("damaged")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: compressed))
-        let truncated = compressed.replacingOccurrences(of: "big.ndjson.zst", with: "truncated.ndjson.zst")
-        try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: truncated))
 
-        let result = try Self.run(["replay", "--batch-lines", "5000", truncated], postgresURL: database)
-        #expect(result.status != 0)
-        #expect(result.output.contains(truncated) && result.output.contains("truncated zstd data") && result.output.contains("at byte"),
-                "\(result.output)")
-        let stored = try await Self.stored(database)
-        let applied = try #require(stored.positions.values.first)
-        #expect(applied > 10_000 && applied < 60_000, "the lines before the damage are applied: \(applied)")
-        let expected = try Self.truth(ofPlainFile: plain, lines: Int(applied))
-        #expect(stored.truth == expected.truth, "exactly the first \(applied) lines: \(stored.truth.difference(from: expected.truth))")
-        #expect(stored.rejected == Int64(expected.invalid))
+        /// Replays `damaged` into a fresh database: it must stop naming the file, `error` and the byte position,
+        /// having applied exactly a prefix of the file's lines (none of the damaged part, not even as rejections).
+        func expectPrefixApplied(_ damaged: Data, name: String, error: String) async throws {
+            let path = compressed.replacingOccurrences(of: "big.ndjson.zst", with: name)
+            try damaged.write(to: URL(fileURLWithPath: path))
+            let database = try await TestEnvironment.freshDatabase(name.replacingOccurrences(of: ".ndjson.zst", with: ""))
+            let result = try Self.run(["replay", "--batch-lines", "5000", path], postgresURL: database)
+            #expect(result.status != 0)
+            #expect(result.output.contains(path) && result.output.contains(error) && result.output.contains("at byte"), "\(result.output)")
+            let stored = try await Self.stored(database)
+            let applied = try #require(stored.positions.values.first)
+            #expect(applied > 10_000 && applied < 60_000, "the lines before the damage are applied: \(applied)")
+            let expected = try Self.truth(ofPlainFile: plain, lines: Int(applied))
+            #expect(stored.truth == expected.truth, "exactly the first \(applied) lines: \(stored.truth.difference(from: expected.truth))")
+            #expect(stored.rejected == Int64(expected.invalid))
+        }
 
+        try await expectPrefixApplied(bytes.prefix(bytes.count * 6 / 10), name: "truncated.ndjson.zst", error: "truncated zstd data")
         // Bytes overwritten in the middle: the frame's checksum or structure gives it away before any of its lines
-        // is applied; the frames before it are applied exactly.
+        // is handed out.
         var damaged = bytes
         for index in damaged.count / 2..<damaged.count / 2 + 64 { damaged[index] ^= 0x5A }
-        let corrupt = compressed.replacingOccurrences(of: "big.ndjson.zst", with: "corrupt.ndjson.zst")
-        try damaged.write(to: URL(fileURLWithPath: corrupt))
-        let corruptDatabase = try await TestEnvironment.freshDatabase("corrupt")
-        let corruptRun = try Self.run(["replay", "--batch-lines", "5000", corrupt], postgresURL: corruptDatabase)
-        #expect(corruptRun.status != 0)
-        #expect(corruptRun.output.contains(corrupt) && corruptRun.output.contains("corrupt zstd data") && corruptRun.output.contains("at byte"),
-                "\(corruptRun.output)")
-        let corruptStored = try await Self.stored(corruptDatabase)
-        let corruptApplied = try #require(corruptStored.positions.values.first)
-        #expect(corruptApplied > 10_000 && corruptApplied < 60_000, "the lines before the damage are applied: \(corruptApplied)")
-        let corruptExpected = try Self.truth(ofPlainFile: plain, lines: Int(corruptApplied))
-        #expect(corruptStored.truth == corruptExpected.truth, "exactly the first \(corruptApplied) lines")
-        #expect(corruptStored.rejected == Int64(corruptExpected.invalid), "no garbage line was applied as a rejection")
+        try await expectPrefixApplied(damaged, name: "corrupt.ndjson.zst", error: "corrupt zstd data")
     }
 
     @Test func killingAReplayAtRandomPointsThenRunningItAgainEndsAtTheGroundTruth() async throws {

@@ -185,7 +185,9 @@ extension ArchiveLine {
             if key == name {
                 switch member.kind {
                 case .null: return nil
-                case .string: return unescape(UnsafeRawBufferPointer(rebasing: line[member.value]), hasEscapes: member.valueHasEscapes)
+                case .string:
+                    let text = UnsafeRawBufferPointer(rebasing: line[member.value])
+                    return member.valueHasEscapes ? JSONScanner.unescapedBytes(text) : Array(text)
                 default: throw ArchiveLineError(description: "\"\(name)\" of an archive line is neither a string nor null")
                 }
             }
@@ -197,56 +199,6 @@ extension ArchiveLine {
             }
         }
         return nil
-    }
-
-    /// The UTF-8 bytes a scanned (already validated) JSON string stands for.
-    static func unescape(_ text: UnsafeRawBufferPointer, hasEscapes: Bool) -> [UInt8] {
-        guard hasEscapes else { return Array(text) }
-        var output: [UInt8] = []
-        output.reserveCapacity(text.count)
-        var index = 0
-        func hex4(_ at: Int) -> UInt32 {
-            var value: UInt32 = 0
-            for byte in text[at..<at + 4] {
-                let digit: UInt8 = switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-                default: byte - UInt8(ascii: "A") + 10
-                }
-                value = value << 4 | UInt32(digit)
-            }
-            return value
-        }
-        while index < text.count {
-            let byte = text[index]
-            guard byte == UInt8(ascii: "\\") else {
-                output.append(byte)
-                index += 1
-                continue
-            }
-            let escaped = text[index + 1]
-            index += 2
-            switch escaped {
-            case UInt8(ascii: "b"): output.append(0x08)
-            case UInt8(ascii: "f"): output.append(0x0C)
-            case UInt8(ascii: "n"): output.append(0x0A)
-            case UInt8(ascii: "r"): output.append(0x0D)
-            case UInt8(ascii: "t"): output.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalar = hex4(index)
-                index += 4
-                if (0xD800..<0xDC00).contains(scalar), index + 6 <= text.count, text[index] == UInt8(ascii: "\\") {
-                    let low = hex4(index + 2)
-                    if (0xDC00..<0xE000).contains(low) {
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                        index += 6
-                    }
-                }
-                output += String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8
-            default: output.append(escaped)  // \" \\ \/
-            }
-        }
-        return output
     }
 
     private static func parseInteger(_ text: UnsafeRawBufferPointer) -> Int64? {

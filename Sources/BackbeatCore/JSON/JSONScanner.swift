@@ -314,48 +314,46 @@ public struct JSONScanner {
     // MARK: - Decoding escaped strings (validated already)
 
     private static func unescape(_ slice: UnsafeRawBufferPointer) -> String {
-        var scalars = String.UnicodeScalarView()
-        var utf8: [UInt8] = []
+        String(decoding: unescapedBytes(slice), as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes a string's contents (between the quotes, validated by a scan) stand for.
+    public static func unescapedBytes(_ slice: UnsafeRawBufferPointer) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(slice.count)
         var index = 0
-        func flushUTF8() {
-            if !utf8.isEmpty {
-                scalars.append(contentsOf: String(decoding: utf8, as: UTF8.self).unicodeScalars)
-                utf8.removeAll(keepingCapacity: true)
-            }
-        }
         func hex4(_ at: Int) -> UInt32 {
             (0..<4).reduce(UInt32(0)) { $0 << 4 | hexValue(slice[at + $1])! }
         }
         while index < slice.count {
             let byte = slice[index]
             guard byte == UInt8(ascii: "\\") else {
-                utf8.append(byte)
+                output.append(byte)
                 index += 1
                 continue
             }
-            flushUTF8()
             let escape = slice[index + 1]
             index += 2
             switch escape {
-            case UInt8(ascii: "b"): scalars.append("\u{08}")
-            case UInt8(ascii: "f"): scalars.append("\u{0C}")
-            case UInt8(ascii: "n"): scalars.append("\n")
-            case UInt8(ascii: "r"): scalars.append("\r")
-            case UInt8(ascii: "t"): scalars.append("\t")
+            case UInt8(ascii: "b"): output.append(0x08)
+            case UInt8(ascii: "f"): output.append(0x0C)
+            case UInt8(ascii: "n"): output.append(0x0A)
+            case UInt8(ascii: "r"): output.append(0x0D)
+            case UInt8(ascii: "t"): output.append(0x09)
             case UInt8(ascii: "u"):
                 var value = hex4(index)
                 index += 4
                 if (0xD800...0xDBFF).contains(value) {
+                    // The scan accepted only complete surrogate pairs.
                     let low = hex4(index + 2)
                     index += 6
                     value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
                 }
-                scalars.append(Unicode.Scalar(value)!)
-            default: scalars.append(Unicode.Scalar(escape))
+                output += UTF8.encode(Unicode.Scalar(value)!)!
+            default: output.append(escape)  // \" \\ \/
             }
         }
-        flushUTF8()
-        return String(scalars)
+        return output
     }
 
     // MARK: - Helpers
