@@ -85,8 +85,9 @@ import Testing
         let fresh = try await TestEnvironment.freshDatabase("archive_replayed")
         let replay = try ReplayTests.run(["replay", "--batch-lines", "5000", archive], postgresURL: fresh)
         #expect(replay.status == 0, "\(replay.output)")
-        let (liveTruth, liveRejected, liveListeners) = try await Self.everything(live)
-        let (replayedTruth, replayedRejected, replayedListeners) = try await Self.everything(fresh)
+        let (liveTruth, liveRejected, liveListeners, liveCubes) = try await Self.everything(live)
+        let (replayedTruth, replayedRejected, replayedListeners, replayedCubes) = try await Self.everything(fresh)
+        #expect(replayedCubes == liveCubes, "every cube row equal")
         #expect(replayedTruth == liveTruth, "\(replayedTruth.difference(from: liveTruth))")
         #expect(replayedTruth == workload.truth)
         #expect(replayedRejected == liveRejected && liveRejected == Int64(workload.invalidCount))
@@ -97,7 +98,7 @@ import Testing
         #expect(again.status == 0, "\(again.output)")
         #expect(!again.output.contains("applied to PostgreSQL"), "\(again.output)")
         let after = try await Self.everything(live)
-        #expect(after.truth == liveTruth && after.rejected == liveRejected && after.listeners == liveListeners)
+        #expect(after.truth == liveTruth && after.rejected == liveRejected && after.listeners == liveListeners && after.cubes == liveCubes)
         withExtendedLifetime(broker) {}
     }
 
@@ -144,10 +145,21 @@ import Testing
         return bytes
     }
 
-    static func everything(_ database: String) async throws -> (truth: GroundTruth, rejected: Int64, listeners: [String: Int64]) {
+    static func everything(_ database: String) async throws -> (truth: GroundTruth, rejected: Int64, listeners: [String: Int64], cubes: [String: String]) {
         try await TestEnvironment.withStore(url: database) { store in
             (try await GroundTruth.read(from: store.client), try await rejectedCount(store.client).total,
-             try await listenerCardinalities(store.client))
+             try await listenerCardinalities(store.client), try await cubeDigests(store.client))
         }
+    }
+
+    /// A digest of every row of every cube table (the dashboards' answers come from these), by table.
+    static func cubeDigests(_ client: PostgresClient) async throws -> [String: String] {
+        var digests: [String: String] = [:]
+        for cube in Cube.all {
+            let rows = try await client.query(PostgresQuery(unsafeSQL:
+                "SELECT count(*)::text || ':' || coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM \(cube.table) t"))
+            for try await digest in rows.decode(String.self) { digests[cube.table] = digest }
+        }
+        return digests
     }
 }
