@@ -51,6 +51,7 @@ let package = Package(
             dependencies: [
                 "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -18,13 +18,13 @@ public struct ServeConfiguration: Sendable {
     }
 }
 
-/// Builds the router: health checks open, everything under `/v1` behind the bearer token.
-public func buildRouter(store: Store, ingest: IngestService?, adminToken: String) -> Router<BasicRequestContext> {
-    let router = Router(context: BasicRequestContext.self)
+/// Builds the router: health checks open, everything under `/v1` behind a bearer token (admin or artist).
+public func buildRouter(store: Store, ingest: IngestService?, adminToken: String) -> Router<BackbeatRequestContext> {
+    let router = Router(context: BackbeatRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     HealthRoutes(store: store, ingest: ingest).add(to: router)
     let queries = QueryService(store: store, memory: ingest?.memory)
-    let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken))
+    let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store))
     ArtistRoutes(queries: queries).add(to: v1)
     SummaryRoute(queries: queries).add(to: v1)
     QueryRoutes(queries: queries).add(to: v1)

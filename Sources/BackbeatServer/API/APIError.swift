@@ -41,12 +41,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             let (code, message): (String, String) = switch error.status {
             case .notFound: ("not_found", "no such route: \(request.method) \(request.uri.path)")
-            case .contentTooLarge: ("body_too_large", "the request body is larger than \(QueryRoutes<Context>.maxBodyBytes) bytes")
+            case .contentTooLarge: ("body_too_large", "the request body is larger than \(QueryRoutes<BackbeatRequestContext>.maxBodyBytes) bytes")
             default: (error.status.code < 500 ? "bad_request" : "internal_error", error.body ?? error.status.reasonPhrase)
             }
             throw APIError(error.status, code: code, message: message)
         } catch is NIOTooManyBytesError {
-            throw APIError(.contentTooLarge, code: "body_too_large", message: "the request body is larger than \(QueryRoutes<Context>.maxBodyBytes) bytes")
+            throw APIError(.contentTooLarge, code: "body_too_large", message: "the request body is larger than \(QueryRoutes<BackbeatRequestContext>.maxBodyBytes) bytes")
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
             throw APIError(.internalServerError, code: "internal_error", message: "the request could not be answered; see the service log")

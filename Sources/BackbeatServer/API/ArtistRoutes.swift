@@ -2,7 +2,7 @@ import BackbeatCore
 import Hummingbird
 
 /// The dashboard endpoints under `/v1/artists/{artist_id}`, each answered through one or more core `Query`s.
-struct ArtistRoutes<Context: RequestContext>: Sendable {
+struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
     let queries: QueryService
 
     func add(to group: RouterGroup<Context>) {

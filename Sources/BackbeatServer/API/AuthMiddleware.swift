@@ -1,11 +1,17 @@
+import BackbeatStore
+import Foundation
 import Hummingbird
+import Synchronization
 
-/// Requires `Authorization: Bearer <token>` matching the admin token, compared in constant time.
-struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
+/// Requires `Authorization: Bearer <token>`: the admin token (compared in constant time) or a live artist token
+/// (looked up by its hash), and records the principal in the context.
+struct AuthMiddleware<Context: AuthenticatedRequestContext>: RouterMiddleware {
     let adminToken: [UInt8]
+    let artistTokens: ArtistTokenCache
 
-    init(adminToken: String) {
+    init(adminToken: String, store: Store) {
         self.adminToken = Array(adminToken.utf8)
+        self.artistTokens = ArtistTokenCache(store: store)
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -13,7 +19,16 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError(.unauthorized, code: "unauthorized", message: "send Authorization: Bearer <token>")
         }
         let prefix = "Bearer "
-        guard header.hasPrefix(prefix), Self.constantTimeEqual(Array(header.utf8.dropFirst(prefix.utf8.count)), adminToken) else {
+        guard header.hasPrefix(prefix) else {
+            throw APIError(.unauthorized, code: "unauthorized", message: "the bearer token is not valid")
+        }
+        let token = String(header.dropFirst(prefix.count))
+        var context = context
+        if Self.constantTimeEqual(Array(token.utf8), adminToken) {
+            context.principal = .admin
+        } else if APIToken.isWellFormed(token), let artist = try await artistTokens.artist(for: token) {
+            context.principal = .artist(artist)
+        } else {
             throw APIError(.unauthorized, code: "unauthorized", message: "the bearer token is not valid")
         }
         return try await next(request, context)
@@ -28,5 +43,29 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
             difference |= a ^ b
         }
         return difference == 0 && !rhs.isEmpty
+    }
+}
+
+/// Artist tokens by hash, each answer (found or not) kept for `lifetime`, so a busy dashboard costs PostgreSQL one
+/// lookup per token per lifetime; a revocation takes effect within it.
+final class ArtistTokenCache: Sendable {
+    static let lifetime: Duration = .seconds(5)
+    private let store: Store
+    private let entries = Mutex<[[UInt8]: (artist: String?, until: ContinuousClock.Instant)]>([:])
+
+    init(store: Store) {
+        self.store = store
+    }
+
+    func artist(for token: String) async throws -> String? {
+        let hash = APIToken.hash(token)
+        let now = ContinuousClock.now
+        if let entry = entries.withLock({ $0[hash] }), entry.until > now { return entry.artist }
+        let artist = try await store.artistID(forTokenHash: hash)
+        entries.withLock {
+            if $0.count > 10_000 { $0.removeAll() }  // bounded: random guesses cannot grow it without limit
+            $0[hash] = (artist, now + Self.lifetime)
+        }
+        return artist
     }
 }

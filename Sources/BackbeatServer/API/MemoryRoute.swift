@@ -3,7 +3,7 @@ import Hummingbird
 
 /// `GET /v1/memory`: what this instance holds in memory, whether it answers from memory alone, and how queries
 /// have been answered since it started.
-struct MemoryRoute<Context: RequestContext>: Sendable {
+struct MemoryRoute<Context: AuthenticatedRequestContext>: Sendable {
     let memory: LiveMemory?
 
     struct MemoryResponse: ResponseEncodable {
@@ -27,7 +27,10 @@ struct MemoryRoute<Context: RequestContext>: Sendable {
     }
 
     func add(to group: RouterGroup<Context>) {
-        group.get("memory") { _, _ in response() }
+        group.get("memory") { _, context in
+            try context.requireAdmin()
+            return response()
+        }
     }
 
     func response() -> MemoryResponse {

@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 
 /// `POST /v1/query`: the general aggregate query.
-struct QueryRoutes<Context: RequestContext>: Sendable {
+struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
     /// The largest request body accepted.
     static var maxBodyBytes: Int { 64 * 1024 }
 
@@ -33,6 +33,9 @@ struct QueryRoutes<Context: RequestContext>: Sendable {
         builder.limit = body.limit.map(String.init)
         do {
             let query = try builder.build(defaultGranularity: .all)
+            if case .artist(let own) = context.principal, query.filters[.artistID].map({ $0.allSatisfy { $0 == own } }) != true {
+                throw APIError(.forbidden, code: "forbidden", message: "an artist token must filter on its own artist: \"filters\": {\"artist_id\": [\"\(own)\"]}")
+            }
             return QueryResponse(query: query, rows: try await queries.answer(query))
         } catch let error as QueryError {
             throw APIError(error)

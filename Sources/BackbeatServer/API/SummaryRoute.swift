@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 
 /// `GET /v1/artists/{artist_id}/summary?as_of=DATE`: the numbers on the top cards of the artist dashboard.
-struct SummaryRoute<Context: RequestContext>: Sendable {
+struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
     let queries: QueryService
 
     /// The rolling window the summary looks back over.
