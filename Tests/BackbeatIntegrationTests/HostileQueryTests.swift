@@ -1,0 +1,93 @@
+import BackbeatKafka
+import Foundation
+import Testing
+
+/// Whatever a client sends, the answer is a 2xx or a 4xx with a JSON error, never a 500, and never another artist's
+/// numbers for an artist token.
+@Suite(.serialized) struct HostileQueryTests {
+    static let injections = ["'; DROP TABLE stream_hourly; --", "\" OR 1=1 --", "artist-0001' OR '1'='1", "%00", "../../etc/passwd",
+                             "$(id)", "\u{202E}", String(repeating: "a", count: 5000), "☃", "%ZZ", "1e999", "-1", "null"]
+
+    /// Paths (below /v1/) with malformed, hostile or oversized parameters.
+    static var paths: [String] {
+        var paths: [String] = []
+        let artist = "artist-0001"
+        let endpoints = ["streams", "platforms", "demographics", "tracks/top", "revenue", "social", "summary"]
+        for endpoint in endpoints {
+            paths.append("artists/\(artist)/\(endpoint)")  // missing parameters
+            for value in injections {
+                let escaped = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                paths.append("artists/\(artist)/\(endpoint)?from=\(escaped)&to=2026-10-11")
+                paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&granularity=\(escaped)&limit=\(escaped)&as_of=\(escaped)")
+                paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&platform=\(escaped)&track_id=\(escaped)&currency=\(escaped)")
+                paths.append("artists/\(escaped)/\(endpoint)?from=2026-10-01&to=2026-10-11")
+            }
+            paths.append("artists/\(artist)/\(endpoint)?from=1970-01-01&to=9999-12-31&granularity=hour")  // far too many points
+            paths.append("artists/\(artist)/\(endpoint)?from=2026-10-11&to=2026-10-01")
+            paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01T00:30:00Z&to=2026-10-11")
+            paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&limit=999999999999999999999")
+        }
+        paths += ["artists", "artists/", "nothing", "query", "memory/x", "artists/\(artist)/streams/../../memory"]
+        return paths
+    }
+
+    /// POST /v1/query bodies that are malformed, hostile or oversized.
+    static var bodies: [String] {
+        var bodies = ["", "{", "[]", "null", "\"x\"", #"{"dataset":1}"#, #"{"dataset":"streams"}"#,
+                      #"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","group_by":"artist_id"}"#,
+                      #"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","group_by":["track_id","platform","country","age_range","gender","artist_id"],"granularity":"hour"}"#,
+                      #"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","filters":{"artist_id":[]}}"#,
+                      #"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","limit":-5}"#,
+                      #"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","limit":1e400}"#,
+                      #"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","order_by":{"metric":"nope","direction":"sideways"}}"#,
+                      #"{"dataset":"revenue","from":"2026-10-01","to":"2026-10-11","metrics":["amount"]}"#,
+                      "{\"dataset\":\"streams\",\"from\":\"2026-10-01\",\"to\":\"2026-10-11\",\"filters\":{\"platform\":[" + String(repeating: "\"x\",", count: 200) + "\"x\"]}}",
+                      "{\"pad\":\"" + String(repeating: "x", count: 70_000) + "\"}",
+                      String(repeating: "[", count: 10_000)]
+        for value in injections {
+            let quoted = String(decoding: try! JSONSerialization.data(withJSONObject: [value], options: [.fragmentsAllowed]), as: UTF8.self)
+            bodies.append(#"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","group_by":\#(quoted),"filters":{"artist_id":\#(quoted)}}"#)
+            bodies.append(#"{"dataset":\#(quoted.dropFirst().dropLast()),"from":"2026-10-01","to":"2026-10-11"}"#)
+        }
+        return bodies
+    }
+
+    @Test func hostileRequestsGetClientErrorsNeverServerErrors() async throws {
+        let database = try await TestEnvironment.freshDatabase("hostile")
+        let events = try ReplayTests.generate("hostile.ndjson", events: 2_000)
+        #expect(try ReplayTests.run(["replay", events], postgresURL: database).status == 0)
+        let token = try TokenTests.createToken(artist: "artist-0001", database: database)
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 1)
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database)
+        try await service.waitUntilHealthy()
+        let api = service.baseURL + "/v1/"
+
+        var sent = 0
+        for credential in [ServiceProcess.adminToken, token] {
+            for path in Self.paths {
+                guard let url = URL(string: api + path) else { continue }
+                let reply = try await HTTP.get(url.absoluteString, token: credential)
+                sent += 1
+                #expect(reply.status < 500, "GET \(path.prefix(120)): \(reply.status) \(reply.text.prefix(200))")
+                if reply.status >= 400 {
+                    #expect((try? reply.json() as? [String: Any])?["error"] != nil, "GET \(path.prefix(120)): a JSON error")
+                }
+                if credential == token {
+                    #expect(!reply.text.contains("artist-0002") || reply.status >= 400, "GET \(path.prefix(120))")
+                }
+            }
+            for body in Self.bodies {
+                let reply = try await HTTP.post(api + "query", json: body, token: credential)
+                sent += 1
+                #expect(reply.status < 500, "POST \(body.prefix(120)): \(reply.status) \(reply.text.prefix(200))")
+                if credential == token {
+                    #expect(reply.status >= 400 || !reply.text.contains("artist-0002"), "POST \(body.prefix(120))")
+                }
+            }
+        }
+        #expect(sent > 300)
+        #expect(try await HTTP.get(service.baseURL + "/healthz").status == 200, "still serving")
+        #expect(service.terminate() == 0)
+        withExtendedLifetime(broker) {}
+    }
+}
