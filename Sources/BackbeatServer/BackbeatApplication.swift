@@ -9,22 +9,25 @@ public struct ServeConfiguration: Sendable {
     public var httpHost: String
     public var httpPort: Int
     public var adminToken: String
+    /// Requests per second each artist token may make on average (bursts of twice that); 0: no limit.
+    public var artistRequestsPerSecond: Double
 
-    public init(ingest: IngestConfiguration, httpHost: String = "0.0.0.0", httpPort: Int = 8080, adminToken: String) {
+    public init(ingest: IngestConfiguration, httpHost: String = "0.0.0.0", httpPort: Int = 8080, adminToken: String, artistRequestsPerSecond: Double = 20) {
         self.ingest = ingest
         self.httpHost = httpHost
         self.httpPort = httpPort
         self.adminToken = adminToken
+        self.artistRequestsPerSecond = artistRequestsPerSecond
     }
 }
 
 /// Builds the router: health checks open, everything under `/v1` behind a bearer token (admin or artist).
-public func buildRouter(store: Store, ingest: IngestService?, adminToken: String) -> Router<BackbeatRequestContext> {
+public func buildRouter(store: Store, ingest: IngestService?, adminToken: String, artistRequestsPerSecond: Double = 20) -> Router<BackbeatRequestContext> {
     let router = Router(context: BackbeatRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     HealthRoutes(store: store, ingest: ingest).add(to: router)
     let queries = QueryService(store: store, memory: ingest?.memory)
-    let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store))
+    let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistRoutes(queries: queries).add(to: v1)
     SummaryRoute(queries: queries).add(to: v1)
     QueryRoutes(queries: queries).add(to: v1)
@@ -36,7 +39,8 @@ public func buildRouter(store: Store, ingest: IngestService?, adminToken: String
 /// order on SIGTERM (HTTP first, then ingest flushes and leaves the group, then the pool closes).
 public func buildApplication(configuration: ServeConfiguration, store: Store, logger: Logger) -> some ApplicationProtocol {
     let ingest = IngestService(configuration: configuration.ingest, store: store, logger: logger)
-    let router = buildRouter(store: store, ingest: ingest, adminToken: configuration.adminToken)
+    let router = buildRouter(store: store, ingest: ingest, adminToken: configuration.adminToken,
+                             artistRequestsPerSecond: configuration.artistRequestsPerSecond)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "backbeat"),

@@ -42,6 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("archive-segment-size"), help: "Seal an archive segment at this size even before its hour ends, e.g. 128MB (env BACKBEAT_ARCHIVE_SEGMENT_SIZE; default 128MB).")
     var archiveSegmentSize: String?
 
+    @Option(name: .customLong("artist-rate-limit"), help: "Requests per second each artist token may make on average, bursts of twice that; 429 beyond (env BACKBEAT_ARTIST_RATE_LIMIT; default 20; 0: no limit). The admin token is not limited.")
+    var artistRateLimit: Double?
+
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
 
@@ -70,6 +73,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard let segmentBytes = parseByteSize(segmentText), segmentBytes > 0 else {
             throw ValidationError("--archive-segment-size \(segmentText) is not a positive size such as 128MB")
         }
+
+        let rateText = setting(artistRateLimit.map { String($0) }, "BACKBEAT_ARTIST_RATE_LIMIT") ?? "20"
+        guard let rate = Double(rateText), rate >= 0, rate.isFinite else { throw ValidationError("--artist-rate-limit must be a number >= 0, not \(rateText)") }
 
         var kafka = KafkaConfiguration()
         let propertyList = kafkaProperties.isEmpty
@@ -101,7 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
             ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, kafka: kafka,
                 memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),
                 archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes)),
-            httpPort: port, adminToken: token)
+            httpPort: port, adminToken: token, artistRequestsPerSecond: rate)
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         withExtendedLifetime(devBroker) {}

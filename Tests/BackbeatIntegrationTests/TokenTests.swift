@@ -74,4 +74,32 @@ import Testing
         #expect(service.terminate() == 0)
         withExtendedLifetime(broker) {}
     }
+
+    @Test func anArtistTokenBeyondItsRateGets429WithRetryAfter() async throws {
+        let database = try await TestEnvironment.freshDatabase("ratelimit")
+        try await TestEnvironment.withStore(url: database) { store in _ = try await store.migrate(try TestEnvironment.migrations()) }
+        let token = try Self.createToken(artist: "artist-0001", database: database)
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 1)
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: ["--artist-rate-limit", "2"])
+        try await service.waitUntilHealthy()
+        let url = service.baseURL + "/v1/artists/artist-0001/streams?from=2026-10-01&to=2026-10-02"
+        var statuses: [Int] = []
+        var retryAfter: String?
+        for _ in 0..<12 {
+            let reply = try await HTTP.get(url, token: token)
+            statuses.append(reply.status)
+            if reply.status == 429 {
+                retryAfter = reply.headers["Retry-After"] as? String
+                #expect(reply.text.contains("\"rate_limited\""))
+            }
+        }
+        #expect(statuses.prefix(4).allSatisfy { $0 == 200 }, "a burst of twice the rate passes: \(statuses)")
+        #expect(statuses.contains(429), "\(statuses)")
+        #expect(retryAfter.flatMap(Int.init).map { $0 >= 1 } == true, "Retry-After: \(retryAfter ?? "none")")
+        for _ in 0..<12 { #expect(try await HTTP.get(url).status == 200, "the admin token is not limited") }
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await HTTP.get(url, token: token).status == 200, "the bucket refills")
+        #expect(service.terminate() == 0)
+        withExtendedLifetime(broker) {}
+    }
 }

@@ -8,11 +8,14 @@ public struct APIError: HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
     public var code: String
     public var message: String
+    /// Seconds after which a retry may succeed (`Retry-After`), for 429s.
+    public var retryAfter: Int?
 
-    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+    public init(_ status: HTTPResponse.Status, code: String, message: String, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     /// A 400 for a query the core's model refused.
@@ -26,6 +29,7 @@ public struct APIError: HTTPResponseError, Sendable {
         body.writeBytes(encoded)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 }

@@ -4,14 +4,19 @@ import Hummingbird
 import Synchronization
 
 /// Requires `Authorization: Bearer <token>`: the admin token (compared in constant time) or a live artist token
-/// (looked up by its hash), and records the principal in the context.
+/// (looked up by its hash), and records the principal in the context. Artist tokens are rate limited (429 with
+/// `Retry-After`); the admin token is not.
 struct AuthMiddleware<Context: AuthenticatedRequestContext>: RouterMiddleware {
     let adminToken: [UInt8]
     let artistTokens: ArtistTokenCache
+    /// nil: no limit.
+    let artistLimiter: RateLimiter?
 
-    init(adminToken: String, store: Store) {
+    init(adminToken: String, store: Store, artistRequestsPerSecond: Double) {
         self.adminToken = Array(adminToken.utf8)
         self.artistTokens = ArtistTokenCache(store: store)
+        self.artistLimiter = artistRequestsPerSecond > 0
+            ? RateLimiter(rate: artistRequestsPerSecond, burst: max(1, 2 * artistRequestsPerSecond)) : nil
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -27,6 +32,10 @@ struct AuthMiddleware<Context: AuthenticatedRequestContext>: RouterMiddleware {
         if Self.constantTimeEqual(Array(token.utf8), adminToken) {
             context.principal = .admin
         } else if APIToken.isWellFormed(token), let artist = try await artistTokens.artist(for: token) {
+            if let wait = artistLimiter?.take(token) {
+                throw APIError(.tooManyRequests, code: "rate_limited",
+                               message: "more than \(artistLimiter!.rate) requests per second for this token; retry after \(wait) s", retryAfter: wait)
+            }
             context.principal = .artist(artist)
         } else {
             throw APIError(.unauthorized, code: "unauthorized", message: "the bearer token is not valid")

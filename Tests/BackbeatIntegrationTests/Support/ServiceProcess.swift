@@ -81,6 +81,7 @@ enum HTTP {
     struct Reply {
         var status: Int
         var body: Data
+        var headers: [AnyHashable: Any] = [:]
 
         func json() throws -> Any { try JSONSerialization.jsonObject(with: body) }
         var text: String { String(decoding: body, as: UTF8.self) }
@@ -103,7 +104,8 @@ enum HTTP {
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         request.timeoutInterval = 10
         let (data, response) = try await URLSession.shared.data(for: request)
-        return Reply(status: (response as! HTTPURLResponse).statusCode, body: data)
+        let http = response as! HTTPURLResponse
+        return Reply(status: http.statusCode, body: data, headers: http.allHeaderFields)
     }
 }
 
