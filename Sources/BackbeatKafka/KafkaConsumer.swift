@@ -105,6 +105,17 @@ public final class KafkaConsumer: @unchecked Sendable {
         }
     }
 
+    /// Stops fetching from `partitions` (`paused`) or starts again; positions are kept. Used for backpressure.
+    public func setPaused(_ paused: Bool, _ partitions: [TopicPartition]) throws {
+        guard !partitions.isEmpty else { return }
+        let list = makePartitionList(partitions.map { ($0, Int64(RD_KAFKA_OFFSET_INVALID)) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let error = paused ? rd_kafka_pause_partitions(handle, list) : rd_kafka_resume_partitions(handle, list)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError(error, context: paused ? "cannot pause partitions" : "cannot resume partitions")
+        }
+    }
+
     /// Records positions in Kafka's group offsets so that lag tools see progress. Never read back by Backbeat.
     public func commitAsync(_ offsets: [TopicPartition: Int64]) {
         guard !offsets.isEmpty else { return }

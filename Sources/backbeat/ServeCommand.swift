@@ -42,6 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("archive-segment-size"), help: "Seal an archive segment at this size even before its hour ends, e.g. 128MB (env BACKBEAT_ARCHIVE_SEGMENT_SIZE; default 128MB).")
     var archiveSegmentSize: String?
 
+    @Option(name: .customLong("pending-limit"), help: "Unflushed work (estimated bytes) beyond which consumption pauses until flushes catch up, e.g. 256MB (env BACKBEAT_PENDING_LIMIT; default 256MB).")
+    var pendingLimit: String?
+
     @Option(name: .customLong("artist-rate-limit"), help: "Requests per second each artist token may make on average, bursts of twice that; 429 beyond (env BACKBEAT_ARTIST_RATE_LIMIT; default 20; 0: no limit). The admin token is not limited.")
     var artistRateLimit: Double?
 
@@ -77,6 +80,11 @@ struct ServeCommand: AsyncParsableCommand {
         let rateText = setting(artistRateLimit.map { String($0) }, "BACKBEAT_ARTIST_RATE_LIMIT") ?? "20"
         guard let rate = Double(rateText), rate >= 0, rate.isFinite else { throw ValidationError("--artist-rate-limit must be a number >= 0, not \(rateText)") }
 
+        let pendingText = setting(pendingLimit, "BACKBEAT_PENDING_LIMIT") ?? "256MB"
+        guard let pendingBytes = parseByteSize(pendingText), pendingBytes > 0 else {
+            throw ValidationError("--pending-limit \(pendingText) is not a positive size such as 256MB")
+        }
+
         var kafka = KafkaConfiguration()
         let propertyList = kafkaProperties.isEmpty
             ? (setting(nil, "BACKBEAT_KAFKA_PROPERTIES") ?? "").split(separator: ",").map(String.init)
@@ -106,7 +114,8 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = ServeConfiguration(
             ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, kafka: kafka,
                 memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),
-                archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes)),
+                archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes),
+                pendingLimitBytes: pendingBytes),
             httpPort: port, adminToken: token, artistRequestsPerSecond: rate)
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])

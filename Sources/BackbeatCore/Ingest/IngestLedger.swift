@@ -38,6 +38,18 @@ public struct IngestLedger: Sendable {
     /// Number of rows waiting across all partitions.
     public var pendingRowCount: Int { partitions.values.reduce(0) { $0 + $1.delta.rowCount } }
 
+    /// Bytes assumed per pending row of a delta (keys of a few short strings, counters, dictionary overhead).
+    public static let bytesPerPendingRow = 200
+
+    /// An estimate of the memory held by unflushed work: rows at `bytesPerPendingRow`, archive lines and rejected
+    /// messages at their size. What backpressure compares with its bound.
+    public var pendingBytes: Int {
+        partitions.values.reduce(0) { total, state in
+            total + state.delta.rowCount * Self.bytesPerPendingRow + state.archive.count
+                + state.delta.rejected.reduce(0) { $0 + ($1.value?.count ?? 0) + ($1.key?.count ?? 0) }
+        }
+    }
+
     /// The stored next offset of each owned partition as this ledger knows it (nil: nothing stored yet).
     public var storedOffsets: [TopicPartition: Int64?] {
         partitions.mapValues(\.storedOffset)

@@ -18,12 +18,14 @@ public struct IngestConfiguration: Sendable {
     public var archiveDirectory: String?
     /// Size at which an archive segment is sealed before its hour ends.
     public var archiveSegmentBytes: Int64
+    /// Unflushed work (`IngestLedger.pendingBytes`) beyond which consumption pauses until flushes bring it under half.
+    public var pendingLimitBytes: Int
 
     public init(
         brokers: String, topics: [String] = ["streams", "revenue", "social"], groupID: String = "backbeat",
         flushInterval: Duration = .seconds(1), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration(),
         memory: MemoryConfiguration = MemoryConfiguration(), archiveDirectory: String? = nil,
-        archiveSegmentBytes: Int64 = 128 << 20
+        archiveSegmentBytes: Int64 = 128 << 20, pendingLimitBytes: Int = 256 << 20
     ) {
         self.brokers = brokers
         self.topics = topics
@@ -34,5 +36,6 @@ public struct IngestConfiguration: Sendable {
         self.memory = memory
         self.archiveDirectory = archiveDirectory
         self.archiveSegmentBytes = archiveSegmentBytes
+        self.pendingLimitBytes = pendingLimitBytes
     }
 }

@@ -23,6 +23,10 @@ public final class IngestService: Service, Sendable {
     /// Every partition of the subscribed topics, as of the last assignment (nil: unknown).
     fileprivate let allPartitions = Mutex<Set<TopicPartition>?>(nil)
     private let stopPolling = Atomic<Bool>(false)
+    /// Whether consumption is paused because unflushed work exceeds `pendingLimitBytes`.
+    private let paused = Atomic<Bool>(false)
+    /// `IngestLedger.pendingBytes` as of the last poll.
+    private let pendingBytes = Atomic<Int>(0)
     fileprivate let consumer = Mutex<KafkaConsumer?>(nil)
     private let counters = Mutex(IngestCounters())
     /// The latest `backbeat rebuild` seen (nil: not read yet).
@@ -59,13 +63,16 @@ public final class IngestService: Service, Sendable {
 
         let pollingDone = startPollingThread(consumer)
         await withGracefulShutdownHandler {
+            var failures = 0
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 do {
-                    try await Task.sleep(for: configuration.flushInterval)
+                    // After failed flushes, back off: twice the interval per failure, at most 10 s.
+                    let backoff = failures == 0 ? configuration.flushInterval : min(configuration.flushInterval * (1 << min(failures, 6)), .seconds(10))
+                    try await Task.sleep(for: backoff)
                 } catch {
                     break
                 }
-                await flushOnce(consumer: consumer)
+                failures = await flushOnce(consumer: consumer) ? 0 : failures + 1
                 sealArchiveSegments()
                 await noticeRebuilds()
                 await loadSnapshotIfOwningEverything()
@@ -105,6 +112,7 @@ public final class IngestService: Service, Sendable {
     private func pollLoop(_ consumer: KafkaConsumer) {
         while !stopPolling.load(ordering: .relaxed) {
             reseekStalePartitions(consumer)
+            applyBackpressure(consumer)
             let messages = consumer.poll(timeoutMs: 100, maxMessages: configuration.pollBatchSize)
             guard !messages.isEmpty else { continue }
             let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
@@ -127,6 +135,39 @@ public final class IngestService: Service, Sendable {
                 $0.rejected += rejected
             }
         }
+    }
+
+    /// Pauses every owned partition while unflushed work is over the limit (again on each poll, so that partitions
+    /// assigned meanwhile are paused too) and resumes them once flushes bring it under half the limit.
+    private func applyBackpressure(_ consumer: KafkaConsumer) {
+        let (owned, bytes) = ledger.withLock { ($0.assigned, $0.pendingBytes) }
+        pendingBytes.store(bytes, ordering: .relaxed)
+        let limit = configuration.pendingLimitBytes
+        let wasPaused = paused.load(ordering: .relaxed)
+        let pause = wasPaused ? bytes > limit / 2 : bytes > limit
+        do {
+            if pause {
+                try consumer.setPaused(true, owned)
+            } else if wasPaused {
+                try consumer.setPaused(false, owned)
+            }
+        } catch {
+            logger.warning("cannot pause or resume partitions", metadata: ["error": "\(error)"])
+            return
+        }
+        guard pause != wasPaused else { return }
+        paused.store(pause, ordering: .relaxed)
+        if pause {
+            logger.warning("pausing consumption: unflushed work is over the limit (are flushes to PostgreSQL failing?)", metadata: [
+                "pending_bytes": "\(bytes)", "limit_bytes": "\(limit)"])
+        } else {
+            logger.notice("resuming consumption: flushes caught up", metadata: ["pending_bytes": "\(bytes)"])
+        }
+    }
+
+    /// Whether consumption is paused by backpressure, and the unflushed bytes as of the last poll.
+    public var backpressure: (paused: Bool, pendingBytes: Int) {
+        (paused.load(ordering: .relaxed), pendingBytes.load(ordering: .relaxed))
     }
 
     /// librdkafka assigned partitions: read their stored offsets and start owning them from there.

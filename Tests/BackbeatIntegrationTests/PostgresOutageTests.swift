@@ -1,0 +1,79 @@
+import BackbeatKafka
+import Foundation
+import Testing
+
+/// PostgreSQL down for longer than many flush intervals: consumption pauses at the pending bound instead of growing,
+/// readiness says so, and once the database is back every event is counted exactly once.
+@Suite(.serialized) struct PostgresOutageTests {
+    /// Runs scripts/lib/pg-instance with `arguments`; returns its output. (Output goes through a file: the server
+    /// it starts must not hold a pipe of ours open.)
+    @discardableResult
+    static func pgInstance(_ arguments: [String]) throws -> String {
+        let outputPath = NSTemporaryDirectory() + "pg-instance-\(UInt32.random(in: 0...UInt32.max)).out"
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        let process = Process()
+        process.executableURL = TestEnvironment.packageRoot.appendingPathComponent("scripts/lib/pg-instance")
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try output.close()
+        guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
+        return try String(contentsOfFile: outputPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func readiness(_ service: ServiceProcess) async throws -> [String: Any] {
+        try #require(try await HTTP.get(service.baseURL + "/readyz", token: nil).json() as? [String: Any])
+    }
+
+    @Test func anOutageLongerThanTheFlushIntervalPausesConsumptionAndLosesNothing() async throws {
+        let instance = try Self.pgInstance(["start"]).split(separator: " ").map(String.init)
+        let (directory, port) = (instance[0], instance[1])
+        defer { _ = try? Self.pgInstance(["remove", directory]) }
+        let database = "postgres://postgres@127.0.0.1:\(port)/backbeat"
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
+        let workload = Workload(events: 30_000, seed: 31, invalidFraction: 0.01)
+        let third = workload.messages.count / 3
+        let limit = 256 * 1024
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms",
+                                         arguments: ["--pending-limit", String(limit), "--memory-days", "0",
+                                                     // Fast failover as in every test, and a small prefetch: what librdkafka
+                                                     // fetched before the pause still arrives, on top of the bound.
+                                                     "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=500",
+                                                     "--kafka-property", "queued.max.messages.kbytes=64", "--kafka-property", "fetch.max.bytes=1048576",
+                                                     "--kafka-property", "max.partition.fetch.bytes=16384"])
+        try await service.waitUntilHealthy()
+        try await service.waitForLog("partitions assigned")
+        try workload.publish(0..<third, to: broker.bootstrapServers)
+        try await TestEnvironment.withStore(url: database) { store in
+            try await waitUntil(timeout: .seconds(60), "the first third to be flushed") {
+                try await storedOffsetTotal(store.client) == Int64(third)
+            }
+        }
+
+        // The database goes away; events keep coming.
+        try Self.pgInstance(["stop", directory])
+        try workload.publish(third..<workload.messages.count, to: broker.bootstrapServers)
+        try await service.waitForLog("pausing consumption", timeout: .seconds(60))
+        try await Task.sleep(for: .seconds(5))  // 25 flush intervals
+        let down = try await Self.readiness(service)
+        #expect(down["status"] as? String == "not_ready" && down["postgres"] as? String == "unreachable", "\(down)")
+        #expect(down["ingest"] as? String == "paused", "\(down)")
+        let pending = try #require(down["pending_bytes"] as? Int)
+        #expect(pending < 8 * limit, "memory stays near the bound while paused: \(pending) bytes pending, limit \(limit)")
+
+        try Self.pgInstance(["resume", directory, port])
+        try await TestEnvironment.withStore(url: database) { store in
+            try await expectGroundTruth(workload, in: store, within: .seconds(120))
+        }
+        try await service.waitForLog("resuming consumption")
+        try await waitUntil(timeout: .seconds(30), "readiness to recover") {
+            (try await Self.readiness(service))["status"] as? String == "ready"
+        }
+        #expect(service.terminate() == 0)
+        withExtendedLifetime(broker) {}
+    }
+}
