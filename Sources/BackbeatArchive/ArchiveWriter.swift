@@ -108,14 +108,12 @@ public final class ArchiveWriter: @unchecked Sendable {
         return positions
     }
 
-    /// The flush committed: what was appended is now part of the record. Seals segments that are full or whose
-    /// hour has passed.
-    public func committed(now: Timestamp) throws {
+    /// The flush committed: what was appended is now part of the record (`sealFinished` then seals what is done).
+    public func committed() {
         for segment in segments.values {
             segment.committedBytes = segment.bytes
             segment.committedNextOffset = segment.nextOffset
         }
-        try sealFinished(now: now, keeping: nil)
     }
 
     /// The flush did not commit: cuts the frames it appended off again (its messages come back in a later flush).

@@ -121,7 +121,8 @@ struct GenerateCommand: AsyncParsableCommand {
                                 newOffset: next[partition]!, delta: RollupDelta(), archive: archive)
             }
             _ = try writer.append(parts, now: now)
-            try writer.committed(now: now)
+            writer.committed()
+            try writer.sealFinished(now: now, keeping: nil)
             for part in parts { flushed[part.topicPartition] = part.newOffset }
             lines = [:]
             buffered = 0

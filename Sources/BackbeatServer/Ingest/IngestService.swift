@@ -235,7 +235,7 @@ public final class IngestService: Service, Sendable {
             let now = Self.now()
             let segments = try archive.withLock { try $0?.append(batch.parts, now: now) } ?? []
             try await store.write(batch, merged: delta, archive: segments)
-            try archive.withLock { try $0?.committed(now: now) }
+            archive.withLock { $0?.committed() }
             if let epoch { memory?.flushCommitted(delta, epoch: epoch) }
             consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             counters.withLock { $0.flushes += 1 }
