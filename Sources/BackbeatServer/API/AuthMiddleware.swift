@@ -31,8 +31,8 @@ struct AuthMiddleware<Context: AuthenticatedRequestContext>: RouterMiddleware {
         var context = context
         if Self.constantTimeEqual(Array(token.utf8), adminToken) {
             context.principal = .admin
-        } else if APIToken.isWellFormed(token), let artist = try await artistTokens.artist(for: token) {
-            if let wait = artistLimiter?.take(token) {
+        } else if APIToken.isWellFormed(token), case let hash = APIToken.hash(token), let artist = try await artistTokens.artist(forHash: hash) {
+            if let wait = artistLimiter?.take(hash) {
                 throw APIError(.tooManyRequests, code: "rate_limited",
                                message: "more than \(artistLimiter!.rate) requests per second for this token; retry after \(wait) s", retryAfter: wait)
             }
@@ -66,8 +66,8 @@ final class ArtistTokenCache: Sendable {
         self.store = store
     }
 
-    func artist(for token: String) async throws -> String? {
-        let hash = APIToken.hash(token)
+    /// The artist of the live token whose SHA-256 is `hash`, or nil.
+    func artist(forHash hash: [UInt8]) async throws -> String? {
         let now = ContinuousClock.now
         if let entry = entries.withLock({ $0[hash] }), entry.until > now { return entry.artist }
         let artist = try await store.artistID(forTokenHash: hash)

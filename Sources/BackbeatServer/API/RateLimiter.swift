@@ -1,6 +1,7 @@
 import Synchronization
 
-/// A token bucket per key: `rate` requests per second on average, bursts of up to `burst`.
+/// A token bucket per key (an API token's hash, so no token is kept in memory): `rate` requests per second on
+/// average, bursts of up to `burst`.
 final class RateLimiter: Sendable {
     let rate: Double
     let burst: Double
@@ -8,7 +9,7 @@ final class RateLimiter: Sendable {
         var tokens: Double
         var updated: ContinuousClock.Instant
     }
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private let buckets = Mutex<[[UInt8]: Bucket]>([:])
 
     init(rate: Double, burst: Double) {
         self.rate = rate
@@ -16,7 +17,7 @@ final class RateLimiter: Sendable {
     }
 
     /// Takes one request from `key`'s bucket: nil when allowed, else the whole seconds to wait before retrying.
-    func take(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
+    func take(_ key: [UInt8], now: ContinuousClock.Instant = .now) -> Int? {
         buckets.withLock { buckets in
             if buckets.count > 100_000 { buckets.removeAll() }  // bounded; only live tokens get here
             var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
