@@ -15,7 +15,7 @@ public struct KafkaConfiguration: Sendable {
     }
 
     /// These properties with `overrides` taking precedence.
-    func merging(_ overrides: KafkaConfiguration) -> KafkaConfiguration {
+    public func merging(_ overrides: KafkaConfiguration) -> KafkaConfiguration {
         KafkaConfiguration(properties.merging(overrides.properties) { _, new in new })
     }
 

@@ -124,6 +124,16 @@ public final class KafkaConsumer: @unchecked Sendable {
         _ = rd_kafka_commit(handle, list, 1)
     }
 
+    /// The low and high watermarks of `partition` as the last fetch response reported them (no request is sent);
+    /// nil while none is known.
+    public func cachedWatermarks(_ partition: TopicPartition) -> (low: Int64, high: Int64)? {
+        var low: Int64 = 0
+        var high: Int64 = 0
+        let error = rd_kafka_get_watermark_offsets(handle, partition.topic, partition.partition, &low, &high)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0, low >= 0 else { return nil }
+        return (low, high)
+    }
+
     /// Whether a broker answers a metadata request within `timeoutMs`.
     public func isBrokerReachable(timeoutMs: Int32 = 1000) -> Bool {
         var metadata: UnsafePointer<rd_kafka_metadata>?

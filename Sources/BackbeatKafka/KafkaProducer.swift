@@ -2,7 +2,7 @@ import BackbeatCore
 import CRdKafka
 import Synchronization
 
-/// An idempotent Kafka producer for generated or replayed events.
+/// An idempotent Kafka producer: generated or replayed events, and dead letters.
 public final class KafkaProducer: @unchecked Sendable {
     // @unchecked: `handle` and `topics` are only touched by the thread that produces; `reports` is a Mutex.
 
@@ -39,24 +39,66 @@ public final class KafkaProducer: @unchecked Sendable {
         reports.release()
     }
 
-    /// Queues one message (a nil value is a tombstone), waiting while librdkafka's queue is full.
-    public func send(topic: String, key: [UInt8]?, value: [UInt8]?, partition: Int32 = RD_KAFKA_PARTITION_UA) throws {
+    /// Queues one message (a nil value is a tombstone) with `headers`, waiting while librdkafka's queue is full.
+    public func send(
+        topic: String, key: [UInt8]?, value: [UInt8]?, headers: [(name: String, value: [UInt8])] = [],
+        partition: Int32 = RD_KAFKA_PARTITION_UA
+    ) throws {
         let topicHandle = try topicHandle(topic)
         while true {
-            let result: Int32 = value.withOptionalBytes { valueBytes in
+            let code = value.withOptionalBytes { valueBytes in
                 key.withOptionalBytes { keyBytes in
-                    rd_kafka_produce(
-                        topicHandle, partition, RD_KAFKA_MSG_F_COPY,
-                        UnsafeMutableRawPointer(mutating: valueBytes?.baseAddress), valueBytes?.count ?? 0,
-                        keyBytes?.baseAddress, keyBytes?.count ?? 0, nil)
+                    produce(topicHandle, partition: partition, key: keyBytes, value: valueBytes, headers: headers)
                 }
             }
-            if result == 0 { break }
-            let error = rd_kafka_last_error()
-            guard error == RD_KAFKA_RESP_ERR__QUEUE_FULL else { throw KafkaError(error, context: "cannot produce to \(topic)") }
+            if code == RD_KAFKA_RESP_ERR_NO_ERROR { break }
+            guard code == RD_KAFKA_RESP_ERR__QUEUE_FULL else { throw KafkaError(code, context: "cannot produce to \(topic)") }
             rd_kafka_poll(handle, 100)
         }
         rd_kafka_poll(handle, 0)
+    }
+
+    /// One `rd_kafka_produceva` call; librdkafka copies the payloads and owns the header list once it succeeds.
+    private func produce(
+        _ topic: OpaquePointer, partition: Int32, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
+        headers: [(name: String, value: [UInt8])]
+    ) -> rd_kafka_resp_err_t {
+        var fields: [rd_kafka_vu_t] = []
+        func field(_ type: rd_kafka_vtype_t, _ set: (inout rd_kafka_vu_t) -> Void) {
+            var vu = rd_kafka_vu_t()
+            vu.vtype = type
+            set(&vu)
+            fields.append(vu)
+        }
+        field(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic }
+        field(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition }
+        field(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
+        field(RD_KAFKA_VTYPE_VALUE) {
+            $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value?.baseAddress)
+            $0.u.mem.size = value?.count ?? 0
+        }
+        field(RD_KAFKA_VTYPE_KEY) {
+            $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key?.baseAddress)
+            $0.u.mem.size = key?.count ?? 0
+        }
+        var headerList: OpaquePointer?
+        if !headers.isEmpty {
+            let list = rd_kafka_headers_new(headers.count)!
+            for header in headers {
+                header.value.withUnsafeBytes { _ = rd_kafka_header_add(list, header.name, -1, $0.baseAddress, $0.count) }
+            }
+            headerList = list
+            field(RD_KAFKA_VTYPE_HEADERS) { $0.u.headers = list }
+        }
+        guard let error = rd_kafka_produceva(handle, fields, fields.count) else { return RD_KAFKA_RESP_ERR_NO_ERROR }
+        defer { rd_kafka_error_destroy(error) }
+        if let headerList { rd_kafka_headers_destroy(headerList) }
+        return rd_kafka_error_code(error)
+    }
+
+    /// Delivery reports received so far.
+    public var deliveries: Deliveries {
+        reports.takeUnretainedValue().state.withLock { $0 }
     }
 
     /// Waits until every queued message is delivered or failed, up to `timeoutMs`; returns the delivery counts.
@@ -64,7 +106,7 @@ public final class KafkaProducer: @unchecked Sendable {
     public func flush(timeoutMs: Int32 = 60_000) throws -> Deliveries {
         let error = rd_kafka_flush(handle, timeoutMs)
         guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, context: "messages still undelivered after \(timeoutMs) ms") }
-        return reports.takeUnretainedValue().state.withLock { $0 }
+        return deliveries
     }
 
     private func topicHandle(_ name: String) throws -> OpaquePointer {

@@ -21,11 +21,15 @@ public struct ServeConfiguration: Sendable {
     }
 }
 
-/// Builds the router: health checks open, everything under `/v1` behind a bearer token (admin or artist).
-public func buildRouter(store: Store, ingest: IngestService?, adminToken: String, artistRequestsPerSecond: Double = 20) -> Router<BackbeatRequestContext> {
+/// Builds the router: health checks and metrics open, everything under `/v1` behind a bearer token (admin or artist).
+public func buildRouter(
+    store: Store, ingest: IngestService?, metrics: ServiceMetrics, adminToken: String, artistRequestsPerSecond: Double = 20
+) -> Router<BackbeatRequestContext> {
     let router = Router(context: BackbeatRequestContext.self)
+    router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
     HealthRoutes(store: store, ingest: ingest).add(to: router)
+    MetricsRoute(metrics: metrics).add(to: router)
     let queries = QueryService(store: store, memory: ingest?.memory)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistRoutes(queries: queries).add(to: v1)
@@ -38,8 +42,9 @@ public func buildRouter(store: Store, ingest: IngestService?, adminToken: String
 /// Builds the whole service: the PostgreSQL pool, the ingest path and the HTTP server, shut down in reverse
 /// order on SIGTERM (HTTP first, then ingest flushes and leaves the group, then the pool closes).
 public func buildApplication(configuration: ServeConfiguration, store: Store, logger: Logger) -> some ApplicationProtocol {
-    let ingest = IngestService(configuration: configuration.ingest, store: store, logger: logger)
-    let router = buildRouter(store: store, ingest: ingest, adminToken: configuration.adminToken,
+    let metrics = ServiceMetrics()
+    let ingest = IngestService(configuration: configuration.ingest, store: store, metrics: metrics, logger: logger)
+    let router = buildRouter(store: store, ingest: ingest, metrics: metrics, adminToken: configuration.adminToken,
                              artistRequestsPerSecond: configuration.artistRequestsPerSecond)
     return Application(
         router: router,

@@ -80,7 +80,7 @@ extension Store {
             copy.integer(message.position.topicPartition.partition)
             copy.integer(message.position.offset)
             copy.bytes(message.key)
-            copy.bytes(message.value)
+            copy.bytes(message.storedValue)
             copy.text(message.rejection.reason.rawValue)
             copy.text(message.rejection.detail)
             copy.endRow()

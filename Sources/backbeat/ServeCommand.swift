@@ -48,6 +48,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("artist-rate-limit"), help: "Requests per second each artist token may make on average, bursts of twice that; 429 beyond (env BACKBEAT_ARTIST_RATE_LIMIT; default 20; 0: no limit). The admin token is not limited.")
     var artistRateLimit: Double?
 
+    @Option(name: .customLong("dead-letter-topic"), help: "Also send every rejected message to this Kafka topic, with its reason in headers (env BACKBEAT_DEAD_LETTER_TOPIC; default: none, rejected_events only).")
+    var deadLetterTopic: String?
+
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
 
@@ -85,6 +88,11 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--pending-limit \(pendingText) is not a positive size such as 256MB")
         }
 
+        let deadLetters = setting(deadLetterTopic, "BACKBEAT_DEAD_LETTER_TOPIC").flatMap { $0.isEmpty ? nil : $0 }
+        if let deadLetters, topicList.contains(deadLetters) {
+            throw ValidationError("--dead-letter-topic \(deadLetters) is also a consumed topic: rejected messages would be consumed again")
+        }
+
         var kafka = KafkaConfiguration()
         let propertyList = kafkaProperties.isEmpty
             ? (setting(nil, "BACKBEAT_KAFKA_PROPERTIES") ?? "").split(separator: ",").map(String.init)
@@ -98,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
         var devBroker: DevBroker?
         var brokerList = setting(brokers, "BACKBEAT_KAFKA_BROKERS") ?? ""
         if brokerList.isEmpty {
-            let broker = try DevBroker(topics: topicList, partitions: devBrokerPartitions)
+            let broker = try DevBroker(topics: topicList + [deadLetters].compactMap { $0 }, partitions: devBrokerPartitions)
             brokerList = broker.bootstrapServers
             devBroker = broker
             logger.notice("started the embedded dev broker (in memory, not durable)", metadata: ["bootstrap": "\(brokerList)"])
@@ -115,7 +123,7 @@ struct ServeCommand: AsyncParsableCommand {
             ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, kafka: kafka,
                 memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),
                 archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes),
-                pendingLimitBytes: pendingBytes),
+                pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters),
             httpPort: port, adminToken: token, artistRequestsPerSecond: rate)
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])

@@ -4,8 +4,9 @@ import Foundation
 import PostgresNIO
 import Testing
 
-/// Malformed messages among valid ones: each is recorded in rejected_events with its reason, consumption goes on,
-/// and every valid neighbour is counted.
+/// Malformed messages among valid ones: each is recorded in rejected_events with its reason and sent whole to the
+/// dead-letter topic with its reason in headers, consumption goes on, every valid neighbour is counted, `/metrics`
+/// counts them by reason, and no raw value or token reaches the log.
 @Suite(.serialized) struct BadInputTests {
     static func valid(_ n: Int) -> [UInt8] {
         Array(#"{"event_id":"ok-\#(n)","type":"stream","occurred_at":"2026-10-02T10:00:00Z","artist_id":"artist-bad","track_id":"t\#(n % 3)","platform":"spotify","duration_ms":\#(30_000 + n)}"#.utf8)
@@ -30,7 +31,7 @@ import Testing
     ]
 
     @Test func malformedMessagesAreRecordedAndValidNeighboursCounted() async throws {
-        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 1)
+        let broker = try DevBroker(topics: ["streams", "revenue", "social", "dead-letters"], partitions: 1)
         let database = try await TestEnvironment.freshDatabase("badinput")
         let producer = try KafkaProducer(brokers: broker.bootstrapServers)
         var expected: [Int64: Rejection.Reason] = [:]
@@ -53,7 +54,7 @@ import Testing
         #expect(try producer.flush().failed == 0)
         let (total, expectedReasons, expectedValid, expectedListening) = (offset, expected, validCount, listening)
 
-        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database)
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: ["--dead-letter-topic", "dead-letters"])
         try await service.waitUntilHealthy()
         try await TestEnvironment.withStore(url: database) { store in
             try await waitUntil(timeout: .seconds(60), "all \(total) messages to be flushed") {
@@ -78,7 +79,59 @@ import Testing
                 #expect(listeningMs == expectedListening)
             }
         }
+        try expectDeadLetters(expected, brokers: broker.bootstrapServers)
+        try await expectMetrics(service, total: Int(total), valid: validCount)
         #expect(service.terminate() == 0)
+        let log = service.log()
+        #expect(!log.contains(ServiceProcess.adminToken))
+        #expect(!log.contains("xxxxxxxxxxxxxxxx") && !log.contains("podcast") && !log.contains("1.1234567"), "raw event values stay out of the log")
         withExtendedLifetime(broker) {}
+    }
+
+    /// Every rejected message is on the dead-letter topic once, whole, with its reason and position in headers.
+    func expectDeadLetters(_ expected: [Int64: Rejection.Reason], brokers: String) throws {
+        let printed = try kcat(["-C", "-b", brokers, "-t", "dead-letters", "-o", "beginning", "-c", String(expected.count),
+                                "-f", "%k\t%S\t%h\n"])
+        var seen: [Int64: Rejection.Reason] = [:]
+        for line in printed.split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            #expect(fields.count == 3)
+            guard fields.count == 3 else { continue }
+            var headers: [String: String] = [:]
+            for header in fields[2].split(separator: ",") {
+                let parts = header.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { headers[String(parts[0])] = String(parts[1]) }
+            }
+            #expect(headers["backbeat-topic"] == "streams" && headers["backbeat-partition"] == "0")
+            #expect(headers["backbeat-detail"].map { !$0.isEmpty } == true)
+            guard let offset = headers["backbeat-offset"].flatMap({ Int64($0) }), let reason = headers["backbeat-reason"] else { continue }
+            #expect(seen[offset] == nil, "offset \(offset) sent to the dead-letter topic twice")
+            seen[offset] = Rejection.Reason(rawValue: reason)
+            let original = Self.malformed[Int(offset - 1) / 2]
+            #expect(fields[0] == "key-\((offset - 1) / 2)")
+            #expect(Int(fields[1]) == (original.value?.count ?? -1), "the whole value, as consumed (kcat prints -1 for null)")
+        }
+        #expect(seen == expected)
+    }
+
+    /// `/metrics` counts what was consumed, accepted and rejected by reason, and shows no lag once all is flushed.
+    func expectMetrics(_ service: ServiceProcess, total: Int, valid: Int) async throws {
+        _ = try await HTTP.get(service.baseURL + "/v1/artists/artist-bad/streams?from=2026-10-01&to=2026-10-03")
+        _ = try await HTTP.get(service.baseURL + "/v1/artists/artist-bad/streams", token: "wrong-token")
+        let samples = prometheusSamples(try await HTTP.get(service.baseURL + "/metrics", token: nil).text)
+        #expect(samples.total("backbeat_events_consumed_total", #"topic="streams""#) == Double(total))
+        #expect(samples.total("backbeat_events_accepted_total", #"topic="streams""#) == Double(valid))
+        for reason in Set(Self.malformed.map(\.reason)) {
+            let count = Self.malformed.filter { $0.reason == reason }.count
+            #expect(samples.total("backbeat_events_rejected_total", #"reason="\#(reason.rawValue)""#) == Double(count), "\(reason)")
+        }
+        #expect(samples.total("backbeat_dead_letters_total") == Double(Self.malformed.count))
+        #expect(samples[#"backbeat_consumer_lag_messages{partition="0",topic="streams"}"#] == 0)
+        #expect(samples.total("backbeat_flushes_total", #"outcome="committed""#) >= 1)
+        #expect(samples.total("backbeat_flush_rows_total") >= 1)
+        #expect(samples.total("backbeat_http_requests_total", #"route="/v1/artists/{artist_id}/streams""#, #"status="200""#) == 1)
+        #expect(samples.total("backbeat_http_requests_total", #"route="/v1/artists/{artist_id}/streams""#, #"status="401""#) == 1)
+        #expect(samples.total("backbeat_http_request_duration_seconds_count", #"route="/v1/artists/{artist_id}/streams""#) == 2)
+        #expect(samples["backbeat_ingest_paused"] == 0)
     }
 }

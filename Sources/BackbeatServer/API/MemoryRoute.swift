@@ -47,8 +47,8 @@ struct MemoryRoute<Context: AuthenticatedRequestContext>: Sendable {
         return MemoryResponse(
             enabled: true, complete: layers.complete,
             horizon: loaded ? RFC3339.formatDate(CivilDate(daysSinceEpoch: layers.durable.horizonDay)) : nil,
-            days_held: layers.durable.dayRange.map { $0.count } ?? 0,
-            bytes: layers.durable.byteCount + layers.pending.byteCount + (layers.inFlight?.byteCount ?? 0),
+            days_held: layers.daysHeld,
+            bytes: layers.byteCount,
             budget_bytes: memory.configuration.budgetBytes,
             sealed_bytes: footprint.bytes, sealed_nonzero_cells: footprint.nonZeroCells,
             bytes_per_nonzero_cell: footprint.nonZeroCells == 0 ? nil : (Double(footprint.bytes) / Double(footprint.nonZeroCells) * 100).rounded() / 100,

@@ -20,12 +20,15 @@ public struct IngestConfiguration: Sendable {
     public var archiveSegmentBytes: Int64
     /// Unflushed work (`IngestLedger.pendingBytes`) beyond which consumption pauses until flushes bring it under half.
     public var pendingLimitBytes: Int
+    /// Topic that receives every rejected message with its reason in headers (nil: `rejected_events` only).
+    public var deadLetterTopic: String?
 
     public init(
         brokers: String, topics: [String] = ["streams", "revenue", "social"], groupID: String = "backbeat",
         flushInterval: Duration = .seconds(1), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration(),
         memory: MemoryConfiguration = MemoryConfiguration(), archiveDirectory: String? = nil,
-        archiveSegmentBytes: Int64 = 128 << 20, pendingLimitBytes: Int = 256 << 20
+        archiveSegmentBytes: Int64 = 128 << 20, pendingLimitBytes: Int = 256 << 20,
+        deadLetterTopic: String? = nil
     ) {
         self.brokers = brokers
         self.topics = topics
@@ -37,5 +40,6 @@ public struct IngestConfiguration: Sendable {
         self.archiveDirectory = archiveDirectory
         self.archiveSegmentBytes = archiveSegmentBytes
         self.pendingLimitBytes = pendingLimitBytes
+        self.deadLetterTopic = deadLetterTopic
     }
 }

@@ -15,6 +15,7 @@ public final class IngestService: Service, Sendable {
     let configuration: IngestConfiguration
     let store: Store
     let logger: Logger
+    let metrics: ServiceMetrics
     let ledger: Mutex<IngestLedger>
     /// The archive of every consumed message (nil without `archiveDirectory`); only the flush loop touches it.
     private let archive = Mutex<ArchiveWriter?>(nil)
@@ -28,13 +29,16 @@ public final class IngestService: Service, Sendable {
     /// `IngestLedger.pendingBytes` as of the last poll.
     private let pendingBytes = Atomic<Int>(0)
     fileprivate let consumer = Mutex<KafkaConsumer?>(nil)
+    /// Where rejected messages go besides `rejected_events` (nil: nowhere else); set up by `run`.
+    private let deadLetters = Mutex<DeadLetterTopic?>(nil)
     private let counters = Mutex(IngestCounters())
     /// The latest `backbeat rebuild` seen (nil: not read yet).
     private let seenRebuild = Mutex<Int64?>(nil)
 
-    public init(configuration: IngestConfiguration, store: Store, logger: Logger) {
+    public init(configuration: IngestConfiguration, store: Store, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger) {
         self.configuration = configuration
         self.store = store
+        self.metrics = metrics
         self.logger = logger
         self.ledger = Mutex(IngestLedger(archiving: configuration.archiveDirectory != nil))
         self.memory = configuration.memory.isEnabled ? LiveMemory(configuration: configuration.memory) : nil
@@ -46,13 +50,16 @@ public final class IngestService: Service, Sendable {
     /// Whether a Kafka broker answers (false before the consumer exists).
     public func isBrokerReachable() async -> Bool {
         guard let consumer = consumer.withLock({ $0 }) else { return false }
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: consumer.isBrokerReachable()) }
-        }
+        return (try? await awaitBlocking { consumer.isBrokerReachable() }) ?? false
     }
 
     public func run() async throws {
         try await openArchive()
+        if let topic = configuration.deadLetterTopic {
+            let producer = try DeadLetterTopic(brokers: configuration.brokers, topic: topic, extra: configuration.kafka)
+            deadLetters.withLock { $0 = producer }
+            logger.info("sending rejected messages to the dead-letter topic", metadata: ["topic": "\(topic)"])
+        }
         let consumer = try KafkaConsumer(
             brokers: configuration.brokers, groupID: configuration.groupID, topics: configuration.topics,
             extra: configuration.kafka, logger: logger,
@@ -74,6 +81,7 @@ public final class IngestService: Service, Sendable {
                 }
                 failures = await flushOnce(consumer: consumer) ? 0 : failures + 1
                 sealArchiveSegments()
+                recordGauges(consumer)
                 await noticeRebuilds()
                 await loadSnapshotIfOwningEverything()
                 memory?.maintain(today: Self.today())
@@ -116,23 +124,20 @@ public final class IngestService: Service, Sendable {
             let messages = consumer.poll(timeoutMs: 100, maxMessages: configuration.pollBatchSize)
             guard !messages.isEmpty else { continue }
             let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
-            var accepted = 0
-            var rejected = 0
+            var tally = ServiceMetrics.PollTally()
             ledger.withLock { ledger in
                 var consumed = RollupDelta()
                 let keep = memory != nil
                 for message in messages {
-                    switch ledger.ingest(message, now: now, onAccepted: { if keep { consumed.add($0) } }) {
-                    case .accepted: accepted += 1
-                    case .rejected: rejected += 1
-                    case .ignored: break
-                    }
+                    let outcome = ledger.ingest(message, now: now, onAccepted: { if keep { consumed.add($0) } })
+                    tally.add(topic: message.position.topicPartition.topic, outcome)
                 }
                 memory?.addPending(consumed)
             }
+            metrics.record(tally)
             counters.withLock {
-                $0.accepted += accepted
-                $0.rejected += rejected
+                $0.accepted += tally.accepted.values.reduce(0, +)
+                $0.rejected += tally.rejected.values.reduce(0, +)
             }
         }
     }
@@ -234,15 +239,21 @@ public final class IngestService: Service, Sendable {
         do {
             let now = Self.now()
             let segments = try archive.withLock { try $0?.append(batch.parts, now: now) } ?? []
+            if let deadLetters = deadLetters.withLock({ $0 }), !delta.rejected.isEmpty {
+                try await awaitBlocking { [rejected = delta.rejected] in try deadLetters.send(rejected) }
+                metrics.recordDeadLetters(delta.rejected.count)
+            }
             try await store.write(batch, merged: delta, archive: segments)
             archive.withLock { $0?.committed() }
             if let epoch { memory?.flushCommitted(delta, epoch: epoch) }
             consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             counters.withLock { $0.flushes += 1 }
+            metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: delta.rowCount)
             logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
             return true
         } catch let conflict as OffsetConflict {
             rollBackArchive()
+            metrics.recordFlush(outcome: "conflict", duration: ContinuousClock.now - started, rows: 0)
             logger.warning("offset conflict; partition will be consumed again from its stored offset", metadata: ["detail": "\(conflict)"])
             ledger.withLock { ledger in
                 ledger.restore(batch)
@@ -252,6 +263,7 @@ public final class IngestService: Service, Sendable {
             return true
         } catch {
             rollBackArchive()
+            metrics.recordFlush(outcome: "failed", duration: ContinuousClock.now - started, rows: 0)
             logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
             ledger.withLock { ledger in
                 ledger.restore(batch)
@@ -304,6 +316,27 @@ extension IngestService {
             try archive.withLock { try $0?.sealFinished(now: Self.now(), keeping: owned) }
         } catch {
             logger.error("archive: cannot seal a segment; the next start seals it", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+// MARK: - Gauges
+
+extension IngestService {
+    /// Updates the gauges of `/metrics`: lag of each owned partition (its high watermark as last fetched, less the
+    /// offset stored in PostgreSQL: what is not yet flushed), unflushed bytes, pause state and memory held.
+    fileprivate func recordGauges(_ consumer: KafkaConsumer) {
+        let stored = ledger.withLock { $0.storedOffsets }
+        var lag: [TopicPartition: Int64] = [:]
+        for (partition, offset) in stored {
+            guard let watermarks = consumer.cachedWatermarks(partition) else { continue }
+            lag[partition] = max(0, watermarks.high - (offset ?? watermarks.low))
+        }
+        metrics.recordLag(lag)
+        let state = backpressure
+        metrics.recordIngestState(pendingBytes: state.pendingBytes, paused: state.paused)
+        if let layers = memory?.snapshot() {
+            metrics.recordMemory(dayBuckets: layers.daysHeld, bytes: layers.byteCount)
         }
     }
 }

@@ -20,6 +20,11 @@ final class LiveMemory: Sendable {
         var inFlight: CubeMemory?
         var pending: CubeMemory
         var complete: Bool
+
+        /// Day buckets held in the durable layer.
+        var daysHeld: Int { durable.dayRange.map { $0.count } ?? 0 }
+        /// Bytes held by all three layers.
+        var byteCount: Int { durable.byteCount + pending.byteCount + (inFlight?.byteCount ?? 0) }
     }
 
     /// Counters of how queries were answered, and of the work of sealing and eviction.

@@ -1,0 +1,154 @@
+import BackbeatCore
+import CoreMetrics
+import Prometheus
+import Synchronization
+
+/// The service's metrics, recorded through swift-metrics into one Prometheus registry that `GET /metrics` renders.
+/// Names and labels are listed in docs/operations.md; label values come from bounded sets only (topics, partitions,
+/// rejection reasons, route patterns, status codes), never from event contents.
+public final class ServiceMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    /// Counters and gauges with labels, made once per label set.
+    private let counters = Mutex<[Key: CoreMetrics.Counter]>([:])
+    private let gauges = Mutex<[Key: CoreMetrics.Gauge]>([:])
+    private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
+
+    private struct Key: Hashable {
+        var name: String
+        var labels: [String]
+    }
+
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        factory = PrometheusMetricsFactory(registry: registry)
+    }
+
+    /// The Prometheus text exposition of every metric.
+    public func exposition() -> [UInt8] {
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return buffer
+    }
+
+    // MARK: - Ingest
+
+    /// One poll's outcomes, added to `backbeat_events_{consumed,accepted,rejected}_total`.
+    struct PollTally {
+        var consumed: [String: Int] = [:]
+        var accepted: [String: Int] = [:]
+        var rejected: [RejectionKey: Int] = [:]
+
+        struct RejectionKey: Hashable {
+            var topic: String
+            var reason: String
+        }
+
+        mutating func add(topic: String, _ outcome: IngestLedger.Outcome) {
+            switch outcome {
+            case .accepted:
+                consumed[topic, default: 0] += 1
+                accepted[topic, default: 0] += 1
+            case .rejected(let reason):
+                consumed[topic, default: 0] += 1
+                rejected[RejectionKey(topic: topic, reason: reason.rawValue), default: 0] += 1
+            case .ignored:
+                break
+            }
+        }
+    }
+
+    func record(_ tally: PollTally) {
+        for (topic, count) in tally.consumed { counter("backbeat_events_consumed_total", ["topic": topic]).increment(by: count) }
+        for (topic, count) in tally.accepted { counter("backbeat_events_accepted_total", ["topic": topic]).increment(by: count) }
+        for (key, count) in tally.rejected {
+            counter("backbeat_events_rejected_total", ["topic": key.topic, "reason": key.reason]).increment(by: count)
+        }
+    }
+
+    /// How a flush ended: "committed", "failed" (retried) or "conflict" (another consumer moved the offset).
+    func recordFlush(outcome: String, duration: Duration, rows: Int) {
+        counter("backbeat_flushes_total", ["outcome": outcome]).increment()
+        timer("backbeat_flush_duration_seconds", ["outcome": outcome]).recordNanoseconds(duration.nanoseconds)
+        if outcome == "committed" { counter("backbeat_flush_rows_total", [:]).increment(by: rows) }
+    }
+
+    func recordDeadLetters(_ count: Int) {
+        counter("backbeat_dead_letters_total", [:]).increment(by: count)
+    }
+
+    /// Sets `backbeat_consumer_lag_messages` for the owned partitions and removes the series of partitions no
+    /// longer owned.
+    func recordLag(_ lag: [TopicPartition: Int64]) {
+        let name = "backbeat_consumer_lag_messages"
+        let current = Set(lag.keys.map { Key(name: name, labels: ["partition", String($0.partition), "topic", $0.topic]) })
+        let gone = gauges.withLock { gauges -> [CoreMetrics.Gauge] in
+            let stale = gauges.keys.filter { $0.name == name && !current.contains($0) }
+            return stale.compactMap { gauges.removeValue(forKey: $0) }
+        }
+        for gauge in gone { gauge.destroy() }
+        for (partition, messages) in lag {
+            gauge(name, ["topic": partition.topic, "partition": String(partition.partition)]).record(messages)
+        }
+    }
+
+    func recordIngestState(pendingBytes: Int, paused: Bool) {
+        gauge("backbeat_pending_bytes", [:]).record(pendingBytes)
+        gauge("backbeat_ingest_paused", [:]).record(paused ? 1 : 0)
+    }
+
+    func recordMemory(dayBuckets: Int, bytes: Int) {
+        gauge("backbeat_memory_day_buckets", [:]).record(dayBuckets)
+        gauge("backbeat_memory_bytes", [:]).record(bytes)
+    }
+
+    // MARK: - HTTP
+
+    func recordRequest(route: String, method: String, status: Int, duration: Duration) {
+        let labels = ["route": route, "method": method, "status": String(status)]
+        counter("backbeat_http_requests_total", labels).increment()
+        timer("backbeat_http_request_duration_seconds", labels).recordNanoseconds(duration.nanoseconds)
+    }
+
+    // MARK: - Handles
+
+    private func counter(_ name: String, _ labels: [String: String]) -> CoreMetrics.Counter {
+        Self.cached(in: counters, name, labels) { CoreMetrics.Counter(label: name, dimensions: $0, factory: factory) }
+    }
+
+    private func gauge(_ name: String, _ labels: [String: String]) -> CoreMetrics.Gauge {
+        Self.cached(in: gauges, name, labels) { CoreMetrics.Gauge(label: name, dimensions: $0, factory: factory) }
+    }
+
+    private func timer(_ name: String, _ labels: [String: String]) -> CoreMetrics.Timer {
+        Self.cached(in: timers, name, labels) { CoreMetrics.Timer(label: name, dimensions: $0, factory: factory) }
+    }
+
+    /// The handle for `name` and `labels` in `cache`, made on first use.
+    private static func cached<Handle>(
+        in cache: borrowing Mutex<[Key: Handle]>, _ name: String, _ labels: [String: String],
+        make: ([(String, String)]) -> Handle
+    ) -> Handle {
+        let (key, dimensions) = Self.key(name, labels)
+        return cache.withLock { handles in
+            if let existing = handles[key] { return existing }
+            let made = make(dimensions)
+            handles[key] = made
+            return made
+        }
+    }
+
+    /// Labels sorted by name, so that one label set is one key whatever the dictionary's order.
+    private static func key(_ name: String, _ labels: [String: String]) -> (Key, [(String, String)]) {
+        let sorted = labels.sorted { $0.key < $1.key }
+        return (Key(name: name, labels: sorted.flatMap { [$0.key, $0.value] }), sorted.map { ($0.key, $0.value) })
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
