@@ -35,7 +35,23 @@ public final class DevBroker: @unchecked Sendable {
         rd_kafka_destroy(handle)
     }
 
-    /// Takes broker `id` (1-based) down or brings it back, for fault tests.
+    /// Protocol request kinds (Kafka API keys) whose next requests `failNextRequests` can fail.
+    public enum Request: Int16, Sendable, CaseIterable {
+        case produce = 0, fetch = 1, listOffsets = 2, metadata = 3, offsetCommit = 8, offsetFetch = 9,
+             findCoordinator = 10, joinGroup = 11, heartbeat = 12, syncGroup = 14
+    }
+
+    /// Makes the next `errors.count` requests of kind `request`, from any client, fail with `errors` in order
+    /// (Kafka error codes such as 7, request timed out), for fault tests.
+    public func failNextRequests(_ request: Request, with errors: [Int32]) {
+        let codes = errors.map { rd_kafka_resp_err_t(rawValue: $0) }
+        codes.withUnsafeBufferPointer { buffer in
+            rd_kafka_mock_push_request_errors_array(cluster, request.rawValue, buffer.count, buffer.baseAddress)
+        }
+    }
+
+    /// Takes broker `id` (1-based; -1: all) down or brings it back, for fault tests. Down, a broker drops its
+    /// connections and refuses new ones; its partitions keep it as leader.
     public func setBroker(_ id: Int32, up: Bool) {
         if up {
             rd_kafka_mock_broker_set_up(cluster, id)

@@ -1,0 +1,60 @@
+import BackbeatKafka
+import Dispatch
+import Foundation
+import Testing
+
+/// Broker faults through the mock cluster's fault API: failed requests of every kind the service sends, and each
+/// broker taken down in turn while events arrive. The aggregates still end equal to the ground truth.
+@Suite(.serialized) struct BrokerFaultTests {
+    // Kafka error codes.
+    static let requestTimedOut: Int32 = 7, notLeader: Int32 = 6, networkException: Int32 = 13, storageError: Int32 = 56
+    static let coordinatorNotAvailable: Int32 = 15, notCoordinator: Int32 = 16, coordinatorLoading: Int32 = 14
+    static let rebalanceInProgress: Int32 = 27, unknownMember: Int32 = 25
+
+    /// The errors pushed per request kind: retriable ones, and group errors that force the consumer to rejoin.
+    static let injected: [(DevBroker.Request, [Int32])] = [
+        (.fetch, Array(repeating: requestTimedOut, count: 10) + Array(repeating: notLeader, count: 10)
+            + Array(repeating: networkException, count: 5) + Array(repeating: storageError, count: 5)),
+        (.produce, Array(repeating: requestTimedOut, count: 5) + Array(repeating: notLeader, count: 5)),
+        (.metadata, Array(repeating: requestTimedOut, count: 5)),
+        (.offsetCommit, [coordinatorNotAvailable, notCoordinator, coordinatorLoading, requestTimedOut, requestTimedOut]),
+        (.heartbeat, [rebalanceInProgress, notCoordinator, unknownMember, rebalanceInProgress]),
+        (.findCoordinator, [coordinatorNotAvailable, coordinatorNotAvailable]),
+        (.joinGroup, [coordinatorLoading, notCoordinator]),
+        (.syncGroup, [rebalanceInProgress]),
+    ]
+
+    @Test func requestErrorsAndBrokersGoingDownLoseNothing() async throws {
+        let broker = try DevBroker(brokers: 3, topics: ["streams", "revenue", "social"], partitions: 6)
+        let database = try await TestEnvironment.freshDatabase("brokerfaults")
+        let workload = Workload(events: 25_000, seed: 23, invalidFraction: 0.01)
+        let fifth = workload.messages.count / 5
+
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms")
+        try await service.waitUntilHealthy()
+        try await service.waitForLog("partitions assigned")
+        try workload.publish(0..<fifth, to: broker.bootstrapServers)
+
+        // Request errors, pushed while the first events are consumed and the next ones published.
+        for (request, errors) in Self.injected { broker.failNextRequests(request, with: errors) }
+        try workload.publish(fifth..<2 * fifth, to: broker.bootstrapServers)
+
+        // Each broker down in turn for 3 s (15 flush intervals) while a chunk is published: the publish waits for
+        // the broker to come back, the service reconnects.
+        for id in Int32(1)...3 {
+            broker.setBroker(id, up: false)
+            DispatchQueue.global().asyncAfter(deadline: .now() + 3) { broker.setBroker(id, up: true) }
+            let end = id == 3 ? workload.messages.count : (Int(id) + 2) * fifth
+            try workload.publish((Int(id) + 1) * fifth..<end, to: broker.bootstrapServers)
+            try await Task.sleep(for: .seconds(1))
+        }
+
+        try await TestEnvironment.withStore(url: database) { store in
+            try await expectGroundTruth(workload, in: store, within: .seconds(120))
+        }
+        #expect(service.terminate() == 0)
+        let faults = Self.injected.reduce(0) { $0 + $1.1.count }
+        print("broker faults: \(workload.messages.count) messages, \(faults) request errors, 3 brokers down 3 s each")
+        withExtendedLifetime(broker) {}
+    }
+}
