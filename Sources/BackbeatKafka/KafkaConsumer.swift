@@ -41,6 +41,7 @@ public final class KafkaConsumer: @unchecked Sendable {
         ) { conf in
             rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
             rd_kafka_conf_set_error_cb(conf, errorCallback)
+            rd_kafka_conf_set_log_cb(conf, consumerLogCallback)
         }
         self.handle = handle
         self.callbacks = callbacks
@@ -218,6 +219,26 @@ private func rebalanceCallback(
         callbacks.logger.info("partitions revoked", metadata: ["partitions": "\(list.map(\.description).joined(separator: ","))"])
         rd_kafka_assign(handle, nil)
     }
+}
+
+/// librdkafka's own log lines, through the consumer's logger rather than straight to standard error.
+private func consumerLogCallback(handle: OpaquePointer?, level: Int32, facility: UnsafePointer<CChar>?, text: UnsafePointer<CChar>?) {
+    guard let handle, let opaque = rd_kafka_opaque(handle) else { return }
+    let callbacks = Unmanaged<KafkaConsumer.Callbacks>.fromOpaque(opaque).takeUnretainedValue()
+    logLibrdkafka(callbacks.logger, level: level, facility: facility, text: text)
+}
+
+/// Logs one librdkafka log line (syslog `level`) at the matching swift-log level.
+func logLibrdkafka(_ logger: Logger, level: Int32, facility: UnsafePointer<CChar>?, text: UnsafePointer<CChar>?) {
+    let mapped: Logger.Level = switch level {
+    case ...3: .error
+    case 4: .warning
+    case 5: .notice
+    case 6: .info
+    default: .debug
+    }
+    logger.log(level: mapped, "\(text.map { String(cString: $0) } ?? "")", metadata: [
+        "librdkafka": "\(facility.map { String(cString: $0) } ?? "")"])
 }
 
 /// librdkafka's error callback: log it; librdkafka retries by itself.

@@ -1,5 +1,6 @@
 import BackbeatCore
 import CRdKafka
+import Logging
 import Synchronization
 
 /// An idempotent Kafka producer: generated or replayed events, and dead letters.
@@ -19,17 +20,25 @@ public final class KafkaProducer: @unchecked Sendable {
 
     final class DeliveryReports: Sendable {
         let state = Mutex(Deliveries())
+        /// Where librdkafka's own log lines go (nil: standard error, librdkafka's default).
+        let logger: Logger?
+
+        init(logger: Logger?) {
+            self.logger = logger
+        }
     }
 
-    public init(brokers: String, extra: KafkaConfiguration = KafkaConfiguration()) throws {
+    /// A producer; with a `logger`, librdkafka's own log lines go through it instead of standard error.
+    public init(brokers: String, extra: KafkaConfiguration = KafkaConfiguration(), logger: Logger? = nil) throws {
         let configuration = KafkaConfiguration([
             "bootstrap.servers": brokers,
             "enable.idempotence": "true",
             "linger.ms": "5",
             "client.id": "backbeat-producer",
         ]).merging(extra)
-        (handle, reports) = try makeClient(type: RD_KAFKA_PRODUCER, configuration: configuration, opaque: DeliveryReports()) { conf in
+        (handle, reports) = try makeClient(type: RD_KAFKA_PRODUCER, configuration: configuration, opaque: DeliveryReports(logger: logger)) { conf in
             rd_kafka_conf_set_dr_msg_cb(conf, deliveryCallback)
+            if logger != nil { rd_kafka_conf_set_log_cb(conf, producerLogCallback) }
         }
     }
 
@@ -117,6 +126,13 @@ public final class KafkaProducer: @unchecked Sendable {
         topics[name] = created
         return created
     }
+}
+
+private func producerLogCallback(handle: OpaquePointer?, level: Int32, facility: UnsafePointer<CChar>?, text: UnsafePointer<CChar>?) {
+    guard let handle, let opaque = rd_kafka_opaque(handle) else { return }
+    let reports = Unmanaged<KafkaProducer.DeliveryReports>.fromOpaque(opaque).takeUnretainedValue()
+    guard let logger = reports.logger else { return }
+    logLibrdkafka(logger, level: level, facility: facility, text: text)
 }
 
 private func deliveryCallback(handle: OpaquePointer?, message: UnsafePointer<rd_kafka_message_t>?, opaque: UnsafeMutableRawPointer?) {

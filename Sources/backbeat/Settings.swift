@@ -36,10 +36,18 @@ struct LoggingOptions: ParsableArguments {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env BACKBEAT_LOG_LEVEL; default info).")
     var logLevel: String?
 
+    @Option(name: .customLong("log-format"), help: "text (key=value metadata) or json (one object per line, for log collectors) (env BACKBEAT_LOG_FORMAT; default text).")
+    var logFormat: String?
+
     func makeLogger(_ label: String) throws -> Logger {
         let text = setting(logLevel, "BACKBEAT_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: text) else { throw ValidationError("unknown log level \(text)") }
-        var logger = Logger(label: label)
+        var logger: Logger
+        switch setting(logFormat, "BACKBEAT_LOG_FORMAT") ?? "text" {
+        case "text": logger = Logger(label: label)
+        case "json": logger = Logger(label: label) { JSONLogHandler(label: $0) }
+        case let other: throw ValidationError("--log-format must be text or json, not \(other)")
+        }
         logger.logLevel = level
         return logger
     }

@@ -38,8 +38,12 @@ import Testing
         #expect(code(b) == .invalidInterval)
         b = builder(); b.to = nil
         #expect(code(b) == .missingParameter)
-        b = builder(); b.from = "2000-01-01"; b.granularity = "hour"
+        b = builder(); b.from = "2025-01-01"; b.granularity = "hour"
         #expect(code(b) == .tooManyPoints)
+        b = builder(); b.from = "2000-01-01"; b.granularity = "month"
+        #expect(code(b) == .intervalTooLong)
+        b = builder(); b.from = "2016-11-05"; b.granularity = "month"
+        #expect(code(b) == nil, "ten years is allowed")
         b = builder("revenue")
         #expect(code(b) == .currencyRequired)
         b = builder("revenue"); b.filters = [("currency", ["EUR"])]

@@ -30,7 +30,8 @@ import Testing
         let workload = Workload(events: 25_000, seed: 23, invalidFraction: 0.01)
         let fifth = workload.messages.count / 5
 
-        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms")
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms",
+                                         arguments: ["--log-format", "json"])
         try await service.waitUntilHealthy()
         try await service.waitForLog("partitions assigned")
         try workload.publish(0..<fifth, to: broker.bootstrapServers)
@@ -53,8 +54,24 @@ import Testing
             try await expectGroundTruth(workload, in: store, within: .seconds(120))
         }
         #expect(service.terminate() == 0)
+        try expectJSONLines(service.log())
         let faults = Self.injected.reduce(0) { $0 + $1.1.count }
         print("broker faults: \(workload.messages.count) messages, \(faults) request errors, 3 brokers down 3 s each")
         withExtendedLifetime(broker) {}
+    }
+
+    /// With `--log-format json` every line of the log, librdkafka's included, is one JSON object with the fixed fields.
+    func expectJSONLines(_ log: String) throws {
+        let lines = log.split(separator: "\n")
+        #expect(lines.count > 10)
+        var fromLibrdkafka = 0
+        for line in lines {
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
+            #expect(object != nil, "not a JSON object of strings: \(line.prefix(200))")
+            guard let object else { continue }
+            #expect(["time", "level", "label", "message", "source"].allSatisfy { object[$0] != nil })
+            if object["librdkafka"] != nil { fromLibrdkafka += 1 }
+        }
+        #expect(fromLibrdkafka > 0, "brokers going down make librdkafka log, through the same logger")
     }
 }

@@ -4,7 +4,7 @@ public enum EventEncoder {
     public static func json(_ event: Event, amountAsNumber: Bool = false) -> String {
         var fields: [(String, String)] = []
         func string(_ name: String, _ value: String?) {
-            if let value { fields.append((name, quoted(value))) }
+            if let value { fields.append((name, JSONString.quoted(value))) }
         }
         func number(_ name: String, _ value: Int64?) {
             if let value { fields.append((name, String(value))) }
@@ -43,25 +43,6 @@ public enum EventEncoder {
             number("count", e.count)
             string("post_id", e.postID)
         }
-        return "{" + fields.map { quoted($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
-    }
-
-    /// A JSON string literal for `text`.
-    public static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        return "{" + fields.map { JSONString.quoted($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 }

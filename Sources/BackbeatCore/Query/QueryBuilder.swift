@@ -100,6 +100,10 @@ public struct QueryBuilder: Sendable {
             throw QueryError(.invalidInterval, "from and to must fall on whole hours (data is kept per hour)")
         }
         guard start < end else { throw QueryError(.invalidInterval, "from must be before to") }
+        let days = (end.microseconds - start.microseconds) / 86_400_000_000
+        guard days <= QueryLimits.maxIntervalDays else {
+            throw QueryError(.intervalTooLong, "the interval covers \(days) days; the limit is \(QueryLimits.maxIntervalDays)")
+        }
         return QueryInterval(from: start, to: end)
     }
 

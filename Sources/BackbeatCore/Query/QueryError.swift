@@ -11,6 +11,7 @@ public struct QueryError: Error, Equatable, Sendable {
         public static let unknownDimension = Code(rawValue: "unknown_dimension")
         public static let unknownMetric = Code(rawValue: "unknown_metric")
         public static let currencyRequired = Code(rawValue: "currency_required")
+        public static let intervalTooLong = Code(rawValue: "interval_too_long")
         public static let tooManyPoints = Code(rawValue: "too_many_points")
         public static let resultTooLarge = Code(rawValue: "result_too_large")
     }
@@ -26,6 +27,8 @@ public struct QueryError: Error, Equatable, Sendable {
 
 /// The bounds that keep any single query cheap.
 public enum QueryLimits {
+    /// Longest interval a query may cover, in days (ten years).
+    public static let maxIntervalDays: Int64 = 3_653
     /// Most periods a series may have.
     public static let maxPeriods: Int64 = 10_000
     /// Most rows an answer may have after zero-filling.

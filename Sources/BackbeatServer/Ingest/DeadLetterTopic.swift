@@ -1,5 +1,6 @@
 import BackbeatCore
 import BackbeatKafka
+import Logging
 
 /// Sends each rejected message to a dead-letter topic: its key and whole value as consumed, and why and where from
 /// in headers (`backbeat-reason`, `backbeat-detail`, `backbeat-topic`, `backbeat-partition`, `backbeat-offset`).
@@ -12,9 +13,10 @@ final class DeadLetterTopic: @unchecked Sendable {
     let topic: String
     private let producer: KafkaProducer
 
-    init(brokers: String, topic: String, extra: KafkaConfiguration) throws {
+    init(brokers: String, topic: String, extra: KafkaConfiguration, logger: Logger) throws {
         self.topic = topic
-        producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["client.id": "backbeat-dead-letters"]).merging(extra))
+        producer = try KafkaProducer(
+            brokers: brokers, extra: KafkaConfiguration(["client.id": "backbeat-dead-letters"]).merging(extra), logger: logger)
     }
 
     /// Sends `rejected` and waits until all are acknowledged; throws if any is not.

@@ -56,7 +56,7 @@ public final class IngestService: Service, Sendable {
     public func run() async throws {
         try await openArchive()
         if let topic = configuration.deadLetterTopic {
-            let producer = try DeadLetterTopic(brokers: configuration.brokers, topic: topic, extra: configuration.kafka)
+            let producer = try DeadLetterTopic(brokers: configuration.brokers, topic: topic, extra: configuration.kafka, logger: logger)
             deadLetters.withLock { $0 = producer }
             logger.info("sending rejected messages to the dead-letter topic", metadata: ["topic": "\(topic)"])
         }
