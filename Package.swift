@@ -77,14 +77,16 @@ let package = Package(
             path: "Benchmarks/BackbeatBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Test inputs shared by both test targets.
+        .target(name: "BackbeatTestSupport", dependencies: ["BackbeatCore"], path: "Tests/BackbeatTestSupport"),
         .testTarget(
             name: "BackbeatCoreTests",
-            dependencies: ["BackbeatCore", .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: ["BackbeatCore", "BackbeatTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "BackbeatIntegrationTests",
             dependencies: [
-                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive",
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive", "BackbeatTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,4 +1,5 @@
 import BackbeatCore
+import BackbeatTestSupport
 import Testing
 
 /// Every rule of the event contract (docs/events.md), with its boundary values.
@@ -184,11 +185,3 @@ extension Result where Success == Event, Failure == Rejection {
     }
 }
 
-extension String {
-    func replacingFirst(_ target: String, with replacement: String) -> String {
-        guard let range = firstRange(of: target) else { return self }
-        var copy = self
-        copy.replaceSubrange(range, with: replacement)
-        return copy
-    }
-}

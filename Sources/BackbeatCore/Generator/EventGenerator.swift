@@ -30,6 +30,13 @@ public struct EventGenerator: Sendable {
         public var key: String
         public var value: [UInt8]?
         public var event: Event?
+
+        public init(topic: EventType, key: String, value: [UInt8]?, event: Event?) {
+            self.topic = topic
+            self.key = key
+            self.value = value
+            self.event = event
+        }
     }
 
     public let configuration: Configuration

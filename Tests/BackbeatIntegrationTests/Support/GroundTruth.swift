@@ -125,7 +125,12 @@ struct Workload {
     init(events: Int, seed: UInt64, artists: Int = 8, days: Int = 10, invalidFraction: Double = 0) {
         var generator = EventGenerator(.init(
             seed: seed, artists: artists, days: days, start: CivilDate(year: 2026, month: 10, day: 1), invalidFraction: invalidFraction))
-        messages = (0..<events).map { _ in generator.next() }
+        self.init(messages: (0..<events).map { _ in generator.next() })
+    }
+
+    /// A workload of given messages; those without an event are the invalid ones.
+    init(messages: [EventGenerator.Message]) {
+        self.messages = messages
         truth = GroundTruth(messages.compactMap(\.event))
         invalidCount = messages.filter { $0.event == nil }.count
     }
