@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import BackbeatKafka
 import BackbeatServer
 import BackbeatStore
@@ -50,6 +51,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("dead-letter-topic"), help: "Also send every rejected message to this Kafka topic, with its reason in headers (env BACKBEAT_DEAD_LETTER_TOPIC; default: none, rejected_events only).")
     var deadLetterTopic: String?
+
+    @Option(name: .customLong("web-dir"), help: "The web dashboard's files, served at / (env BACKBEAT_WEB_DIR; default ./dashboards/web, then share/backbeat/web beside the binary; none found: no dashboard).")
+    var webDirectory: String?
 
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
@@ -124,10 +128,34 @@ struct ServeCommand: AsyncParsableCommand {
                 memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),
                 archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes),
                 pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters),
-            httpPort: port, adminToken: token, artistRequestsPerSecond: rate)
+            httpPort: port, adminToken: token, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger))
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         withExtendedLifetime(devBroker) {}
         logger.info("stopped")
+    }
+}
+
+extension ServeCommand {
+    /// The web dashboard's directory: `--web-dir` (which must exist), else the first of the usual places that has an
+    /// index.html, else none.
+    func locateWebDirectory(logger: Logger) throws -> String? {
+        if let explicit = setting(webDirectory, "BACKBEAT_WEB_DIR") {
+            guard FileManager.default.fileExists(atPath: explicit + "/index.html") else {
+                throw ValidationError("--web-dir \(explicit) has no index.html")
+            }
+            return explicit
+        }
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let candidates = [
+            FileManager.default.currentDirectoryPath + "/dashboards/web",
+            executable.deletingLastPathComponent().appendingPathComponent("../share/backbeat/web").standardized.path,
+            "/usr/share/backbeat/web",
+        ]
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/index.html") }) else {
+            logger.notice("no web dashboard found; pass --web-dir to serve one", metadata: ["looked_in": "\(candidates.joined(separator: ", "))"])
+            return nil
+        }
+        return found
     }
 }

@@ -1,0 +1,371 @@
+// Backbeat's web dashboard: plain JavaScript, SVG charts drawn from the JSON API (docs/api.md), no dependencies.
+// The token lives in sessionStorage only (this tab); a link may carry it once as #token=... and it is removed
+// from the address at once.
+"use strict";
+
+const REFRESH_MS = 5000;
+const SVG = "http://www.w3.org/2000/svg";
+const $ = (id) => document.getElementById(id);
+const state = { token: null, artist: null, range: "28d", timer: null };
+
+// ---- Formatting -------------------------------------------------------------------------------------------------
+
+const integer = new Intl.NumberFormat("en-US");
+const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
+function money(amount, currency) {
+  const value = Number(amount);
+  try {
+    return new Intl.NumberFormat("en-US", { style: "currency", currency, maximumFractionDigits: 2 }).format(value);
+  } catch {
+    return `${value.toFixed(2)} ${currency}`;
+  }
+}
+function day(date) { return date.toISOString().slice(0, 10); }
+function addDays(date, days) { const copy = new Date(date); copy.setUTCDate(copy.getUTCDate() + days); return copy; }
+function todayUTC() { const now = new Date(); return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())); }
+
+// ---- Ranges: [from, to) in whole UTC days, and the granularity each chart uses ----------------------------------
+
+function currentRange() {
+  const today = todayUTC();
+  const tomorrow = addDays(today, 1);
+  switch (state.range) {
+    case "7d": return { from: addDays(today, -6), to: tomorrow };
+    case "12m": {
+      const from = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 11, 1));
+      return { from, to: new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1, 1)) };
+    }
+    case "custom": {
+      const from = $("custom-from").valueAsDate, last = $("custom-to").valueAsDate;
+      if (from && last && from <= last) return { from, to: addDays(last, 1) };
+      return { from: addDays(today, -27), to: tomorrow };
+    }
+    default: return { from: addDays(today, -27), to: tomorrow };
+  }
+}
+function spanDays(range) { return Math.round((range.to - range.from) / 86400000); }
+
+// ---- API ----------------------------------------------------------------------------------------------------------
+
+class APIError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+async function api(path) {
+  const response = await fetch(path, { headers: { Authorization: `Bearer ${state.token}` } });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new APIError(response.status, body.error ? body.error.message : `HTTP ${response.status}`);
+  return body;
+}
+function artistPath(endpoint, parameters) {
+  const query = new URLSearchParams(parameters).toString();
+  return `/v1/artists/${encodeURIComponent(state.artist)}/${endpoint}${query ? "?" + query : ""}`;
+}
+
+// ---- SVG drawing ------------------------------------------------------------------------------------------------
+
+function element(name, attributes, text) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes || {})) node.setAttribute(key, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+function seriesColor(index) { return `var(--s${index % 8})`; }
+function clear(svg, width, height) {
+  svg.replaceChildren();
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+}
+function empty(svg) {
+  clear(svg, 300, 40);
+  svg.appendChild(element("text", { x: 0, y: 24 }, "No data in this range"));
+}
+
+// Vertical bars with a y axis; labels under some bars.
+function drawColumns(svg, points, labelOf) {
+  if (!points.length || points.every((p) => p.value === 0)) return empty(svg);
+  const width = 900, height = 240, left = 44, bottom = 22, top = 8;
+  clear(svg, width, height);
+  const max = Math.max(...points.map((p) => p.value));
+  const plotHeight = height - bottom - top, step = (width - left) / points.length;
+  for (let i = 0; i <= 4; i++) {
+    const y = top + plotHeight - (plotHeight * i) / 4;
+    svg.appendChild(element("line", { x1: left, x2: width, y1: y, y2: y, class: "grid" }));
+    svg.appendChild(element("text", { x: left - 6, y: y + 4, "text-anchor": "end" }, compact.format((max * i) / 4)));
+  }
+  const every = Math.max(1, Math.ceil(points.length / 10));
+  points.forEach((point, i) => {
+    const barHeight = max === 0 ? 0 : (plotHeight * point.value) / max;
+    const bar = element("rect", {
+      x: left + i * step + step * 0.15, width: Math.max(1, step * 0.7), y: top + plotHeight - barHeight, height: barHeight, class: "bar",
+    });
+    bar.appendChild(element("title", {}, `${labelOf(point)}: ${integer.format(point.value)}`));
+    svg.appendChild(bar);
+    if (i % every === 0) svg.appendChild(element("text", { x: left + i * step + step / 2, y: height - 6, "text-anchor": "middle" }, labelOf(point)));
+  });
+}
+
+// Horizontal bars with their values, most first.
+function drawRows(svg, rows) {
+  if (!rows.length) return empty(svg);
+  const width = 280, rowHeight = 22, labelWidth = 72, valueWidth = 46;
+  clear(svg, width, rows.length * rowHeight);
+  const max = Math.max(...rows.map((r) => r.value), 1);
+  rows.forEach((row, i) => {
+    const y = i * rowHeight;
+    svg.appendChild(element("text", { x: 0, y: y + 16 }, row.label));
+    svg.appendChild(element("rect", {
+      x: labelWidth, y: y + 5, height: 14, rx: 3, class: "bar",
+      width: Math.max(1, ((width - labelWidth - valueWidth) * row.value) / max),
+    }));
+    svg.appendChild(element("text", { x: width, y: y + 16, "text-anchor": "end", "data-label": row.label, "data-value": row.value },
+      integer.format(row.value)));
+  });
+}
+
+// A donut of shares, with a legend.
+function drawDonut(svg, legend, slices) {
+  legend.replaceChildren();
+  const total = slices.reduce((sum, s) => sum + s.value, 0);
+  if (!total) return empty(svg);
+  const size = 200, radius = 80, inner = 50, centre = size / 2;
+  clear(svg, size, size);
+  let angle = -Math.PI / 2;
+  slices.forEach((slice, i) => {
+    const sweep = (slice.value / total) * Math.PI * 2;
+    const end = angle + Math.min(sweep, Math.PI * 2 - 1e-6);
+    const large = sweep > Math.PI ? 1 : 0;
+    const point = (r, a) => `${centre + r * Math.cos(a)} ${centre + r * Math.sin(a)}`;
+    const path = `M ${point(radius, angle)} A ${radius} ${radius} 0 ${large} 1 ${point(radius, end)} L ${point(inner, end)} A ${inner} ${inner} 0 ${large} 0 ${point(inner, angle)} Z`;
+    const arc = element("path", { d: path, fill: seriesColor(i) });
+    arc.appendChild(element("title", {}, `${slice.label}: ${integer.format(slice.value)}`));
+    svg.appendChild(arc);
+    angle += sweep;
+    const item = document.createElement("li");
+    item.dataset.platform = slice.label;
+    item.dataset.streams = slice.value;
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.style.background = seriesColor(i);
+    item.append(swatch, `${slice.label} ${(slice.share * 100).toFixed(1)}% (${integer.format(slice.value)})`);
+    legend.appendChild(item);
+  });
+  svg.appendChild(element("text", { x: centre, y: centre + 4, "text-anchor": "middle" }, compact.format(total)));
+}
+
+// Lines over shared periods, one per series, with a legend.
+function drawLines(svg, legend, periods, series, labelOf) {
+  legend.replaceChildren();
+  if (!periods.length || !series.length) return empty(svg);
+  const width = 900, height = 240, left = 56, bottom = 22, top = 8;
+  clear(svg, width, height);
+  const max = Math.max(...series.flatMap((s) => s.values), 0) || 1;
+  const plotHeight = height - bottom - top;
+  const x = (i) => left + (periods.length === 1 ? (width - left) / 2 : ((width - left - 10) * i) / (periods.length - 1));
+  const y = (v) => top + plotHeight - (plotHeight * v) / max;
+  for (let i = 0; i <= 4; i++) {
+    svg.appendChild(element("line", { x1: left, x2: width, y1: y((max * i) / 4), y2: y((max * i) / 4), class: "grid" }));
+    svg.appendChild(element("text", { x: left - 6, y: y((max * i) / 4) + 4, "text-anchor": "end" }, compact.format((max * i) / 4)));
+  }
+  const every = Math.max(1, Math.ceil(periods.length / 10));
+  periods.forEach((period, i) => {
+    if (i % every === 0) svg.appendChild(element("text", { x: x(i), y: height - 6, "text-anchor": "middle" }, labelOf(period)));
+  });
+  series.forEach((s, index) => {
+    const points = s.values.map((v, i) => `${x(i)},${y(v)}`).join(" ");
+    svg.appendChild(element("polyline", { points, fill: "none", stroke: seriesColor(index), "stroke-width": 2.5 }));
+    s.values.forEach((v, i) => svg.appendChild(element("circle", { cx: x(i), cy: y(v), r: 3, fill: seriesColor(index) })));
+    const item = document.createElement("li");
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.style.background = seriesColor(index);
+    item.append(swatch, s.label);
+    legend.appendChild(item);
+  });
+}
+
+// ---- Panels -------------------------------------------------------------------------------------------------------
+
+function setNumber(id, value, text) {
+  const node = $(id);
+  node.dataset.value = value === null || value === undefined ? "" : String(value);
+  node.textContent = text;
+}
+function periodLabel(start, granularity) {
+  return granularity === "month" ? start.slice(0, 7) : start.slice(5, 10);
+}
+
+async function refreshSummary() {
+  const summary = await api(artistPath("summary", {}));
+  setNumber("card-streams", summary.streams_28d, integer.format(summary.streams_28d));
+  setNumber("card-listeners", summary.monthly_listeners, integer.format(summary.monthly_listeners));
+  const growth = summary.growth_percent;
+  setNumber("card-growth", growth, growth === undefined || growth === null ? "–" : `${growth > 0 ? "+" : ""}${growth}%`);
+  const revenue = summary.revenue_this_month || [];
+  const card = $("card-revenue");
+  card.dataset.value = revenue.map((r) => `${r.currency}:${r.amount}`).join(",");
+  card.textContent = revenue.length ? revenue.map((r) => money(r.amount, r.currency)).join(" · ") : money(0, "EUR");
+  setNumber("card-followers", summary.net_followers_28d, `${summary.net_followers_28d > 0 ? "+" : ""}${integer.format(summary.net_followers_28d)}`);
+}
+
+async function refreshStreams(range) {
+  const granularity = spanDays(range) > 92 ? "month" : "day";
+  const answer = await api(artistPath("streams", { from: day(range.from), to: day(range.to), granularity }));
+  const points = answer.series.map((p) => ({ start: p.period_start, value: p.streams }));
+  drawColumns($("streams-chart"), points, (p) => periodLabel(p.start, granularity));
+  setNumber("streams-total", answer.totals.streams, `${integer.format(answer.totals.streams)} in range, by ${granularity}`);
+}
+
+async function refreshPlatforms(range) {
+  const answer = await api(artistPath("platforms", { from: day(range.from), to: day(range.to) }));
+  drawDonut($("platforms-chart"), $("platforms-legend"),
+    answer.platforms.map((p) => ({ label: p.platform, value: p.streams, share: p.share })));
+}
+
+async function refreshTopTracks(range) {
+  const answer = await api(artistPath("tracks/top", { from: day(range.from), to: day(range.to), limit: 10 }));
+  const list = $("top-tracks");
+  list.replaceChildren();
+  if (!answer.tracks.length) {
+    const none = document.createElement("li");
+    none.className = "empty";
+    none.textContent = "No streams in this range";
+    list.appendChild(none);
+  }
+  for (const track of answer.tracks) {
+    const item = document.createElement("li");
+    item.dataset.track = track.track_id;
+    item.dataset.streams = track.streams;
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = track.track_id.includes(":") ? track.track_id.split(":").slice(1).join(":") : track.track_id;
+    name.title = track.track_id;
+    const streams = document.createElement("span");
+    streams.className = "streams";
+    streams.textContent = integer.format(track.streams);
+    item.append(name, streams);
+    list.appendChild(item);
+  }
+}
+
+async function refreshDemographics(range) {
+  const answer = await api(artistPath("demographics", { from: day(range.from), to: day(range.to) }));
+  drawRows($("age-chart"), answer.age_ranges.map((r) => ({ label: r.age_range, value: r.streams })));
+  drawRows($("gender-chart"), answer.genders.map((r) => ({ label: r.gender, value: r.streams })));
+  drawRows($("country-chart"), answer.countries.slice(0, 8).map((r) => ({ label: r.country, value: r.streams })));
+}
+
+async function refreshRevenue(range) {
+  const granularity = spanDays(range) >= 60 ? "month" : "day";
+  const answer = await api(artistPath("revenue", { from: day(range.from), to: day(range.to), granularity }));
+  const periods = [...new Set(answer.series.map((p) => p.period_start))].sort();
+  const currencies = [...new Set(answer.series.map((p) => p.currency))].sort();
+  const series = currencies.map((currency) => ({
+    label: currency,
+    values: periods.map((period) => answer.series
+      .filter((p) => p.currency === currency && p.period_start === period)
+      .reduce((sum, p) => sum + Number(p.amount), 0)),
+  }));
+  drawLines($("revenue-chart"), $("revenue-legend"), periods, series, (p) => periodLabel(p, granularity));
+  const total = $("revenue-total");
+  total.dataset.value = answer.totals.map((t) => `${t.currency}:${t.amount}`).join(",");
+  total.textContent = answer.totals.length ? `${answer.totals.map((t) => money(t.amount, t.currency)).join(" · ")} in range, by ${granularity}` : "";
+}
+
+async function refreshSocial(range) {
+  const answer = await api(artistPath("social", { from: day(range.from), to: day(range.to), granularity: "all" }));
+  const byPlatform = new Map();
+  for (const total of answer.totals) {
+    if (total.action === "unfollow") continue;
+    byPlatform.set(total.platform, (byPlatform.get(total.platform) || 0) + total.count);
+  }
+  drawRows($("social-chart"), [...byPlatform].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value));
+}
+
+async function refresh() {
+  if (!state.token || !state.artist) return;
+  const range = currentRange();
+  const status = $("status");
+  try {
+    await Promise.all([refreshSummary(), refreshStreams(range), refreshPlatforms(range), refreshTopTracks(range),
+      refreshDemographics(range), refreshRevenue(range), refreshSocial(range)]);
+    status.className = "";
+    status.textContent = `${state.artist}, ${day(range.from)} to ${day(addDays(range.to, -1))} · updated ${new Date().toLocaleTimeString()}`;
+    document.body.dataset.loaded = "true";
+  } catch (error) {
+    status.className = "error";
+    status.textContent = error.message;
+    if (error.status === 401) logout();
+  }
+}
+
+// ---- Sign-in and controls -----------------------------------------------------------------------------------------
+
+async function start() {
+  $("login").hidden = true;
+  try {
+    const list = await api("/v1/artists");
+    const select = $("artist");
+    select.replaceChildren(...list.artists.map((artist) => new Option(artist, artist)));
+    const wanted = new URLSearchParams(location.hash.slice(1)).get("artist") || sessionStorage.getItem("backbeat-artist");
+    state.artist = list.artists.includes(wanted) ? wanted : list.artists[0] || null;
+    if (state.artist) select.value = state.artist;
+    select.disabled = list.role === "artist";
+  } catch (error) {
+    if (error.status === 401) return logout("That token was not accepted.");
+    $("status").textContent = error.message;
+  }
+  $("controls").hidden = false;
+  $("dashboard").hidden = false;
+  markRange();
+  await refresh();
+  clearInterval(state.timer);
+  state.timer = setInterval(refresh, REFRESH_MS);
+}
+
+function logout(message) {
+  sessionStorage.removeItem("backbeat-token");
+  state.token = null;
+  clearInterval(state.timer);
+  $("controls").hidden = true;
+  $("dashboard").hidden = true;
+  $("login").hidden = false;
+  if (message) $("token").placeholder = message;
+}
+
+function markRange() {
+  for (const button of document.querySelectorAll("[data-range]")) button.setAttribute("aria-pressed", String(button.dataset.range === state.range));
+  $("custom-range").hidden = state.range !== "custom";
+}
+
+function init() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get("token")) sessionStorage.setItem("backbeat-token", fragment.get("token"));
+  if (fragment.get("range")) state.range = fragment.get("range");
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  if (fragment.get("artist")) sessionStorage.setItem("backbeat-artist", fragment.get("artist"));
+  state.token = sessionStorage.getItem("backbeat-token");
+
+  $("login").addEventListener("submit", (event) => {
+    event.preventDefault();
+    state.token = $("token").value.trim();
+    sessionStorage.setItem("backbeat-token", state.token);
+    $("token").value = "";
+    start();
+  });
+  $("logout").addEventListener("click", () => logout());
+  $("artist").addEventListener("change", (event) => {
+    state.artist = event.target.value;
+    sessionStorage.setItem("backbeat-artist", state.artist);
+    refresh();
+  });
+  for (const button of document.querySelectorAll("[data-range]")) {
+    button.addEventListener("click", () => { state.range = button.dataset.range; markRange(); refresh(); });
+  }
+  for (const input of [$("custom-from"), $("custom-to")]) input.addEventListener("change", refresh);
+  const today = todayUTC();
+  $("custom-from").value = day(addDays(today, -27));
+  $("custom-to").value = day(today);
+
+  if (state.token) start(); else logout();
+}
+
+init();
