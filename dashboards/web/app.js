@@ -44,6 +44,16 @@ function currentRange() {
   }
 }
 function spanDays(range) { return Math.round((range.to - range.from) / 86400000); }
+// Every period of `granularity` ("day" or "month") in the range, as the API writes period_start.
+function periodStarts(range, granularity) {
+  const starts = [];
+  let start = granularity === "month" ? new Date(Date.UTC(range.from.getUTCFullYear(), range.from.getUTCMonth(), 1)) : new Date(range.from);
+  while (start < range.to) {
+    starts.push(start.toISOString().slice(0, 19) + "Z");
+    start = granularity === "month" ? new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)) : addDays(start, 1);
+  }
+  return starts;
+}
 
 // ---- API ----------------------------------------------------------------------------------------------------------
 
@@ -79,10 +89,13 @@ function empty(svg) {
   svg.appendChild(element("text", { x: 0, y: 24 }, "No data in this range"));
 }
 
+// The drawing width of a wide chart: its width on screen, so that text keeps its size on a phone.
+function widthOf(svg) { return Math.max(300, Math.round(svg.getBoundingClientRect().width) || 900); }
+
 // Vertical bars with a y axis; labels under some bars.
 function drawColumns(svg, points, labelOf) {
   if (!points.length || points.every((p) => p.value === 0)) return empty(svg);
-  const width = 900, height = 240, left = 44, bottom = 22, top = 8;
+  const width = widthOf(svg), height = 240, left = 44, bottom = 22, top = 8;
   clear(svg, width, height);
   const max = Math.max(...points.map((p) => p.value));
   const plotHeight = height - bottom - top, step = (width - left) / points.length;
@@ -91,7 +104,7 @@ function drawColumns(svg, points, labelOf) {
     svg.appendChild(element("line", { x1: left, x2: width, y1: y, y2: y, class: "grid" }));
     svg.appendChild(element("text", { x: left - 6, y: y + 4, "text-anchor": "end" }, compact.format((max * i) / 4)));
   }
-  const every = Math.max(1, Math.ceil(points.length / 10));
+  const every = Math.max(1, Math.ceil(points.length / Math.max(2, Math.floor(width / 80))));
   points.forEach((point, i) => {
     const barHeight = max === 0 ? 0 : (plotHeight * point.value) / max;
     const bar = element("rect", {
@@ -155,7 +168,7 @@ function drawDonut(svg, legend, slices) {
 function drawLines(svg, legend, periods, series, labelOf) {
   legend.replaceChildren();
   if (!periods.length || !series.length) return empty(svg);
-  const width = 900, height = 240, left = 56, bottom = 22, top = 8;
+  const width = widthOf(svg), height = 240, left = 56, bottom = 22, top = 8;
   clear(svg, width, height);
   const max = Math.max(...series.flatMap((s) => s.values), 0) || 1;
   const plotHeight = height - bottom - top;
@@ -165,7 +178,7 @@ function drawLines(svg, legend, periods, series, labelOf) {
     svg.appendChild(element("line", { x1: left, x2: width, y1: y((max * i) / 4), y2: y((max * i) / 4), class: "grid" }));
     svg.appendChild(element("text", { x: left - 6, y: y((max * i) / 4) + 4, "text-anchor": "end" }, compact.format((max * i) / 4)));
   }
-  const every = Math.max(1, Math.ceil(periods.length / 10));
+  const every = Math.max(1, Math.ceil(periods.length / Math.max(2, Math.floor(width / 80))));
   periods.forEach((period, i) => {
     if (i % every === 0) svg.appendChild(element("text", { x: x(i), y: height - 6, "text-anchor": "middle" }, labelOf(period)));
   });
@@ -256,7 +269,7 @@ async function refreshDemographics(range) {
 async function refreshRevenue(range) {
   const granularity = spanDays(range) >= 60 ? "month" : "day";
   const answer = await api(artistPath("revenue", { from: day(range.from), to: day(range.to), granularity }));
-  const periods = [...new Set(answer.series.map((p) => p.period_start))].sort();
+  const periods = periodStarts(range, granularity);
   const currencies = [...new Set(answer.series.map((p) => p.currency))].sort();
   const series = currencies.map((currency) => ({
     label: currency,
@@ -289,7 +302,7 @@ async function refresh() {
       refreshDemographics(range), refreshRevenue(range), refreshSocial(range)]);
     status.className = "";
     status.textContent = `${state.artist}, ${day(range.from)} to ${day(addDays(range.to, -1))} · updated ${new Date().toLocaleTimeString()}`;
-    document.body.dataset.loaded = "true";
+    document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
   } catch (error) {
     status.className = "error";
     status.textContent = error.message;

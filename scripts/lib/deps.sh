@@ -1,6 +1,6 @@
 # Installs the system packages Backbeat needs, when any is missing. Source this file, then call install_deps.
 install_deps() {
-  local packages="librdkafka-dev libzstd-dev postgresql postgresql-15-hll kcat pkg-config python3 python3-pip curl"
+  local packages="librdkafka-dev libzstd-dev postgresql postgresql-15-hll kcat pkg-config python3 python3-pip curl chromium"
   local missing=""
   for p in $packages; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -122,9 +122,11 @@ struct Workload {
     var truth: GroundTruth
     var invalidCount: Int
 
-    init(events: Int, seed: UInt64, artists: Int = 8, days: Int = 10, invalidFraction: Double = 0) {
-        var generator = EventGenerator(.init(
-            seed: seed, artists: artists, days: days, start: CivilDate(year: 2026, month: 10, day: 1), invalidFraction: invalidFraction))
+    init(
+        events: Int, seed: UInt64, artists: Int = 8, days: Int = 10, start: CivilDate = CivilDate(year: 2026, month: 10, day: 1),
+        invalidFraction: Double = 0
+    ) {
+        var generator = EventGenerator(.init(seed: seed, artists: artists, days: days, start: start, invalidFraction: invalidFraction))
         self.init(messages: (0..<events).map { _ in generator.next() })
     }
 

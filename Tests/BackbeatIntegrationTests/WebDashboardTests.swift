@@ -1,0 +1,151 @@
+import BackbeatCore
+import BackbeatKafka
+import Foundation
+import Testing
+
+/// The web dashboard in headless Chromium against a live stack: the numbers on the page equal the API's answers
+/// at desktop and phone widths, with the admin and with an artist token, after more events arrive too; the page
+/// refreshes itself; screenshots are kept in `.build/artifacts/`.
+@Suite(.serialized) struct WebDashboardTests {
+    static let artifacts = TestEnvironment.packageRoot.appendingPathComponent(".build/artifacts")
+
+    @Test func thePageShowsTheAPIsNumbersAtDesktopAndPhoneWidths() async throws {
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 3)
+        let database = try await TestEnvironment.freshDatabase("web")
+        let today = CivilDate(daysSinceEpoch: Int64(Date().timeIntervalSince1970).floorDiv(86_400))
+        // Events over the last two weeks, ending yesterday, so that they are inside every window the page shows.
+        let workload = Workload(events: 12_000, seed: 5, artists: 4, days: 14, start: CivilDate(daysSinceEpoch: today.daysSinceEpoch - 14))
+        let half = workload.messages.count / 2
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: [
+            "--web-dir", TestEnvironment.packageRoot.appendingPathComponent("dashboards/web").path])
+        try await service.waitUntilHealthy()
+        try workload.publish(0..<half, to: broker.bootstrapServers)
+        try await waitUntilFlushed(half, database: database)
+        try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+
+        let desktop = try Chromium.dom(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d", width: 1280, height: 1400)
+        try await expectPage(desktop, showsAPIOf: service, artist: "artist-0002")
+        #expect(Int(desktop.attribute("data-refreshes", ofTag: "body") ?? "") ?? 0 >= 2, "the page refreshed by itself")
+        #expect(desktop.options(of: "artist").count == 4, "the admin picks among every artist")
+        try Chromium.screenshot(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d",
+                                width: 1280, height: 1400, to: Self.artifacts.appendingPathComponent("dashboard-desktop.png"))
+        try Chromium.screenshot(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=12m",
+                                width: 1280, height: 1400, to: Self.artifacts.appendingPathComponent("dashboard-desktop-dark.png"),
+                                extra: ["--force-dark-mode", "--blink-settings=preferredColorScheme=0"])
+
+        // More events stream in; an artist token on a phone-sized screen sees its own artist only, and the new numbers.
+        try workload.publish(half..<workload.messages.count, to: broker.bootstrapServers)
+        try await waitUntilFlushed(workload.messages.count, database: database)
+        let token = try TokenTests.createToken(artist: "artist-0003", database: database)
+        let phone = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d", width: 390, height: 844)
+        try await expectPage(phone, showsAPIOf: service, artist: "artist-0003")
+        #expect(phone.options(of: "artist") == ["artist-0003"])
+        try Chromium.screenshot(of: service.baseURL + "/#token=\(token)&range=28d", width: 390, height: 1800,
+                                to: Self.artifacts.appendingPathComponent("dashboard-phone.png"))
+        #expect(service.terminate() == 0)
+        withExtendedLifetime(broker) {}
+    }
+
+    func waitUntilFlushed(_ count: Int, database: String) async throws {
+        try await TestEnvironment.withStore(url: database) { store in
+            try await waitUntil(timeout: .seconds(60), "\(count) messages flushed") { try await storedOffsetTotal(store.client) == Int64(count) }
+        }
+    }
+
+    /// The cards, the streams total, the platform legend and the top tracks equal what the API answers for the
+    /// page's 28-day range.
+    func expectPage(_ page: Chromium.Page, showsAPIOf service: ServiceProcess, artist: String) async throws {
+        let today = Int64(Date().timeIntervalSince1970).floorDiv(86_400)
+        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: today - 27)), to = RFC3339.formatDate(CivilDate(daysSinceEpoch: today + 1))
+        let base = service.baseURL + "/v1/artists/\(artist)/"
+        let summary = try await HTTP.get(base + "summary").json() as! [String: Any]
+        #expect(page.value(of: "card-streams") == "\(summary["streams_28d"]!)")
+        #expect(page.value(of: "card-listeners") == "\(summary["monthly_listeners"]!)")
+        #expect(page.value(of: "card-followers") == "\(summary["net_followers_28d"]!)")
+        let revenue = (summary["revenue_this_month"] as! [[String: String]]).map { "\($0["currency"]!):\($0["amount"]!)" }
+        #expect(page.value(of: "card-revenue") == revenue.joined(separator: ","))
+        #expect((summary["streams_28d"] as! Int) > 0, "the range holds data")
+
+        let streams = try await HTTP.get(base + "streams?from=\(from)&to=\(to)&granularity=day").json() as! [String: Any]
+        #expect(page.value(of: "streams-total") == "\((streams["totals"] as! [String: Any])["streams"]!)")
+        let platforms = (try await HTTP.get(base + "platforms?from=\(from)&to=\(to)").json() as! [String: Any])["platforms"] as! [[String: Any]]
+        #expect(page.pairs("data-platform", "data-streams") == platforms.map { ("\($0["platform"]!)", "\($0["streams"]!)") })
+        let tracks = (try await HTTP.get(base + "tracks/top?from=\(from)&to=\(to)&limit=10").json() as! [String: Any])["tracks"] as! [[String: Any]]
+        #expect(!tracks.isEmpty)
+        #expect(page.pairs("data-track", "data-streams") == tracks.map { ("\($0["track_id"]!)", "\($0["streams"]!)") })
+    }
+}
+
+extension [(String, String)] {
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.elementsEqual(rhs) { $0 == $1 } }
+}
+
+/// Headless Chromium (Debian's `chromium`, installed by scripts/test).
+enum Chromium {
+    /// A page's DOM after its scripts ran, as serialized HTML.
+    struct Page {
+        var html: String
+
+        /// `data-value` of the element with `id`.
+        func value(of id: String) -> String? {
+            firstMatch(#"id="\#(id)"[^>]*data-value="([^"]*)""#)
+        }
+
+        func attribute(_ name: String, ofTag tag: String) -> String? {
+            firstMatch(#"<\#(tag)[^>]*\#(name)="([^"]*)""#)
+        }
+
+        /// Values of `first` and `second` on each element that has both, in document order.
+        func pairs(_ first: String, _ second: String) -> [(String, String)] {
+            matches(#"\#(first)="([^"]*)"[^>]*\#(second)="([^"]*)""#).map { ($0[0], $0[1]) }
+        }
+
+        /// The option values of the `<select>` with `id`.
+        func options(of id: String) -> [String] {
+            guard let start = html.range(of: #"id="\#(id)""#), let end = html.range(of: "</select>", range: start.upperBound..<html.endIndex) else { return [] }
+            return Page(html: String(html[start.upperBound..<end.lowerBound])).matches(#"<option value="([^"]*)""#).map { $0[0] }
+        }
+
+        private func firstMatch(_ pattern: String) -> String? { matches(pattern).first?.first }
+
+        private func matches(_ pattern: String) -> [[String]] {
+            let regex = try! NSRegularExpression(pattern: pattern)
+            let whole = NSRange(html.startIndex..., in: html)
+            return regex.matches(in: html, range: whole).map { match in
+                (1..<match.numberOfRanges).map { String(html[Range(match.range(at: $0), in: html)!]) }
+            }
+        }
+    }
+
+    static let common = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                         "--virtual-time-budget=15000"]
+
+    static func dom(of url: String, width: Int, height: Int) throws -> Page {
+        Page(html: try run(common + ["--window-size=\(width),\(height)", "--dump-dom", url]))
+    }
+
+    /// Saves a PNG of the page at `width` x `height` and checks that it is one, of that width, and not blank.
+    static func screenshot(of url: String, width: Int, height: Int, to file: URL, extra: [String] = []) throws {
+        try? FileManager.default.removeItem(at: file)
+        _ = try run(common + extra + ["--window-size=\(width),\(height)", "--screenshot=\(file.path)", url])
+        let png = try Data(contentsOf: file)
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        let pngWidth = png.count > 24 ? png[16..<20].reduce(0) { $0 << 8 | Int($1) } : 0
+        #expect(pngWidth == width, "\(file.lastPathComponent) is \(pngWidth) px wide")
+        #expect(png.count > 20_000, "\(file.lastPathComponent) has \(png.count) bytes: a blank page compresses to far less")
+    }
+
+    private static func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestEnvironment.Missing(description: "chromium exited with \(process.terminationStatus)") }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
