@@ -1,8 +1,9 @@
-# Backbeat: build with the official Swift image, run on its slim variant with librdkafka and libzstd.
+# Backbeat: built on the official Swift image with the same dependency installer as scripts/test
+# (scripts/lib/deps.sh), run on its slim variant with librdkafka and libzstd.
 FROM swift:6.3-bookworm AS build
-RUN apt-get update && apt-get install -y --no-install-recommends librdkafka-dev libzstd-dev pkg-config \
-    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+COPY scripts/lib/deps.sh scripts/lib/deps.sh
+RUN . scripts/lib/deps.sh && install_build_deps && rm -rf /var/lib/apt/lists/*
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
@@ -14,6 +15,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends librdkafka1 lib
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/.build/release/backbeat /usr/local/bin/backbeat
 COPY sql /usr/share/backbeat/sql
+COPY dashboards/web /usr/share/backbeat/web
+# The archive volume (BACKBEAT_ARCHIVE_DIR in docker-compose.yml) starts as this directory, writable by the service.
+RUN mkdir -p /var/lib/backbeat/archive && chown nobody /var/lib/backbeat/archive
 USER nobody
 EXPOSE 8080
 HEALTHCHECK CMD curl -fs localhost:8080/healthz || exit 1

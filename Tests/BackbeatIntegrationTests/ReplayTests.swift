@@ -21,20 +21,9 @@ import Testing
 
     /// Runs the binary to completion; returns its exit status and its stderr and stdout together.
     static func run(_ arguments: [String], postgresURL: String? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try TestEnvironment.binary)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ["BACKBEAT_MIGRATIONS_DIR": TestEnvironment.packageRoot.appendingPathComponent("sql").path]
         if let postgresURL { environment["BACKBEAT_POSTGRES_URL"] = postgresURL }
-        environment["BACKBEAT_MIGRATIONS_DIR"] = TestEnvironment.packageRoot.appendingPathComponent("sql").path
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        return try runToCompletion(try TestEnvironment.binary, arguments, environment: environment)
     }
 
     /// The ground truth of the first `lines` lines of an NDJSON file (all when nil), and how many are invalid.

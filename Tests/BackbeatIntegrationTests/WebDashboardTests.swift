@@ -136,16 +136,8 @@ enum Chromium {
     }
 
     private static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestEnvironment.Missing(description: "chromium exited with \(process.terminationStatus)") }
-        return String(decoding: data, as: UTF8.self)
+        let (status, output) = try runToCompletion("/usr/bin/chromium", arguments, keepingErrors: false)
+        guard status == 0 else { throw TestEnvironment.Missing(description: "chromium exited with \(status)") }
+        return output
     }
 }

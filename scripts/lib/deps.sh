@@ -1,8 +1,10 @@
-# Installs the system packages Backbeat needs, when any is missing. Source this file, then call install_deps.
-install_deps() {
-  local packages="librdkafka-dev libzstd-dev postgresql postgresql-15-hll kcat pkg-config python3 python3-pip curl chromium"
+# Installs the system packages Backbeat needs, when any is missing. Source this file, then call install_deps
+# (everything scripts/test needs) or install_build_deps (what building needs: the Dockerfile uses this one).
+
+# Installs the Debian packages given that are not installed yet.
+install_packages() {
   local missing=""
-  for p in $packages; do
+  for p in "$@"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
   done
   if [ -n "$missing" ]; then
@@ -12,6 +14,17 @@ install_deps() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
   fi
+}
+
+install_build_deps() {
+  install_packages librdkafka-dev libzstd-dev pkg-config
+}
+
+install_deps() {
+  install_build_deps
+  # PostgreSQL and the broker's client for the integration tests, Chromium for the web dashboard test,
+  # docker-compose to validate docker-compose.yml.
+  install_packages postgresql postgresql-15-hll kcat python3 python3-pip curl chromium docker-compose
   # The schema test validates docs/schemas with Python's jsonschema.
   python3 -c 'import jsonschema' 2>/dev/null || python3 -m pip install -q jsonschema \
     || python3 -m pip install -q --break-system-packages jsonschema

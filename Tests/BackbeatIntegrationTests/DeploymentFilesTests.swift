@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+/// docker-compose.yml is a valid compose file for the whole stack, the Dockerfile builds with the same installer
+/// as scripts/test, and docs/deployment.md's settings reference equals what the code defines.
+@Suite struct DeploymentFilesTests {
+    static let root = TestEnvironment.packageRoot
+
+    /// Runs `executable` with `arguments` in the package root; returns its exit status and output.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        try runToCompletion(executable, arguments, environment: environment, directory: root)
+    }
+
+    @Test func dockerComposeAcceptsTheStack() throws {
+        let check = try Self.run("/usr/bin/docker-compose", ["-f", "docker-compose.yml", "config", "-q"])
+        #expect(check.status == 0, "\(check.output)")
+        // The resolved file, as JSON (PyYAML comes with Debian's docker-compose).
+        let resolved = try Self.run("/bin/sh", ["-c", "docker-compose -f docker-compose.yml config | python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'"])
+        #expect(resolved.status == 0, "\(resolved.output)")
+        let compose = try JSONSerialization.jsonObject(with: Data(resolved.output.utf8)) as! [String: Any]
+        let services = compose["services"] as! [String: [String: Any]]
+        #expect(Set(services.keys) == ["kafka", "kafka-topics", "postgres", "backbeat", "prometheus", "grafana"])
+        #expect((services["kafka"]?["image"] as? String)?.hasPrefix("apache/kafka:") == true)
+        for name in ["kafka", "postgres", "backbeat", "prometheus", "grafana"] {
+            #expect(services[name]?["healthcheck"] != nil, "\(name) has a health check")
+        }
+        let volumes = Set((compose["volumes"] as? [String: Any] ?? [:]).keys)
+        #expect(volumes.isSuperset(of: ["kafka-data", "postgres-data", "backbeat-archive", "prometheus-data", "grafana-data"]))
+        // Every file the stack mounts is in the repository.
+        for (name, service) in services {
+            for volume in service["volumes"] as? [Any] ?? [] {
+                let source = (volume as? [String: Any])?["source"] as? String ?? (volume as? String)?.components(separatedBy: ":").first ?? ""
+                guard source.hasPrefix("/") else { continue }
+                #expect(FileManager.default.fileExists(atPath: source), "\(name) mounts \(source), which does not exist")
+            }
+        }
+        let prometheus = try String(contentsOf: Self.root.appendingPathComponent("docker/prometheus.yml"), encoding: .utf8)
+        #expect(prometheus.contains("backbeat:8080") && prometheus.contains("/metrics"))
+    }
+
+    @Test func theDockerfileBuildsWithTheInstallerOfScriptsTest() throws {
+        let dockerfile = try String(contentsOf: Self.root.appendingPathComponent("Dockerfile"), encoding: .utf8)
+        let deps = try String(contentsOf: Self.root.appendingPathComponent("scripts/lib/deps.sh"), encoding: .utf8)
+        let test = try String(contentsOf: Self.root.appendingPathComponent("scripts/test"), encoding: .utf8)
+        #expect(dockerfile.contains(". scripts/lib/deps.sh && install_build_deps"))
+        #expect(dockerfile.contains("swift build -c release --product backbeat"))
+        #expect(dockerfile.contains("COPY sql /usr/share/backbeat/sql") && dockerfile.contains("COPY dashboards/web /usr/share/backbeat/web"))
+        #expect(test.contains("install_deps") && test.contains("swift build"))
+        let installDeps = deps.components(separatedBy: "install_deps() {").last ?? ""
+        #expect(installDeps.contains("install_build_deps"), "scripts/test installs what the Dockerfile installs")
+    }
+
+    @Test func theSettingsReferenceMatchesTheCode() throws {
+        let generated = try Self.run(Self.root.appendingPathComponent("scripts/settings-reference").path, [],
+                                     environment: ["BACKBEAT_BIN": try TestEnvironment.binary])
+        #expect(generated.status == 0, "\(generated.output)")
+        let document = try String(contentsOf: Self.root.appendingPathComponent("docs/deployment.md"), encoding: .utf8)
+        let section = document.components(separatedBy: "<!-- settings:begin -->\n").last?.components(separatedBy: "<!-- settings:end -->").first
+        #expect(section?.trimmingCharacters(in: .whitespacesAndNewlines) == generated.output.trimmingCharacters(in: .whitespacesAndNewlines),
+                "docs/deployment.md is stale: run scripts/settings-reference --write")
+        #expect(generated.output.contains("`--dead-letter-topic`") && generated.output.contains("`BACKBEAT_WEB_DIR`"))
+    }
+}
