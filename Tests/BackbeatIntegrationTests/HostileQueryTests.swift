@@ -21,6 +21,7 @@ import Testing
                 paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&granularity=\(escaped)&limit=\(escaped)&as_of=\(escaped)")
                 paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&platform=\(escaped)&track_id=\(escaped)&currency=\(escaped)")
                 paths.append("artists/\(escaped)/\(endpoint)?from=2026-10-01&to=2026-10-11")
+                if endpoint == "streams" { paths.append("artists?limit=\(escaped)") }
             }
             paths.append("artists/\(artist)/\(endpoint)?from=1970-01-01&to=9999-12-31&granularity=hour")  // far too many points
             paths.append("artists/\(artist)/\(endpoint)?from=2026-10-11&to=2026-10-01")
