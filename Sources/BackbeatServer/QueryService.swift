@@ -19,6 +19,18 @@ public struct QueryService: Sendable {
         self.memory = memory
     }
 
+    /// Runs `body`, an answer made of several reads, so that its PostgreSQL reads all see one snapshot (see
+    /// `Store.withReadSnapshot`): never half before and half after a `rebuild`. When memory is complete from
+    /// `from` on, no transaction is opened: memory answers those days (a query on a table memory does not hold
+    /// still reads PostgreSQL, outside a snapshot).
+    public func consistently<T: Sendable>(from: Timestamp, _ body: @Sendable () async throws -> T) async throws -> T {
+        if let memory {
+            let layers = memory.snapshot()
+            if layers.complete, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) { return try await body() }
+        }
+        return try await store.withReadSnapshot(body)
+    }
+
     public func answer(_ query: Query) async throws -> [QueryRow] {
         try ResultShaper.shape(try await rows(for: query), for: query)
     }

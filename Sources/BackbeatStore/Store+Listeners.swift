@@ -22,7 +22,7 @@ extension Store {
             : "extract(epoch FROM date_trunc('\(granularity.rawValue)', day::timestamp))::bigint"
         let sql = "SELECT \(period), hll_union_agg(listeners)::text FROM \(table) WHERE \(conditions) GROUP BY 1"
         var result: [Timestamp?: HyperLogLog] = [:]
-        for try await (start, text) in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        for try await (start, text) in try await read(PostgresQuery(unsafeSQL: sql, binds: binds))
             .decode((Int64?, String).self) {
             result[start.map { Timestamp(seconds: $0) }] = try Self.sketch(fromText: text)
         }
@@ -34,11 +34,11 @@ extension Store {
         guard !trackIDs.isEmpty, days.lowerBound < days.upperBound else { return [:] }
         let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: days.lowerBound))
         let to = RFC3339.formatDate(CivilDate(daysSinceEpoch: days.upperBound))
-        let rows = try await client.query("""
+        let rows = try await read("""
             SELECT track_id, hll_union_agg(listeners)::text FROM track_listeners_daily
             WHERE artist_id = \(artistID) AND track_id = ANY(\(trackIDs)::text[]) AND day >= \(from)::date AND day < \(to)::date
             GROUP BY track_id
-            """, logger: logger)
+            """)
         var result: [String: HyperLogLog] = [:]
         for try await (track, text) in rows.decode((String, String).self) {
             result[track] = try Self.sketch(fromText: text)

@@ -34,7 +34,7 @@ extension Store {
         var sql = "SELECT \(select.joined(separator: ", ")) FROM \(cube.table) WHERE \(conditions.joined(separator: " AND "))"
         if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }
 
-        let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        let rows = try await read(PostgresQuery(unsafeSQL: sql, binds: binds))
         var result: [QueryRow] = []
         for try await row in rows {
             let cells = row.makeRandomAccess()

@@ -25,12 +25,15 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
             }
         }
         let query = try build(builder, defaultGranularity: .day)
-        // The series and, when sketches can answer, the listeners per period and in total: read at once.
-        async let seriesRows = answer(query)
+        // The series and, when sketches can answer, the listeners per period and in total: read at once, from one
+        // snapshot.
         let scope = ListenerScope(query)
-        async let perPeriod = listeners(scope, granularity: query.granularity)
-        async let overall = listeners(scope, granularity: .all)
-        let (rows, listenersPerPeriod, listenersOverall) = try await (seriesRows, perPeriod, overall)
+        let (rows, listenersPerPeriod, listenersOverall) = try await queries.consistently(from: query.interval.from) {
+            async let seriesRows = answer(query)
+            async let perPeriod = listeners(scope, granularity: query.granularity)
+            async let overall = listeners(scope, granularity: .all)
+            return try await (seriesRows, perPeriod, overall)
+        }
         let periodListeners = listenersPerPeriod ?? [:]
         let totalListeners = listenersOverall.map { ListenerScope.count($0[nil] ?? 0) }
         var totals = StreamsTotals(streams: 0, skips: 0, listening_ms: 0, listeners: totalListeners)
@@ -52,10 +55,14 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
     }
 
     @Sendable func demographics(_ request: Request, context: Context) async throws -> DemographicsResponse {
-        DemographicsResponse(
-            age_ranges: try await streamShares(by: .ageRange, request, context),
-            genders: try await streamShares(by: .gender, request, context),
-            countries: try await streamShares(by: .country, request, context))
+        let parameters = request.uri.queryParameters
+        let from = (try? QueryBuilder.interval(from: parameters.get("from"), to: parameters.get("to")))?.from ?? Timestamp(seconds: 0)
+        return try await queries.consistently(from: from) {
+            DemographicsResponse(
+                age_ranges: try await streamShares(by: .ageRange, request, context),
+                genders: try await streamShares(by: .gender, request, context),
+                countries: try await streamShares(by: .country, request, context))
+        }
     }
 
     @Sendable func topTracks(_ request: Request, context: Context) async throws -> TopTracksResponse {
@@ -64,10 +71,13 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         builder.orderByMetric = Metric.streams.rawValue
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
-        let (query, rows) = try await answer(builder, defaultGranularity: .all)
-        var listeners: [String: Double]?
-        if let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) {
-            listeners = try await queries.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days)
+        let query = try build(builder, defaultGranularity: .all)
+        let (rows, listeners) = try await queries.consistently(from: query.interval.from) { () async throws -> ([QueryRow], [String: Double]?) in
+            let rows = try await answer(query)
+            guard let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) else {
+                return (rows, nil)
+            }
+            return (rows, try await queries.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days))
         }
         return TopTracksResponse(tracks: rows.map { row in
             TrackStreams(

@@ -42,13 +42,16 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
         let lastDay = CivilDate(daysSinceEpoch: asOfDay - 1)
         let monthStart = CivilDate(year: lastDay.year, month: lastDay.month, day: 1).daysSinceEpoch
 
-        // Five independent reads, run at once on the pool.
-        async let currentRows = total(.streams, artistID, days: asOfDay - window..<asOfDay)
-        async let previousRows = total(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window)
-        async let listenerCounts = queries.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
-        async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency])
-        async let followRows = rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"])
-        let (current, previous, listeners, revenue, follows) = try await (currentRows, previousRows, listenerCounts, revenueRows, followRows)
+        // Five independent reads, run at once, from one snapshot.
+        let earliest = Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400)
+        let (current, previous, listeners, revenue, follows) = try await queries.consistently(from: earliest) {
+            async let currentRows = total(.streams, artistID, days: asOfDay - window..<asOfDay)
+            async let previousRows = total(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window)
+            async let listenerCounts = queries.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
+            async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency])
+            async let followRows = rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"])
+            return try await (currentRows, previousRows, listenerCounts, revenueRows, followRows)
+        }
         let followCount = { (action: String) in follows.first { $0.groupValues[0] == action }?.metrics[0].integer ?? 0 }
 
         let streams = current.first?.metrics[0].integer ?? 0
