@@ -57,10 +57,16 @@ import Testing
             var service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: live, flushInterval: "200ms", arguments: arguments)
             for chunk in 0..<chunks {
                 try await service.waitForLog("partitions assigned")
+                let committedBefore = try await storedOffsetTotal(store.client)
                 try workload.publish(chunk * chunkSize..<(chunk + 1) * chunkSize, to: broker.bootstrapServers)
                 guard chunk < chunks - 1 else { break }
-                // Kill while the service consumes, archives and flushes this chunk.
-                try await Task.sleep(for: .milliseconds(Int.random(in: 800...2000)))
+                // Kill at a random moment once this instance has committed a flush of this chunk: its segments are
+                // then open with committed frames (the small revenue and social ones never reach the segment size),
+                // and more flushes may be under way.
+                try await waitUntil(timeout: .seconds(60), "a committed flush of chunk \(chunk)") {
+                    try await storedOffsetTotal(store.client) > committedBefore
+                }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...600)))
                 service.kill()
                 logs.append(service.log())
                 service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: live, flushInterval: "200ms", arguments: arguments)
@@ -69,7 +75,6 @@ import Testing
             #expect(service.terminate() == 0)
             logs.append(service.log())
             let repaired = logs.filter { $0.contains("archive: repaired the segments left open by the last run") }.count
-            // A kill before the service's first flush leaves nothing open; most kills come later.
             #expect(repaired >= 1, "restarts after a kill repaired the open segments (\(repaired) of \(chunks - 1))")
         }
 
