@@ -101,11 +101,15 @@ import Testing
         try await service.waitForLog("partitions assigned")
         let workload = Workload(events: 500, seed: 9, invalidFraction: 0.05)
         try workload.publish(0..<workload.messages.count, to: broker.bootstrapServers)
-        try await Task.sleep(for: .seconds(2))
         _ = try await HTTP.get(service.baseURL + "/v1/artists/artist-0001/summary")
-        let exported = Set(prometheusSamples(try await HTTP.get(service.baseURL + "/metrics", token: nil).text).keys.map {
-            String($0.prefix { $0 != "{" })
-        })
+        var exported = Set<String>()
+        try await waitUntil(timeout: .seconds(60), "the service to consume, flush and export") {
+            let samples = prometheusSamples(try await HTTP.get(service.baseURL + "/metrics", token: nil).text)
+            exported = Set(samples.keys.map { String($0.prefix { $0 != "{" }) })
+            // Gauges are set on the flush loop's turn after a flush.
+            return samples.total("backbeat_events_consumed_total") == Double(workload.messages.count)
+                && samples.total("backbeat_flushes_total") >= 1 && exported.contains("backbeat_consumer_lag_messages")
+        }
         let names = try NSRegularExpression(pattern: #"backbeat_[a-z_]+"#)
         for target in targets {
             guard let expr = target.expr else { continue }
