@@ -33,9 +33,9 @@ public final class ServiceMetrics: Sendable {
 
     // MARK: - Ingest
 
-    /// One poll's outcomes, added to `backbeat_events_{consumed,accepted,rejected}_total`.
+    /// One poll's outcomes, added to `backbeat_events_{consumed,accepted,rejected}_total` (consumed is derived:
+    /// accepted plus rejected). One dictionary update per message.
     struct PollTally {
-        var consumed: [String: Int] = [:]
         var accepted: [String: Int] = [:]
         var rejected: [RejectionKey: Int] = [:]
 
@@ -46,15 +46,14 @@ public final class ServiceMetrics: Sendable {
 
         mutating func add(topic: String, _ outcome: IngestLedger.Outcome) {
             switch outcome {
-            case .accepted:
-                consumed[topic, default: 0] += 1
-                accepted[topic, default: 0] += 1
-            case .rejected(let reason):
-                consumed[topic, default: 0] += 1
-                rejected[RejectionKey(topic: topic, reason: reason.rawValue), default: 0] += 1
-            case .ignored:
-                break
+            case .accepted: accepted[topic, default: 0] += 1
+            case .rejected(let reason): rejected[RejectionKey(topic: topic, reason: reason.rawValue), default: 0] += 1
+            case .ignored: break
             }
+        }
+
+        var consumed: [String: Int] {
+            rejected.reduce(into: accepted) { $0[$1.key.topic, default: 0] += $1.value }
         }
     }
 
