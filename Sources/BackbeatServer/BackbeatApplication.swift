@@ -52,7 +52,7 @@ public func buildRouter(
 }
 
 /// Builds the whole service: the PostgreSQL pool, the ingest path and the HTTP server, shut down in reverse
-/// order on SIGTERM (HTTP first, then ingest flushes and leaves the group, then the pool closes).
+/// order on SIGTERM (HTTP first, then ingest flushes and leaves the group, then a last compaction, then the pool closes).
 public func buildApplication(configuration: ServeConfiguration, store: Store, logger: Logger) -> some ApplicationProtocol {
     let metrics = ServiceMetrics()
     let ingest = IngestService(configuration: configuration.ingest, store: store, metrics: metrics, logger: logger)
@@ -61,6 +61,6 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "backbeat"),
-        services: [store.client, ingest],
+        services: [store.client, CompactionService(store: store, logger: logger), ingest],
         logger: logger)
 }

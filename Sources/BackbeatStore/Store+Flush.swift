@@ -3,8 +3,8 @@ import PostgresNIO
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
-    /// the one this consumer started from), then the delta summed into every cube (the full hourly tables
-    /// included) and the listener sketches, then the rejected messages. Either all of it commits or none of it does.
+    /// the one this consumer started from), then the delta's rows appended to every cube's `_delta` table
+    /// (the full hourly tables included) and the listener sketches', then the rejected messages. Either all of it commits or none of it does.
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
     /// `merged` is `batch.mergedDelta` when the caller has it already; `archive` are the archive segments' lengths
@@ -94,6 +94,7 @@ extension Store {
         }
     }
 
+    /// Appends a cube's rows to its `_delta` table (`AggregateTable`): COPY alone, no key to check.
     func writeCube(_ cube: Cube, _ rows: [[String]: [MetricValue]], on connection: PostgresConnection) async throws {
         guard !rows.isEmpty else { return }
         var copy = CopyTextEncoder()
@@ -107,11 +108,10 @@ extension Store {
             }
             copy.endRow()
         }
-        try await stageAndMerge(
-            table: cube.table, key: ["artist_id", cube.grain == .hour ? "hour" : "day"] + cube.dimensions.map(Self.column),
-            measures: cube.dataset.metrics.map(\.rawValue), data: copy.buffer, on: connection)
+        try await append(copy.buffer, to: AggregateTable(cube), on: connection)
     }
 
+    /// Appends the delta's listener sketches to the `_delta` tables of the listener aggregates.
     func writeListeners(_ delta: RollupDelta, on connection: PostgresConnection) async throws {
         if !delta.artistListeners.isEmpty {
             var copy = CopyTextEncoder()
@@ -121,47 +121,24 @@ extension Store {
                 copy.bytes(sketch.serialized())
                 copy.endRow()
             }
-            try await stageAndMerge(
-                table: "artist_listeners_daily", key: ["artist_id", "day"], measures: ["listeners"],
-                merge: Self.hllUnion, data: copy.buffer, on: connection)
+            try await append(copy.buffer, to: .artistListeners, on: connection)
         }
         if !delta.trackListeners.isEmpty {
             var copy = CopyTextEncoder()
             for (key, sketch) in delta.trackListeners {
                 copy.text(key.artistID)
-                copy.text(key.trackID)
                 copy.day(key.day)
+                copy.text(key.trackID)
                 copy.bytes(sketch.serialized())
                 copy.endRow()
             }
-            try await stageAndMerge(
-                table: "track_listeners_daily", key: ["artist_id", "track_id", "day"], measures: ["listeners"],
-                merge: Self.hllUnion, data: copy.buffer, on: connection)
+            try await append(copy.buffer, to: .trackListeners, on: connection)
         }
     }
 
-    /// How a stored measure absorbs a delta: counters add, sketches union.
-    static func sum(_ table: String, _ column: String) -> String { "\(column) = \(table).\(column) + excluded.\(column)" }
-    static func hllUnion(_ table: String, _ column: String) -> String { "\(column) = hll_union(\(table).\(column), excluded.\(column))" }
-
-    /// COPYs rows into a per-transaction temporary staging table, then merges them into `table` in one statement.
-    /// Table and column names come only from the fixed lists above.
-    private func stageAndMerge(
-        table: String, key: [String], measures: [String], merge: (String, String) -> String = Store.sum,
-        data: ByteBuffer, on connection: PostgresConnection
-    ) async throws {
-        let stage = "stage_\(table)"
-        try await connection.query(PostgresQuery(unsafeSQL:
-            "CREATE TEMP TABLE IF NOT EXISTS \(stage) (LIKE \(table) INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"), logger: logger)
-        let columns = key + measures
-        try await connection.copyFrom(table: stage, columns: columns, logger: logger) { writer in
+    private func append(_ data: ByteBuffer, to table: AggregateTable, on connection: PostgresConnection) async throws {
+        try await connection.copyFrom(table: table.delta, columns: table.columns, logger: logger) { writer in
             try await writer.write(data)
         }
-        let list = columns.joined(separator: ", ")
-        let updates = measures.map { merge(table, $0) }.joined(separator: ", ")
-        try await connection.query(PostgresQuery(unsafeSQL: """
-            INSERT INTO \(table) (\(list)) SELECT \(list) FROM \(stage)
-            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates)
-            """), logger: logger)
     }
 }

@@ -25,16 +25,18 @@ extension Store {
                 offsets[TopicPartition(topic: topic, partition: partition)] = offset
             }
             let (delta, counted) = try await compute(offsets)
-            for cube in Cube.all {
-                let column = cube.grain == .hour ? "hour" : "day"
-                let cast = cube.grain == .hour ? "timestamptz" : "date"
-                try await connection.query(PostgresQuery(unsafeSQL:
-                    "DELETE FROM \(cube.table) WHERE \(column) >= $1::\(cast) AND \(column) < $2::\(cast)", binds: Self.binds(from, end)), logger: logger)
-                try await writeCube(cube, delta.rows(for: cube), on: connection)
+            // No compaction moves rows while the interval is replaced (it would wait on the rows deleted here).
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
+            for table in AggregateTable.all {
+                let cast = table.timeColumn == "hour" ? "timestamptz" : "date"
+                for stored in [table.delta, table.merged] {
+                    try await connection.query(PostgresQuery(unsafeSQL:
+                        "DELETE FROM \(stored) WHERE \(table.timeColumn) >= $1::\(cast) AND \(table.timeColumn) < $2::\(cast)",
+                        binds: Self.binds(from, end)), logger: logger)
+                }
             }
-            for table in ["artist_listeners_daily", "track_listeners_daily"] {
-                try await connection.query(PostgresQuery(unsafeSQL:
-                    "DELETE FROM \(table) WHERE day >= $1::date AND day < $2::date", binds: Self.binds(from, end)), logger: logger)
+            for cube in Cube.all {
+                try await writeCube(cube, delta.rows(for: cube), on: connection)
             }
             try await writeListeners(delta, on: connection)
             let inserted = try await connection.query("""

@@ -152,7 +152,7 @@ import Testing
 
     static func everything(_ database: String) async throws -> (truth: GroundTruth, rejected: Int64, listeners: [String: Int64], cubes: [String: String]) {
         try await TestEnvironment.withStore(url: database) { store in
-            (try await GroundTruth.read(from: store.client), try await rejectedCount(store.client).total,
+            (try await GroundTruth.read(from: store), try await rejectedCount(store.client).total,
              try await listenerCardinalities(store.client), try await cubeDigests(store.client))
         }
     }

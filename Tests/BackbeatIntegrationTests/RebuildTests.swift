@@ -13,20 +13,29 @@ import Testing
 
     /// Makes `days` wrong: stream counters doubled in every stream cube, every other aggregate (revenue, social,
     /// listener sketches) deleted. The doubled counters are non-zero, so a rebuild that deleted before it inserted
-    /// in separate steps would show a third answer (zeros) to the queries running beside it.
+    /// in separate steps would show a third answer (zeros) to the queries running beside it. Each aggregate is
+    /// damaged in both of its tables (merged rows and flushed rows not yet compacted).
     static func damage(_ client: PostgresClient, days: [String]) async throws {
         let doubled = "streams = streams * 2, skips = skips * 2, listening_ms = listening_ms * 2"
         for table in ["stream_hourly", "streams_by_artist_hour"] {
-            try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(table) SET \(doubled) WHERE (hour AT TIME ZONE 'UTC')::date = ANY($1::date[])", binds: binds(days)))
+            for stored in [table + "_merged", table + "_delta"] {
+                try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(stored) SET \(doubled) WHERE (hour AT TIME ZONE 'UTC')::date = ANY($1::date[])", binds: binds(days)))
+            }
         }
         for table in ["streams_by_artist_day_platform", "streams_by_artist_day_country", "streams_by_artist_day_track", "streams_by_artist_day_demographics"] {
-            try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(table) SET \(doubled) WHERE day = ANY($1::date[])", binds: binds(days)))
+            for stored in [table + "_merged", table + "_delta"] {
+                try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(stored) SET \(doubled) WHERE day = ANY($1::date[])", binds: binds(days)))
+            }
         }
         for table in ["revenue_hourly", "social_hourly"] {
-            try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE (hour AT TIME ZONE 'UTC')::date = ANY($1::date[])", binds: binds(days)))
+            for stored in [table + "_merged", table + "_delta"] {
+                try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(stored) WHERE (hour AT TIME ZONE 'UTC')::date = ANY($1::date[])", binds: binds(days)))
+            }
         }
         for table in ["revenue_by_artist_day", "social_by_artist_day", "artist_listeners_daily", "track_listeners_daily"] {
-            try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE day = ANY($1::date[])", binds: binds(days)))
+            for stored in [table + "_merged", table + "_delta"] {
+                try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(stored) WHERE day = ANY($1::date[])", binds: binds(days)))
+            }
         }
     }
 

@@ -51,7 +51,7 @@ import Testing
                 "SELECT topic, next_offset FROM kafka_offsets WHERE topic LIKE 'replay:%'").decode((String, Int64).self) {
                 positions[topic] = offset
             }
-            return (try await GroundTruth.read(from: store.client), try await rejectedCount(store.client).total, positions)
+            return (try await GroundTruth.read(from: store), try await rejectedCount(store.client).total, positions)
         }
     }
 

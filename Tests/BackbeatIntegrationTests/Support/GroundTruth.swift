@@ -75,8 +75,10 @@ struct GroundTruth: Equatable {
         return result
     }
 
-    /// Reads the rollup tables into the same shape.
-    static func read(from client: PostgresClient) async throws -> GroundTruth {
+    /// Reads the rollup tables into the same shape, after compacting them so that each key is one row.
+    static func read(from store: Store) async throws -> GroundTruth {
+        try await store.compact()
+        let client = store.client
         var truth = GroundTruth()
         let streamRows = try await client.query("""
             SELECT artist_id, extract(epoch FROM hour)::bigint::text, track_id, platform, country, age_range, gender, streams, skips, listening_ms
@@ -176,7 +178,7 @@ func expectGroundTruth(_ workload: Workload, in store: Store, within timeout: Du
     try await waitUntil(timeout: timeout, "all \(workload.messages.count) messages to be flushed") {
         try await storedOffsetTotal(store.client) == Int64(workload.messages.count)
     }
-    let stored = try await GroundTruth.read(from: store.client)
+    let stored = try await GroundTruth.read(from: store)
     #expect(stored == workload.truth, "\(stored.difference(from: workload.truth))")
     let rejected = try await rejectedCount(store.client)
     #expect(rejected.total == Int64(workload.invalidCount))
@@ -192,8 +194,9 @@ func expectCubesMatchFullTables(_ client: PostgresClient) async throws {
         let metrics = cube.dataset.metrics.map(\.rawValue)
         let time = cube.grain == .hour ? "hour" : "(hour AT TIME ZONE 'UTC')::date"
         let keys = (["artist_id", time] + dimensions).joined(separator: ", ")
-        let stored = "SELECT artist_id, \(cube.grain == .hour ? "hour" : "day"), \((dimensions + metrics).joined(separator: ", ")) FROM \(cube.table)"
-        let derived = "SELECT \(keys), \(metrics.map { "sum(\($0))" }.joined(separator: ", ")) FROM \(full.table) GROUP BY \((1...(2 + dimensions.count)).map(String.init).joined(separator: ", "))"
+        let grouping = (1...(2 + dimensions.count)).map(String.init).joined(separator: ", ")
+        let stored = "SELECT artist_id, \(cube.grain == .hour ? "hour" : "day"), \((dimensions + metrics.map { "sum(\($0))" }).joined(separator: ", ")) FROM \(cube.table) GROUP BY \(grouping)"
+        let derived = "SELECT \(keys), \(metrics.map { "sum(\($0))" }.joined(separator: ", ")) FROM \(full.table) GROUP BY \(grouping)"
         let sql = "SELECT (SELECT count(*) FROM (\(stored) EXCEPT \(derived)) a) + (SELECT count(*) FROM (\(derived) EXCEPT \(stored)) b), (SELECT count(*) FROM \(cube.table))"
         for try await (differing, rows) in try await client.query(PostgresQuery(unsafeSQL: sql)).decode((Int64, Int64).self) {
             #expect(differing == 0, "\(cube.table) differs from \(full.table) in \(differing) rows")

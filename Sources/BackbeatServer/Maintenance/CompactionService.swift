@@ -1,0 +1,39 @@
+import BackbeatStore
+import Logging
+import ServiceLifecycle
+
+/// Moves flushed rows from the append-only `_delta` tables into the merged ones (`Store.compact`) every `interval`,
+/// and once more on shutdown, after ingest's final flush (services stop in reverse order).
+///
+/// Flushes only append, so this keeps the deltas that readers scan beside the merged tables short. A failure is
+/// logged and tried again at the next interval: nothing is lost, the rows wait in the delta tables meanwhile.
+public struct CompactionService: Service {
+    let store: Store
+    let interval: Duration
+    let logger: Logger
+
+    public init(store: Store, interval: Duration = .seconds(5), logger: Logger) {
+        self.store = store
+        self.interval = interval
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            await compactOnce()
+        }
+    }
+
+    private func compactOnce() async {
+        let started = ContinuousClock.now
+        do {
+            let moved = try await store.compact()
+            if moved > 0 {
+                logger.debug("compacted", metadata: ["rows": "\(moved)", "duration": "\(ContinuousClock.now - started)"])
+            }
+        } catch {
+            logger.warning("compaction failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import BackbeatCore
+import BackbeatStore
+import Logging
+import PostgresNIO
+import Testing
+
+/// Append-only flushes and compaction (migration 0008) against a real PostgreSQL: flushes append rows per key to the
+/// `_delta` tables, the views answer the sums, and compaction moves the rows into one row per key without changing
+/// any answer.
+@Suite(.serialized) struct CompactionTests {
+    static let partition = TopicPartition(topic: "streams", partition: 0)
+    /// Every aggregate view (the cubes, the full hourly tables and the listener sketches).
+    static let aggregates = Cube.all.map(\.table) + ["artist_listeners_daily", "track_listeners_daily"]
+
+    /// Writes `events` generated events as `flushes` batches of one partition; returns what the tables must hold.
+    static func writeFlushes(_ store: Store, events: Int, flushes: Int) async throws -> GroundTruth {
+        var generator = EventGenerator(.init(seed: 11, artists: 5, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))
+        var ledger = IngestLedger()
+        ledger.assign(partition, storedOffset: nil)
+        var valid: [Event] = []
+        let perFlush = events / flushes
+        for flush in 0..<flushes {
+            for offset in (flush * perFlush)..<((flush + 1) * perFlush) {
+                let message = generator.next()
+                if let event = message.event { valid.append(event) }
+                ledger.ingest(ConsumedMessage(position: MessagePosition(topicPartition: partition, offset: Int64(offset)), key: nil,
+                                              value: message.value), now: Timestamp(seconds: 1_900_000_000))
+            }
+            try await store.write(try #require(ledger.takeBatch()))
+        }
+        return GroundTruth(valid)
+    }
+
+    /// Per aggregate: the view summed per key (sketches as their cardinality), as one digest, and the delta's rows.
+    static func answers(_ client: PostgresClient) async throws -> (digests: [String: String], deltaRows: [String: Int64]) {
+        var digests: [String: String] = [:]
+        var deltaRows: [String: Int64] = [:]
+        for table in aggregates {
+            let measures = table.hasSuffix("listeners_daily")
+                ? "hll_cardinality(hll_union_agg(listeners))"
+                : Cube.all.first { $0.table == table }!.dataset.metrics.map { "sum(\($0.rawValue))" }.joined(separator: ", ")
+            let sql = """
+                SELECT count(*)::text || ':' || coalesce(md5(string_agg(r::text, '|' ORDER BY r::text)), '')
+                FROM (SELECT to_jsonb(t) - ARRAY['streams', 'skips', 'listening_ms', 'amount', 'events', 'count', 'listeners'] AS key, \(measures)
+                      FROM \(table) t GROUP BY 1) r
+                """
+            for try await digest in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(String.self) { digests[table] = digest }
+            for try await count in try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(table)_delta")).decode(Int64.self) {
+                deltaRows[table] = count
+            }
+        }
+        return (digests, deltaRows)
+    }
+
+    @Test func compactionMovesFlushedRowsIntoOneRowPerKeyWithoutChangingAnyAnswer() async throws {
+        let database = try await TestEnvironment.freshDatabase("compaction")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            let truth = try await Self.writeFlushes(store, events: 6_000, flushes: 4)
+
+            let before = try await Self.answers(store.client)
+            // Four flushes over the same three days: the same keys were appended several times.
+            for table in Self.aggregates {
+                let distinctKeys = Int64(before.digests[table]!.split(separator: ":")[0])!
+                #expect(before.deltaRows[table]! > distinctKeys, "\(table): \(before.deltaRows[table]!) delta rows, \(distinctKeys) keys")
+            }
+
+            let moved = try await store.compact()
+            #expect(moved == Int(before.deltaRows.values.reduce(0, +)))
+            let after = try await Self.answers(store.client)
+            #expect(after.digests == before.digests)
+            #expect(after.deltaRows.values.allSatisfy { $0 == 0 })
+            #expect(try await store.compact() == 0)
+
+            // The merged tables hold the events' exact aggregates, one row per key (their primary keys say so).
+            let stored = try await GroundTruth.read(from: store)
+            #expect(stored == truth, "\(stored.difference(from: truth))")
+            try await expectCubesMatchFullTables(store.client)
+        }
+    }
+
+    @Test func oneCompactionAtATime() async throws {
+        let database = try await TestEnvironment.freshDatabase("compaction_lock")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            _ = try await Self.writeFlushes(store, events: 1_000, flushes: 2)
+            // While another session holds the compaction lock (another instance compacting, or a rebuild), this one
+            // skips every table; after it is released, everything moves.
+            let skipped = try await store.client.withTransaction(logger: Logger(label: "test")) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Int64(0x6261_636B_6265_6174)))")
+                return try await store.compact()
+            }
+            #expect(skipped == 0)
+            #expect(try await store.compact() > 0)
+        }
+    }
+}
