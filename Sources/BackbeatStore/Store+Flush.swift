@@ -95,16 +95,23 @@ extension Store {
     }
 
     /// Appends a cube's rows to its `_delta` table (`AggregateTable`): COPY alone, no key to check.
-    func writeCube(_ cube: Cube, _ rows: [[String]: [MetricValue]], on connection: PostgresConnection) async throws {
+    func writeCube(_ cube: Cube, _ rows: [CubeRowKey: CubeRowSums], on connection: PostgresConnection) async throws {
         guard !rows.isEmpty else { return }
         var copy = CopyTextEncoder()
-        for (key, values) in rows {
-            for part in key { copy.text(part) }
-            for value in values {
-                switch value {
-                case .integer(let number): copy.integer(number)
-                case .money(let money): copy.plain(money.decimalString)
-                }
+        for (key, sums) in rows {
+            copy.text(key.artistID)
+            if cube.grain == .hour { copy.hour(HourBucket(hoursSinceEpoch: key.bucket)) } else { copy.day(key.bucket) }
+            for index in cube.dimensions.indices { copy.text(key.dimension(index)) }
+            switch cube.dataset {
+            case .streams:
+                copy.integer(sums.integers.0)
+                copy.integer(sums.integers.1)
+                copy.integer(sums.integers.2)
+            case .revenue:
+                copy.plain(sums.amount.decimalString)
+                copy.integer(sums.integers.0)
+            case .social:
+                copy.integer(sums.integers.0)
             }
             copy.endRow()
         }

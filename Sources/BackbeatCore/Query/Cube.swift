@@ -48,40 +48,6 @@ public struct Cube: Equatable, Sendable {
     }
 }
 
-extension RollupDelta {
-    /// This delta summed into `cube`: the key is the artist, the time bucket (`YYYY-MM-DD` or an RFC 3339 hour)
-    /// and the cube's dimension values; the values are the dataset's metrics.
-    public func rows(for cube: Cube) -> [[String]: [MetricValue]] {
-        var rows: [[String]: [MetricValue]] = [:]
-        func add(_ key: [String], _ values: [MetricValue]) {
-            if let existing = rows[key] {
-                rows[key] = zip(existing, values).map { $0.adding($1) }
-            } else {
-                rows[key] = values
-            }
-        }
-        func time(_ hour: HourBucket) -> String {
-            cube.grain == .hour ? RFC3339.format(hour.start) : RFC3339.formatDate(CivilDate(daysSinceEpoch: hour.hoursSinceEpoch.floorDiv(24)))
-        }
-        switch cube.dataset {
-        case .streams:
-            for (key, counters) in streams {
-                add([key.artistID, time(key.hour)] + cube.dimensions.map(key.value(of:)),
-                    [.integer(counters.streams), .integer(counters.skips), .integer(counters.listeningMs)])
-            }
-        case .revenue:
-            for (key, counters) in revenue {
-                add([key.artistID, time(key.hour)] + cube.dimensions.map(key.value(of:)), [.money(counters.amount), .integer(counters.events)])
-            }
-        case .social:
-            for (key, count) in social {
-                add([key.artistID, time(key.hour)] + cube.dimensions.map(key.value(of:)), [.integer(count)])
-            }
-        }
-        return rows
-    }
-}
-
 extension MetricValue {
     /// The sum of two values of the same metric.
     public func adding(_ other: MetricValue) -> MetricValue {

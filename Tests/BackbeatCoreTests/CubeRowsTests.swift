@@ -1,0 +1,61 @@
+import BackbeatCore
+import Testing
+
+/// A delta projected into each cube (what a flush writes) against the same sums computed naively, per event.
+@Suite struct CubeRowsTests {
+    @Test func everyCubesRowsAreTheEventsSummedToItsGrainAndDimensions() {
+        var generator = EventGenerator(.init(seed: 5, artists: 6, days: 4, start: CivilDate(year: 2026, month: 10, day: 1)))
+        var delta = RollupDelta()
+        var events: [Event] = []
+        for _ in 0..<5_000 {
+            guard let event = generator.next().event else { continue }
+            delta.add(event)
+            events.append(event)
+        }
+        for cube in Cube.all {
+            // Naively: one string key per event, its metrics added as text-free integers (money in micros).
+            var expected: [String: [Int128]] = [:]
+            for event in events where Self.dataset(of: event) == cube.dataset {
+                let (key, values) = Self.naiveRow(event, cube)
+                expected[key] = zip(expected[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
+            }
+            let rows = delta.rows(for: cube)
+            #expect(rows.count == expected.count, "\(cube.table)")
+            for (key, sums) in rows {
+                let name = ([key.artistID, String(key.bucket)] + cube.dimensions.indices.map(key.dimension)).joined(separator: "|")
+                let values: [Int128] = switch cube.dataset {
+                case .streams: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
+                case .revenue: [sums.amount.micros, Int128(sums.integers.0)]
+                case .social: [Int128(sums.integers.0)]
+                }
+                #expect(expected[name] == values, "\(cube.table) \(name)")
+            }
+        }
+    }
+
+    static func dataset(of event: Event) -> Dataset {
+        switch event {
+        case .stream: .streams
+        case .revenue: .revenue
+        case .social: .social
+        }
+    }
+
+    static func naiveRow(_ event: Event, _ cube: Cube) -> (String, [Int128]) {
+        let hour = event.occurredAt.seconds.floorDiv(3600)
+        let bucket = cube.grain == .hour ? hour : hour.floorDiv(24)
+        switch event {
+        case .stream(let play):
+            let key = StreamKey(play)
+            let counters = StreamCounters(play)
+            return (([play.artistID, String(bucket)] + cube.dimensions.map(key.value(of:))).joined(separator: "|"),
+                    [Int128(counters.streams), Int128(counters.skips), Int128(counters.listeningMs)])
+        case .revenue(let revenue):
+            let key = RevenueKey(revenue)
+            return (([revenue.artistID, String(bucket)] + cube.dimensions.map(key.value(of:))).joined(separator: "|"), [revenue.amount.micros, 1])
+        case .social(let social):
+            let key = SocialKey(social)
+            return (([social.artistID, String(bucket)] + cube.dimensions.map(key.value(of:))).joined(separator: "|"), [Int128(social.count)])
+        }
+    }
+}
