@@ -24,8 +24,20 @@ struct Replayer: Sendable {
         var report = ReplayReport(path: path)
         var applier: (any LineApplier)?
         var assembler = LineAssembler()
+        // The write of one batch runs while the next is decoded; a batch is written only after the one before it
+        // committed (each moves the position the previous one stored).
+        var writing: Task<Void, Error>?
+        func flush() async throws {
+            guard let store else { return }
+            try await writing?.value
+            writing = nil
+            guard let write = applier?.takeWrite() else { return }
+            writing = Task { try await write(store) }
+        }
         func finish() async throws {
-            if let store { try await applier?.flush(to: store) }
+            try await flush()
+            try await writing?.value
+            writing = nil
             progress.finish(report, dryRun: dryRun, republished: republish != nil)
         }
         do {
@@ -38,7 +50,7 @@ struct Replayer: Sendable {
                     }
                 }
                 progress.update(reader: reader, report: report)
-                if let store, applier!.linesSinceFlush >= batchLines { try await applier!.flush(to: store) }
+                if applier!.linesSinceFlush >= batchLines { try await flush() }
             }
             try assembler.finish { line in
                 report.lines += 1
@@ -51,6 +63,10 @@ struct Replayer: Sendable {
         } catch let damage as ArchiveError {
             try await finish()
             throw damage
+        } catch {
+            // The batch taken before the error is written (or not) before the error is reported.
+            _ = try? await writing?.value
+            throw error
         }
         try await finish()
         return report
@@ -83,8 +99,9 @@ protocol LineApplier {
     /// Lines handled since the last flush.
     var linesSinceFlush: Int { get }
     mutating func handle(_ line: UnsafeRawBufferPointer, report: inout ReplayReport) throws
-    /// Writes what was handled since the last flush, with the input's position, in one transaction.
-    mutating func flush(to store: Store) async throws
+    /// Takes what was handled since the last flush: the write that stores it with the input's position in one
+    /// transaction (nil when there is nothing to write).
+    mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)?
 }
 
 /// Plain event NDJSON: the position is the number of lines applied, stored under `replay:<identity>`.
@@ -122,17 +139,19 @@ struct PlainApplier: LineApplier {
         linesSinceFlush += 1
     }
 
-    mutating func flush(to store: Store) async throws {
-        guard line > (expected ?? 0) else { return }
+    mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
+        guard line > (expected ?? 0) else { return nil }
         let part = FlushBatch.Part(topicPartition: position, generation: 0, expectedOffset: expected, newOffset: line, delta: delta)
-        do {
-            try await store.write(FlushBatch(parts: [part]))
-        } catch is OffsetConflict {
-            throw ValidationError("\(path): another replay of the same input is running (its stored position moved)")
-        }
         expected = line
         delta = RollupDelta()
         linesSinceFlush = 0
+        return { [path] store in
+            do {
+                try await store.write(FlushBatch(parts: [part]))
+            } catch is OffsetConflict {
+                throw ValidationError("\(path): another replay of the same input is running (its stored position moved)")
+            }
+        }
     }
 }
 
@@ -202,20 +221,24 @@ struct ArchiveApplier: LineApplier {
         }
     }
 
-    mutating func flush(to store: Store) async throws {
-        guard !touched.isEmpty else { return }
+    mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
+        guard !touched.isEmpty else { return nil }
         let parts = touched.map { partition, expected in
             FlushBatch.Part(topicPartition: partition, generation: 0, expectedOffset: expected, newOffset: positions[partition]!, delta: RollupDelta())
         }
-        do {
-            try await store.write(FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition }), merged: delta)
-        } catch let conflict as OffsetConflict {
-            throw ValidationError("\(path): the stored offset of \(conflict.topicPartition) moved during the replay (is a consumer "
-                + "running on it?); run the replay again: what was applied stays applied, nothing is counted twice")
-        }
+        let batch = FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition })
+        let merged = delta
         touched = [:]
         delta = RollupDelta()
         linesSinceFlush = 0
+        return { [path] store in
+            do {
+                try await store.write(batch, merged: merged)
+            } catch let conflict as OffsetConflict {
+                throw ValidationError("\(path): the stored offset of \(conflict.topicPartition) moved during the replay (is a consumer "
+                    + "running on it?); run the replay again: what was applied stays applied, nothing is counted twice")
+            }
+        }
     }
 }
 
