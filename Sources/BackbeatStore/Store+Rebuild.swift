@@ -6,14 +6,15 @@ extension Store {
     /// delta, in one transaction: readers see the old numbers or the new ones, never a mix. Days outside the interval,
     /// offsets and rejected events are not touched.
     ///
-    /// `compute` runs inside the transaction, after every row of `kafka_offsets` is locked, and receives the stored
-    /// offsets: what it counts must be exactly the messages below them. Flushes of live consumers wait for the lock,
-    /// so nothing is counted between the offsets read and the swap.
+    /// `compute` runs inside the transaction, after every row of `kafka_offsets` is locked, and receives what the
+    /// database counted (`CountedInputs`): what it counts must be exactly the messages below the stored offsets,
+    /// judged as they were. Flushes of live consumers wait for the lock, so nothing is counted between the offsets
+    /// read and the swap.
     /// - Returns: the id of the `rebuilds` row written.
     @discardableResult
     public func rebuild(
         fromDay: Int64, toDay: Int64,
-        compute: @Sendable ([TopicPartition: Int64]) async throws -> (delta: RollupDelta, events: Int64)
+        compute: @Sendable (CountedInputs) async throws -> (delta: RollupDelta, events: Int64)
     ) async throws -> Int64 {
         let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: fromDay))
         let end = RFC3339.formatDate(CivilDate(daysSinceEpoch: toDay + 1))
@@ -24,7 +25,8 @@ extension Store {
             for try await (topic, partition, offset) in rows.decode((String, Int32, Int64).self) {
                 offsets[TopicPartition(topic: topic, partition: partition)] = offset
             }
-            let (delta, counted) = try await compute(offsets)
+            let clocks = try await Self.replayClocks(try await connection.query(Self.replayClocksQuery, logger: logger))
+            let (delta, counted) = try await compute(CountedInputs(offsets: offsets, replayClocks: clocks))
             // No compaction moves rows while the interval is replaced (it would wait on the rows deleted here).
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
             for table in AggregateTable.all {
@@ -45,6 +47,15 @@ extension Store {
             for try await id in inserted.decode(Int64.self) { return id }
             return 0
         }
+    }
+
+    /// What the database has counted, for `rebuild` to count again.
+    public struct CountedInputs: Sendable {
+        /// The stored next offset of every partition: Kafka partitions and plain inputs (`replay:<identity>`).
+        public var offsets: [TopicPartition: Int64]
+        /// The instant each plain input's lines were judged against (`replayClock(for:now:)`); inputs replayed
+        /// before clocks were stored have none.
+        public var replayClocks: [TopicPartition: Timestamp]
     }
 
     /// The id of the latest rebuild (0: none), which `serve` watches.

@@ -110,7 +110,7 @@ struct GenerateCommand: AsyncParsableCommand {
     /// per partition, consumed "now".
     private func writeArchive(to directory: String, generator: inout EventGenerator, topic: (EventType) -> String, reportProgress: () -> Void) throws {
         let writer = try ArchiveWriter(directory: URL(fileURLWithPath: directory), segmentBytes: 128 << 20)
-        let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        let now = Timestamp.wallClock()
         var lines: [TopicPartition: [UInt8]] = [:]
         var flushed: [TopicPartition: Int64] = [:]
         var next: [TopicPartition: Int64] = [:]

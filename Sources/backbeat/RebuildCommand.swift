@@ -43,8 +43,8 @@ struct RebuildCommand: AsyncParsableCommand {
             let (id, events) = try await withStore(url: try database.url(), logger: logger) { store in
                 try await store.migrate(migrations)
                 let counted = Mutex<Int64>(0)
-                let id = try await store.rebuild(fromDay: fromDay, toDay: toDay) { offsets in
-                    var rollup = IntervalRollup(days: fromDay...toDay, stored: offsets)
+                let id = try await store.rebuild(fromDay: fromDay, toDay: toDay) { inputs in
+                    var rollup = IntervalRollup(days: fromDay...toDay, counted: inputs)
                     for file in files { try rollup.read(file) }
                     try rollup.checkCoverage()
                     counted.withLock { $0 = rollup.events }
@@ -61,11 +61,13 @@ struct RebuildCommand: AsyncParsableCommand {
     }
 }
 
-/// Counts the events of an interval from archives and plain files, exactly as far as the database has counted them:
-/// archive messages below their partition's stored offset, plain lines below their input's stored position.
+/// Counts the events of an interval from archives and plain files, exactly as far and as the database has counted
+/// them: archive messages below their partition's stored offset, judged against when they were consumed; plain lines
+/// below their input's stored position, judged against the input's replay clock.
 struct IntervalRollup {
     let days: ClosedRange<Int64>
     let stored: [TopicPartition: Int64]
+    let replayClocks: [TopicPartition: Timestamp]
     private(set) var delta = RollupDelta()
     private(set) var events: Int64 = 0
     /// How far the inputs reached in each Kafka partition (one past the last offset counted).
@@ -73,9 +75,10 @@ struct IntervalRollup {
     /// Plain inputs read, by their position key (`replay:<identity>`).
     private var plainInputs: Set<TopicPartition> = []
 
-    init(days: ClosedRange<Int64>, stored: [TopicPartition: Int64]) {
+    init(days: ClosedRange<Int64>, counted: Store.CountedInputs) {
         self.days = days
-        self.stored = stored
+        self.stored = counted.offsets
+        self.replayClocks = counted.replayClocks
     }
 
     mutating func read(_ path: String) throws {
@@ -84,7 +87,8 @@ struct IntervalRollup {
         var isArchive: Bool?
         var plainLimit: Int64 = 0
         var line: Int64 = 0
-        let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        // Inputs replayed before replay clocks were stored are judged against this rebuild's clock.
+        var now = Timestamp.wallClock()
         func handle(_ bytes: UnsafeRawBufferPointer) throws {
             defer { line += 1 }
             if isArchive == true {
@@ -107,6 +111,7 @@ struct IntervalRollup {
                         let key = TopicPartition(topic: "replay:" + (try InputIdentity.of(path: path)), partition: 0)
                         plainInputs.insert(key)
                         plainLimit = stored[key] ?? 0
+                        now = replayClocks[key] ?? now
                     }
                 }
                 try chunk.withUnsafeBytes { try assembler.feed($0, handle) }

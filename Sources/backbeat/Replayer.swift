@@ -16,6 +16,8 @@ struct Replayer: Sendable {
     let inputID: String?
     /// Where valid events go instead of PostgreSQL (`--to-kafka`).
     var republish: Republisher?
+    /// The clock a plain input's first replay stores as the instant its lines are judged against.
+    var clock: @Sendable () -> Timestamp = Timestamp.wallClock
 
     /// Replays one input; returns its report. Events before a damaged part are applied, then the error is thrown.
     func replay(_ path: String, store: Store?) async throws -> ReplayReport {
@@ -83,9 +85,10 @@ struct Replayer: Sendable {
         let identity = path == "-" ? inputID! : try InputIdentity.of(path: path)
         let position = TopicPartition(topic: "replay:" + identity, partition: 0)
         let stored = try await store?.storedOffsets(for: [position])[position]
+        let now = try await store?.replayClock(for: position, now: clock()) ?? clock()
         report.kind = .plain(identity: identity)
         report.alreadyApplied = stored ?? 0
-        return PlainApplier(path: path, position: position, stored: stored, republish: republish)
+        return PlainApplier(path: path, position: position, stored: stored, now: now, republish: republish)
     }
 }
 
@@ -110,15 +113,17 @@ struct PlainApplier: LineApplier {
     let position: TopicPartition
     let republish: Republisher?
     let skipBefore: Int64
-    let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+    /// What `future_timestamp` is judged against: the input's replay clock.
+    let now: Timestamp
     private var expected: Int64?
     private var line: Int64 = 0
     private var delta = RollupDelta()
     private(set) var linesSinceFlush = 0
 
-    init(path: String, position: TopicPartition, stored: Int64?, republish: Republisher?) {
+    init(path: String, position: TopicPartition, stored: Int64?, now: Timestamp, republish: Republisher?) {
         self.path = path
         self.position = position
+        self.now = now
         self.expected = stored
         self.skipBefore = stored ?? 0
         self.republish = republish

@@ -26,7 +26,7 @@ struct RollupCommand: AsyncParsableCommand {
             guard let contents = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
             data = contents
         }
-        let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        let now = Timestamp.wallClock()
         let clock = ContinuousClock()
         let started = clock.now
         // One chunk per core, each rolled up on its own thread, then merged.

@@ -86,8 +86,9 @@ import Testing
             _ = try await Self.writeFlushes(store, events: 1_000, flushes: 2)
             // While another session holds the compaction lock (another instance compacting, or a rebuild), this one
             // skips every table; after it is released, everything moves.
-            let skipped = try await store.client.withTransaction(logger: Logger(label: "test")) { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Int64(0x6261_636B_6265_6174)))")
+            let logger = Logger(label: "test")
+            let skipped = try await store.client.withTransaction(logger: logger) { connection in
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Int64(0x6261_636B_6265_6174)))", logger: logger)
                 return try await store.compact()
             }
             #expect(skipped == 0)
