@@ -23,6 +23,22 @@ public struct IngestConfiguration: Sendable {
     /// Topic that receives every rejected message with its reason in headers (nil: `rejected_events` only).
     public var deadLetterTopic: String?
 
+    /// The consumer's librdkafka properties: its prefetch bounded by `pendingLimitBytes`, then `kafka`, which wins.
+    ///
+    /// librdkafka's defaults let the consumer queue hold 64 MB of fetched messages (and 100,000 of them) and each
+    /// broker answer a fetch with up to 50 MB, whatever the pending limit. Here the queue holds at most an eighth
+    /// of the limit and a fetch a sixteenth (1 to 64 MB), so librdkafka's share of memory follows the
+    /// limit: docs/deployment.md, "Sizing".
+    public var consumerProperties: KafkaConfiguration {
+        let queueKilobytes = min(max(pendingLimitBytes / 8 / 1024, 1024), 2_097_151)
+        let fetchBytes = min(max(pendingLimitBytes / 16, 1 << 20), 64 << 20)
+        return KafkaConfiguration([
+            "queued.max.messages.kbytes": String(queueKilobytes),
+            "queued.min.messages": "20000",
+            "fetch.max.bytes": String(fetchBytes),
+        ]).merging(kafka)
+    }
+
     public init(
         brokers: String, topics: [String] = ["streams", "revenue", "social"], groupID: String = "backbeat",
         flushInterval: Duration = .seconds(1), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration(),

@@ -62,7 +62,7 @@ public final class IngestService: Service, Sendable {
         }
         let consumer = try KafkaConsumer(
             brokers: configuration.brokers, groupID: configuration.groupID, topics: configuration.topics,
-            extra: configuration.kafka, logger: logger,
+            extra: configuration.consumerProperties, logger: logger,
             onAssign: { [self] partitions in assigned(partitions) },
             onRevoke: { [self] partitions in revoked(partitions) })
         self.consumer.withLock { $0 = consumer }
@@ -123,7 +123,7 @@ public final class IngestService: Service, Sendable {
             applyBackpressure(consumer)
             let messages = consumer.poll(timeoutMs: 100, maxMessages: configuration.pollBatchSize)
             guard !messages.isEmpty else { continue }
-            let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+            let now = Timestamp.wallClock()
             var tally = ServiceMetrics.PollTally()
             ledger.withLock { ledger in
                 var consumed = RollupDelta()
@@ -279,7 +279,7 @@ public final class IngestService: Service, Sendable {
 extension IngestService {
     /// The wall clock as a `Timestamp`.
     static func now() -> Timestamp {
-        Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        Timestamp.wallClock()
     }
 
     /// Opens the archive directory and repairs what a previous process left open: each open segment is cut to the
