@@ -1,3 +1,4 @@
+import BackbeatCore
 import BackbeatKafka
 import Foundation
 import Testing
@@ -7,18 +8,22 @@ import Testing
     static let artist = "label.one:artist-7"
     static let encoded = "label.one%3Aartist-7"
 
-    /// Streams (with listeners and demographics), revenue and social events of the artist on 2026-10-02.
+    /// Two days ago, so that the dashboard's 28-day range holds the events.
+    static let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: Timestamp.wallClock().seconds.floorDiv(86_400) - 2))
+
+    /// Streams (with listeners and demographics), revenue and social events of the artist on `day`.
     static func events() -> String {
         var lines: [String] = []
         for n in 0..<12 {
-            lines.append(#"{"event_id":"s-\#(n)","type":"stream","occurred_at":"2026-10-02T1\#(n % 10):00:00Z","artist_id":"\#(artist)","track_id":"\#(artist):t\#(n % 3)","platform":"\#(n % 2 == 0 ? "spotify" : "deezer")","listener_id":"l-\#(n % 5)","country":"SE","age_range":"25-34","gender":"female","duration_ms":\#(20_000 + n * 2_000)}"#)
+            lines.append(#"{"event_id":"s-\#(n)","type":"stream","occurred_at":"\#(day)T1\#(n % 10):00:00Z","artist_id":"\#(artist)","track_id":"\#(artist):t\#(n % 3)","platform":"\#(n % 2 == 0 ? "spotify" : "deezer")","listener_id":"l-\#(n % 5)","country":"SE","age_range":"25-34","gender":"female","duration_ms":\#(20_000 + n * 2_000)}"#)
         }
-        lines.append(#"{"event_id":"r-1","type":"revenue","occurred_at":"2026-10-02T12:00:00Z","artist_id":"\#(artist)","source":"merch","amount":"24.99","currency":"EUR"}"#)
-        lines.append(#"{"event_id":"o-1","type":"social","occurred_at":"2026-10-02T12:00:00Z","artist_id":"\#(artist)","platform":"tiktok","action":"follow","count":3}"#)
+        lines.append(#"{"event_id":"r-1","type":"revenue","occurred_at":"\#(day)T12:00:00Z","artist_id":"\#(artist)","source":"merch","amount":"24.99","currency":"EUR"}"#)
+        lines.append(#"{"event_id":"o-1","type":"social","occurred_at":"\#(day)T12:00:00Z","artist_id":"\#(artist)","platform":"tiktok","action":"follow","count":3}"#)
         return lines.joined(separator: "\n") + "\n"
     }
 
-    @Test func everyArtistRouteAnswersForAPercentEncodedIDWithColonAndDot() async throws {
+    /// Every `/v1/artists/{artist_id}/...` route, and the web dashboard (which encodes ids with `encodeURIComponent`).
+    @Test func everyArtistRouteAndTheDashboardAnswerForAPercentEncodedIDWithColonAndDot() async throws {
         let directory = NSTemporaryDirectory() + "backbeat-path-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/events.ndjson"
@@ -29,12 +34,14 @@ import Testing
         let token = try TokenTests.createToken(artist: Self.artist, database: database)
 
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 2)
-        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database)
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: [
+            "--web-dir", TestEnvironment.packageRoot.appendingPathComponent("dashboards/web").path])
         try await service.waitUntilHealthy()
         let api = service.baseURL + "/v1/artists/"
-        let interval = "from=2026-10-01&to=2026-10-03"
+        let today = Timestamp.wallClock().seconds.floorDiv(86_400)
+        let interval = "from=\(RFC3339.formatDate(CivilDate(daysSinceEpoch: today - 3)))&to=\(RFC3339.formatDate(CivilDate(daysSinceEpoch: today)))"
         let routes = ["streams?\(interval)", "platforms?\(interval)", "demographics?\(interval)", "tracks/top?\(interval)",
-                      "revenue?\(interval)", "social?\(interval)", "summary?as_of=2026-10-02"]
+                      "revenue?\(interval)", "social?\(interval)", "summary?as_of=\(Self.day)"]
         for route in routes {
             let plain = try await HTTP.get(api + Self.artist + "/" + route)
             #expect(plain.status == 200, "\(route): \(plain.text)")
@@ -57,6 +64,11 @@ import Testing
             #expect(reply.status == 400, "\(bad): \(reply.status) \(reply.text)")
         }
         #expect(try await HTTP.get(api + "label.one%3Aartist-8/streams?\(interval)", token: token).status == 403)
+
+        // The dashboard with the artist's token: the page's numbers are the API's.
+        let page = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d", width: 1280, height: 1400)
+        #expect(page.options(of: "artist") == [Self.artist])
+        try await WebDashboardTests().expectPage(page, showsAPIOf: service, artist: Self.artist)
         #expect(service.terminate() == 0)
         withExtendedLifetime(broker) {}
     }
