@@ -63,6 +63,38 @@ import Testing
         #expect(memory.sealedFootprint.nonZeroCells > 0)
     }
 
+    /// A layer built on its own (its symbols in another order) added to sealed and open days answers as adding its
+    /// delta does; days before the horizon are skipped.
+    @Test func addingALayerEqualsAddingItsDelta() throws {
+        let (first, second) = Self.deltas()
+        var all = first
+        all.merge(second)
+        var layer = CubeMemory()
+        layer.add(second)
+
+        var memory = CubeMemory()
+        memory.add(first)
+        memory.seal(daysBefore: Self.firstDay + 6)
+        memory.add(layer)
+        var reference = CubeMemory()
+        reference.add(first)
+        reference.add(second)
+        for query in Self.queries { try expectSame(memory.rows(for: query), bruteForce(query, all), query) }
+
+        let artist = EventGenerator.artistID(1)
+        let days = Self.firstDay..<Self.firstDay + Int64(Self.dayCount)
+        let scope = ListenerScope(artistID: artist, days: days)
+        #expect(memory.listenerSketches(scope, granularity: .day) == reference.listenerSketches(scope, granularity: .day))
+        let tracks = Set(all.trackListeners.keys.filter { $0.artistID == artist }.map(\.trackID))
+        #expect(!tracks.isEmpty)
+        #expect(memory.trackListenerSketches(artistID: artist, trackIDs: Array(tracks), days: days)
+                == reference.trackListenerSketches(artistID: artist, trackIDs: Array(tracks), days: days))
+
+        var late = CubeMemory(horizonDay: Self.firstDay + 100)
+        late.add(layer)
+        #expect(late.dayRange == nil, "nothing before the horizon is held")
+    }
+
     @Test func listenerSketchesAreTheUnionOfTheDays() {
         let (first, second) = Self.deltas()
         var all = first

@@ -66,6 +66,33 @@ public struct CubeMemory: Sendable {
         }
     }
 
+    /// Adds every cell and sketch of `layer`, another instance with symbols of its own, as adding the deltas it was
+    /// built from would: a committed flush moves its in-flight layer into the durable one without projecting its
+    /// events into the cubes again. Days before `horizonDay` are skipped.
+    public mutating func add(_ layer: CubeMemory) {
+        var ids: [UInt32] = []
+        ids.reserveCapacity(layer.symbols.count)
+        for id in 0..<UInt32(layer.symbols.count) { ids.append(symbols.id(layer.symbols[id])) }
+        let cubes = Self.cubes
+        for (day, bucket) in layer.days where day >= horizonDay {
+            var target = days.removeValue(forKey: day) ?? DayBucket(cubeCount: cubes.count)
+            for index in cubes.indices {
+                let dimensions = cubes[index].dimensions.count
+                bucket.forEachCell(cube: index, artist: nil) { artist, key, measures in
+                    let mapped = CellKey(hour: key.hour, d0: dimensions > 0 ? ids[Int(key.d0)] : 0, d1: dimensions > 1 ? ids[Int(key.d1)] : 0)
+                    target.open[index][ids[Int(artist)], default: [:]][mapped, default: Measures()] += measures
+                }
+            }
+            for sketches in [bucket.sealedArtistListeners?.unpacked() ?? [:], bucket.artistListeners] {
+                for (artist, sketch) in sketches { target.addListeners(artist: ids[Int(artist)], track: nil, sketch) }
+            }
+            for sketches in [bucket.sealedTrackListeners?.unpacked() ?? [:], bucket.trackListeners] {
+                for (key, sketch) in sketches { target.addListeners(artist: ids[Int(key.artist)], track: ids[Int(key.track)], sketch) }
+            }
+            days[day] = target
+        }
+    }
+
     /// Adds one stored cube row (as read back from PostgreSQL): `time` is the row's hour or day,
     /// `dimensionValues` follow the cube's dimensions and `values` its dataset's metrics.
     public mutating func add(cube: Cube, artistID: String, time: Timestamp, dimensionValues: [String], values: [MetricValue]) {

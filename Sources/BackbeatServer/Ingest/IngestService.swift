@@ -245,7 +245,7 @@ public final class IngestService: Service, Sendable {
             }
             try await store.write(batch, merged: delta, archive: segments)
             archive.withLock { $0?.committed() }
-            if let epoch { memory?.flushCommitted(delta, epoch: epoch) }
+            if let epoch { memory?.flushCommitted(epoch: epoch) }
             consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             counters.withLock { $0.flushes += 1 }
             metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: delta.rowCount)

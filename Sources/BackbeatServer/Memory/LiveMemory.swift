@@ -128,11 +128,13 @@ final class LiveMemory: Sendable {
 
     // MARK: - Called by the flush loop only (the one writer of `durable` besides `install`)
 
-    /// A flush committed `delta`: it joins `durable` (if nothing changed ownership since it started) and leaves
-    /// flight. The addition runs on a copy, outside the lock, so queries are not held up.
-    func flushCommitted(_ delta: RollupDelta, epoch: UInt64) {
-        var grown = state.withLock { $0.complete && $0.epoch == epoch ? $0.durable : nil }
-        grown?.add(delta)
+    /// The flush started under `epoch` committed: its in-flight layer joins `durable` (if nothing changed ownership
+    /// since it started; the layer is the flushed batch's cubes already, so its events are not projected again)
+    /// and leaves flight. The addition runs on a copy, outside the lock, so queries are not held up.
+    func flushCommitted(epoch: UInt64) {
+        let taken = state.withLock { $0.complete && $0.epoch == epoch ? ($0.durable, $0.inFlight) : nil }
+        var grown = taken?.0
+        if let flight = taken?.1 { grown?.add(flight) }
         state.withLock {
             if let grown, $0.complete && $0.epoch == epoch { $0.durable = grown }
             $0.inFlight = nil
