@@ -2,8 +2,8 @@ import BackbeatCore
 import PostgresNIO
 
 extension Store {
-    /// The advisory lock that one compaction at a time holds, and `rebuild` waits for.
-    static let compactionLock: Int64 = 0x6261_636B_6265_6174  // "backbeat"
+    /// The advisory lock compaction and rebuild take, so one never merges tables the other is swapping.
+    public static let compactionLock: Int64 = 0x6261_636B_6265_6174  // "backbeat"
 
     /// Moves the rows of every `_delta` table into its `_merged` table, summed (or, for sketches, unioned) per key,
     /// one table per transaction. The view of each table answers the same before and after: rows only move.

@@ -5,13 +5,16 @@ extension Store {
     /// The instant the lines of the plain input at `position` are judged against: the one stored by its first
     /// replay, or `now`, stored here when the input has none yet (`replay_clocks`).
     public func replayClock(for position: TopicPartition, now: Timestamp) async throws -> Timestamp {
-        try await client.query("""
+        let rows = try await client.query("""
             INSERT INTO replay_clocks (input, judged_at)
             VALUES (\(position.topic), timestamptz 'epoch' + \(now.microseconds) * interval '1 microsecond')
-            ON CONFLICT (input) DO NOTHING
+            ON CONFLICT (input) DO UPDATE SET input = excluded.input
+            RETURNING (extract(epoch FROM judged_at) * 1000000)::bigint
             """, logger: logger)
-        let rows = try await client.query(Self.replayClocksQuery, logger: logger)
-        return try await Self.replayClocks(rows)[position] ?? now
+        for try await microseconds in rows.decode(Int64.self) {
+            return Timestamp(microseconds: microseconds)
+        }
+        return now
     }
 
     static let replayClocksQuery: PostgresQuery =

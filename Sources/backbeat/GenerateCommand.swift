@@ -42,7 +42,7 @@ struct GenerateCommand: AsyncParsableCommand {
             guard let parsed = RFC3339.parseDate(start) else { throw ValidationError("--start must be YYYY-MM-DD") }
             startDate = parsed
         } else {
-            let today = Int64(Date().timeIntervalSince1970) / 86_400
+            let today = Timestamp.wallClock().daysSinceEpoch
             startDate = CivilDate(daysSinceEpoch: today - Int64(days))
         }
         var generator = EventGenerator(.init(seed: seed, artists: artists, days: days, start: startDate, invalidFraction: invalidFraction))

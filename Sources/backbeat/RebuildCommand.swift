@@ -126,7 +126,7 @@ struct IntervalRollup {
     }
 
     private mutating func count(_ event: Event) {
-        guard days.contains(event.occurredAt.seconds.floorDiv(86_400)) else { return }
+        guard days.contains(event.occurredAt.daysSinceEpoch) else { return }
         delta.add(event)
         events += 1
     }

@@ -9,7 +9,8 @@ import Testing
     static let dayCount = 12
 
     /// Two deltas from the generator: the second one lands on the same days (late events once sealed).
-    static func deltas() -> (RollupDelta, RollupDelta) {
+    /// `all` is both merged, the truth the answers are checked against.
+    static func deltas() -> (first: RollupDelta, second: RollupDelta, all: RollupDelta) {
         var generator = EventGenerator(.init(seed: 7, artists: 12, days: dayCount, start: start, tracksPerArtist: 6))
         var first = RollupDelta()
         var second = RollupDelta()
@@ -17,7 +18,9 @@ import Testing
             guard let event = generator.next().event else { continue }
             if index % 3 == 0 { second.add(event) } else { first.add(event) }
         }
-        return (first, second)
+        var all = first
+        all.merge(second)
+        return (first, second, all)
     }
 
     static var queries: [Query] {
@@ -47,9 +50,7 @@ import Testing
     }
 
     @Test func answersEqualABruteForceScanWhetherOpenSealedOrSealedWithLateEvents() throws {
-        let (first, second) = Self.deltas()
-        var all = first
-        all.merge(second)
+        let (first, second, all) = Self.deltas()
 
         var memory = CubeMemory()
         memory.add(first)
@@ -66,9 +67,7 @@ import Testing
     /// A layer built on its own (its symbols in another order) added to sealed and open days answers as adding its
     /// delta does; days before the horizon are skipped.
     @Test func addingALayerEqualsAddingItsDelta() throws {
-        let (first, second) = Self.deltas()
-        var all = first
-        all.merge(second)
+        let (first, second, all) = Self.deltas()
         var layer = CubeMemory()
         layer.add(second)
 
@@ -96,9 +95,7 @@ import Testing
     }
 
     @Test func listenerSketchesAreTheUnionOfTheDays() {
-        let (first, second) = Self.deltas()
-        var all = first
-        all.merge(second)
+        let (first, second, all) = Self.deltas()
         var memory = CubeMemory()
         memory.add(first)
         memory.seal(daysBefore: Self.firstDay + 6)
@@ -142,7 +139,7 @@ import Testing
     }
 
     @Test func retentionAndBudgetDropTheOldestDaysAndMoveTheHorizon() throws {
-        let (first, _) = Self.deltas()
+        let first = Self.deltas().first
         var memory = CubeMemory()
         memory.add(first)
         memory.seal(daysBefore: Self.firstDay + 100)

@@ -88,7 +88,7 @@ import Testing
             // skips every table; after it is released, everything moves.
             let logger = Logger(label: "test")
             let skipped = try await store.client.withTransaction(logger: logger) { connection in
-                _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Int64(0x6261_636B_6265_6174)))", logger: logger)
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Store.compactionLock))", logger: logger)
                 return try await store.compact()
             }
             #expect(skipped == 0)

@@ -50,7 +50,7 @@ public struct RollupDelta: Sendable {
             streams[StreamKey(stream), default: StreamCounters()] += StreamCounters(stream)
             if let listener = stream.listenerID {
                 let hash = MurmurHash3.hash64(listener)
-                let day = stream.occurredAt.seconds.floorDiv(86_400)
+                let day = stream.occurredAt.daysSinceEpoch
                 artistListeners[ArtistDay(artistID: stream.artistID, day: day), default: HyperLogLog()].add(hash: hash)
                 trackListeners[TrackDay(artistID: stream.artistID, trackID: stream.trackID, day: day), default: HyperLogLog()].add(hash: hash)
             }

@@ -16,6 +16,11 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         microseconds.floorDiv(1_000_000)
     }
 
+    /// The UTC day this instant falls on, as days since 1970-01-01.
+    public var daysSinceEpoch: Int64 {
+        seconds.floorDiv(86_400)
+    }
+
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         lhs.microseconds < rhs.microseconds
     }

@@ -36,7 +36,7 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
             }
             asOfDay = date.daysSinceEpoch
         } else {
-            asOfDay = Int64(Date().timeIntervalSince1970) / 86_400
+            asOfDay = Timestamp.wallClock().daysSinceEpoch
         }
         let window = Self.windowDays
         let lastDay = CivilDate(daysSinceEpoch: asOfDay - 1)

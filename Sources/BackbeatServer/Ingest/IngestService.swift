@@ -346,7 +346,7 @@ extension IngestService {
 extension IngestService {
     /// The current UTC day by the wall clock.
     static func today() -> Int64 {
-        Int64(Date().timeIntervalSince1970).floorDiv(86_400)
+        Timestamp.wallClock().daysSinceEpoch
     }
 
     /// Reads the partition list of the subscribed topics (on the polling thread, inside a rebalance).
