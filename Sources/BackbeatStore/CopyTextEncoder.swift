@@ -1,5 +1,6 @@
 import BackbeatCore
 import NIOCore
+import PostgresNIO
 
 /// Builds the body of a `COPY ... FROM STDIN (FORMAT text)`: tab-separated columns, one row per line.
 ///
@@ -59,6 +60,31 @@ struct CopyTextEncoder {
     /// A day (days since the epoch) as a date.
     mutating func day(_ daysSinceEpoch: Int64) {
         plain(RFC3339.formatDate(CivilDate(daysSinceEpoch: daysSinceEpoch)))
+    }
+
+    /// A cube row's measures, as its dataset's columns hold them.
+    mutating func measures(_ sums: CubeRowSums, of dataset: Dataset) {
+        switch dataset {
+        case .streams:
+            integer(sums.integers.0)
+            integer(sums.integers.1)
+            integer(sums.integers.2)
+        case .revenue:
+            plain(sums.amount.decimalString)
+            integer(sums.integers.0)
+        case .social:
+            integer(sums.integers.0)
+        }
+    }
+
+    /// Bytes encoded before a large COPY sends them on (`send(to:once:)`), so that it is never held whole.
+    static let chunkBytes = 1 << 20
+
+    /// Sends what is encoded to `writer` and starts over, if it is at least `bytes` long (by default: anything).
+    mutating func send(to writer: PostgresCopyFromWriter, once bytes: Int = 1) async throws {
+        guard buffer.readableBytes >= bytes else { return }
+        try await writer.write(buffer)
+        buffer = ByteBufferAllocator().buffer(capacity: buffer.capacity)
     }
 
     mutating func endRow() {

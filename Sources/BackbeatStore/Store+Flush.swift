@@ -3,24 +3,20 @@ import PostgresNIO
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
-    /// the one this consumer started from), then the delta's rows appended to every cube's `_delta` table
-    /// (the full hourly tables included) and the listener sketches', then the rejected messages. Either all of it commits or none of it does.
+    /// the one this consumer started from), then the rows its parts' deltas add, appended to every aggregate's
+    /// `_delta` table (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
+    /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
-    /// `merged` is `batch.mergedDelta` when the caller has it already; `archive` are the archive segments' lengths
-    /// after this batch (`serve --archive-dir`).
-    public func write(_ batch: FlushBatch, merged: RollupDelta? = nil, archive: [ArchiveSegmentPosition] = []) async throws {
-        let delta = merged ?? batch.mergedDelta
+    public func write(_ batch: FlushBatch, archive: [ArchiveSegmentPosition] = []) async throws {
+        let deltas = batch.parts.map(\.delta)
         do {
             try await client.withTransaction(logger: logger) { connection in
                 for part in batch.parts {
                     try await moveOffset(part, on: connection)
                 }
-                for cube in Cube.all {
-                    try await writeCube(cube, delta.rows(for: cube), on: connection)
-                }
-                try await writeListeners(delta, on: connection)
-                try await writeRejected(delta.rejected, on: connection)
+                try await writeAggregates(deltas, on: connection)
+                try await writeRejected(batch.rejected, on: connection)
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
                 }
@@ -94,58 +90,93 @@ extension Store {
         }
     }
 
-    /// Appends a cube's rows to its `_delta` table (`AggregateTable`): COPY alone, no key to check.
-    func writeCube(_ cube: Cube, _ rows: [CubeRowKey: CubeRowSums], on connection: PostgresConnection) async throws {
+    /// Appends the rows that `deltas` add to every aggregate's `_delta` table (`AggregateTable`), by COPY alone.
+    /// A full hourly cube's rows are each delta's own entries (keyed by every dimension already), written as they
+    /// are, one delta after the other; a derived cube's rows and the listener sketches are summed over all deltas
+    /// first. The views sum whatever the delta tables hold, so a key written twice still answers once.
+    func writeAggregates(_ deltas: [RollupDelta], on connection: PostgresConnection) async throws {
+        for cube in Cube.all {
+            switch (cube.isFull, cube.dataset) {
+            case (true, .streams): try await appendFull(cube, deltas.map(\.streams), CubeRowSums.init, on: connection)
+            case (true, .revenue): try await appendFull(cube, deltas.map(\.revenue), CubeRowSums.init, on: connection)
+            case (true, .social): try await appendFull(cube, deltas.map(\.social), CubeRowSums.init(socialCount:), on: connection)
+            case (false, _): try await appendDerived(cube, RollupDelta.rows(for: cube, of: deltas), on: connection)
+            }
+        }
+        try await appendListeners(RollupDelta.listeners(of: deltas), on: connection)
+    }
+
+    private func appendFull<Key: HourlyRowKey, Counters>(
+        _ cube: Cube, _ deltas: [[Key: Counters]], _ sums: (Counters) -> CubeRowSums, on connection: PostgresConnection
+    ) async throws {
+        guard deltas.contains(where: { !$0.isEmpty }) else { return }
+        try await append(to: AggregateTable(cube), on: connection) { writer in
+            var copy = CopyTextEncoder()
+            for rows in deltas {
+                for (key, counters) in rows {
+                    copy.text(key.artistID)
+                    copy.hour(key.hour)
+                    for dimension in cube.dimensions { copy.text(key.value(of: dimension)) }
+                    copy.measures(sums(counters), of: cube.dataset)
+                    copy.endRow()
+                    try await copy.send(to: writer, once: CopyTextEncoder.chunkBytes)
+                }
+            }
+            try await copy.send(to: writer)
+        }
+    }
+
+    private func appendDerived(_ cube: Cube, _ rows: [CubeRowKey: CubeRowSums], on connection: PostgresConnection) async throws {
         guard !rows.isEmpty else { return }
-        var copy = CopyTextEncoder()
-        for (key, sums) in rows {
+        try await append(to: AggregateTable(cube), on: connection) { writer in
+            var copy = CopyTextEncoder()
+            for (key, sums) in rows {
+                copy.text(key.artistID)
+                if cube.grain == .hour { copy.hour(HourBucket(hoursSinceEpoch: key.bucket)) } else { copy.day(key.bucket) }
+                for index in cube.dimensions.indices { copy.text(key.dimension(index)) }
+                copy.measures(sums, of: cube.dataset)
+                copy.endRow()
+                try await copy.send(to: writer, once: CopyTextEncoder.chunkBytes)
+            }
+            try await copy.send(to: writer)
+        }
+    }
+
+    private func appendListeners(
+        _ listeners: (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]), on connection: PostgresConnection
+    ) async throws {
+        try await appendSketches(listeners.artists, to: .artistListeners, on: connection) { key, copy in
             copy.text(key.artistID)
-            if cube.grain == .hour { copy.hour(HourBucket(hoursSinceEpoch: key.bucket)) } else { copy.day(key.bucket) }
-            for index in cube.dimensions.indices { copy.text(key.dimension(index)) }
-            switch cube.dataset {
-            case .streams:
-                copy.integer(sums.integers.0)
-                copy.integer(sums.integers.1)
-                copy.integer(sums.integers.2)
-            case .revenue:
-                copy.plain(sums.amount.decimalString)
-                copy.integer(sums.integers.0)
-            case .social:
-                copy.integer(sums.integers.0)
-            }
-            copy.endRow()
+            copy.day(key.day)
         }
-        try await append(copy.buffer, to: AggregateTable(cube), on: connection)
-    }
-
-    /// Appends the delta's listener sketches to the `_delta` tables of the listener aggregates.
-    func writeListeners(_ delta: RollupDelta, on connection: PostgresConnection) async throws {
-        if !delta.artistListeners.isEmpty {
-            var copy = CopyTextEncoder()
-            for (key, sketch) in delta.artistListeners {
-                copy.text(key.artistID)
-                copy.day(key.day)
-                copy.bytes(sketch.serialized())
-                copy.endRow()
-            }
-            try await append(copy.buffer, to: .artistListeners, on: connection)
-        }
-        if !delta.trackListeners.isEmpty {
-            var copy = CopyTextEncoder()
-            for (key, sketch) in delta.trackListeners {
-                copy.text(key.artistID)
-                copy.day(key.day)
-                copy.text(key.trackID)
-                copy.bytes(sketch.serialized())
-                copy.endRow()
-            }
-            try await append(copy.buffer, to: .trackListeners, on: connection)
+        try await appendSketches(listeners.tracks, to: .trackListeners, on: connection) { key, copy in
+            copy.text(key.artistID)
+            copy.day(key.day)
+            copy.text(key.trackID)
         }
     }
 
-    private func append(_ data: ByteBuffer, to table: AggregateTable, on connection: PostgresConnection) async throws {
-        try await connection.copyFrom(table: table.delta, columns: table.columns, logger: logger) { writer in
-            try await writer.write(data)
+    /// Appends `sketches` to `table`: each key's columns (`keyColumns`), then its serialized sketch.
+    private func appendSketches<Key>(
+        _ sketches: [Key: HyperLogLog], to table: AggregateTable, on connection: PostgresConnection,
+        _ keyColumns: (Key, inout CopyTextEncoder) -> Void
+    ) async throws {
+        guard !sketches.isEmpty else { return }
+        try await append(to: table, on: connection) { writer in
+            var copy = CopyTextEncoder()
+            for (key, sketch) in sketches {
+                keyColumns(key, &copy)
+                copy.bytes(sketch.serialized())
+                copy.endRow()
+                try await copy.send(to: writer, once: CopyTextEncoder.chunkBytes)
+            }
+            try await copy.send(to: writer)
         }
+    }
+
+    private func append(
+        to table: AggregateTable, on connection: PostgresConnection, _ rows: (PostgresCopyFromWriter) async throws -> Void
+    ) async throws {
+        try await connection.copyFrom(table: table.delta, columns: table.columns, logger: logger, writeData: rows)
     }
 }

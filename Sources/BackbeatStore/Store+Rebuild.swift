@@ -37,10 +37,7 @@ extension Store {
                         binds: Self.binds(from, end)), logger: logger)
                 }
             }
-            for cube in Cube.all {
-                try await writeCube(cube, delta.rows(for: cube), on: connection)
-            }
-            try await writeListeners(delta, on: connection)
+            try await writeAggregates([delta], on: connection)
             let inserted = try await connection.query("""
                 INSERT INTO rebuilds (from_day, to_day, events) VALUES (\(from)::date, (\(end)::date - 1), \(counted)) RETURNING id
                 """, logger: logger)

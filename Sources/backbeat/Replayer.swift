@@ -228,17 +228,18 @@ struct ArchiveApplier: LineApplier {
 
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
         guard !touched.isEmpty else { return nil }
-        let parts = touched.map { partition, expected in
+        var parts = touched.map { partition, expected in
             FlushBatch.Part(topicPartition: partition, generation: 0, expectedOffset: expected, newOffset: positions[partition]!, delta: RollupDelta())
-        }
-        let batch = FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition })
-        let merged = delta
+        }.sorted { $0.topicPartition < $1.topicPartition }
+        // The store writes every part's delta; the batch's rows, of whichever partitions, travel in its first part.
+        parts[0].delta = delta
+        let batch = FlushBatch(parts: parts)
         touched = [:]
         delta = RollupDelta()
         linesSinceFlush = 0
         return { [path] store in
             do {
-                try await store.write(batch, merged: merged)
+                try await store.write(batch)
             } catch let conflict as OffsetConflict {
                 throw ValidationError("\(path): the stored offset of \(conflict.topicPartition) moved during the replay (is a consumer "
                     + "running on it?); run the replay again: what was applied stays applied, nothing is counted twice")

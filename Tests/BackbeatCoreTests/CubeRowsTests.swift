@@ -33,6 +33,33 @@ import Testing
         }
     }
 
+    /// A flush's partitions are summed together: the rows and sketches of several deltas are those of their merge.
+    @Test func rowsOfSeveralDeltasAreTheRowsOfTheirMerge() {
+        let parts = Self.parts()
+        var merged = RollupDelta()
+        for part in parts { merged.merge(part) }
+        for cube in Cube.all {
+            let same = RollupDelta.rows(for: cube, of: parts) == merged.rows(for: cube)
+            #expect(same, "\(cube.table)")
+        }
+        let listeners = RollupDelta.listeners(of: parts)
+        let sameArtists = listeners.artists == merged.artistListeners
+        let sameTracks = listeners.tracks == merged.trackListeners
+        let sameOne = RollupDelta.listeners(of: [merged]).tracks == merged.trackListeners
+        #expect(sameArtists && sameTracks && sameOne)
+    }
+
+    /// Five deltas of generated events, as a flush of five partitions holds them.
+    static func parts() -> [RollupDelta] {
+        var generator = EventGenerator(.init(seed: 11, artists: 4, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))
+        var parts = Array(repeating: RollupDelta(), count: 5)
+        for index in 0..<6_000 {
+            guard let event = generator.next().event else { continue }
+            parts[index % parts.count].add(event)
+        }
+        return parts
+    }
+
     static func dataset(of event: Event) -> Dataset {
         switch event {
         case .stream: .streams

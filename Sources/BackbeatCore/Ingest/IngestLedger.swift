@@ -178,10 +178,20 @@ public struct FlushBatch: Sendable {
         self.parts = parts
     }
 
-    /// All parts' deltas added together, as the store writes them.
+    /// All parts' deltas added together.
     public var mergedDelta: RollupDelta {
         var merged = RollupDelta()
         for part in parts { merged.merge(part.delta) }
         return merged
+    }
+
+    /// The rejected messages of every part.
+    public var rejected: [RejectedMessage] {
+        parts.flatMap(\.delta.rejected)
+    }
+
+    /// Rows across the parts' deltas (a key in two parts counts twice, as the store appends it twice).
+    public var rowCount: Int {
+        parts.reduce(0) { $0 + $1.delta.rowCount }
     }
 }

@@ -61,39 +61,70 @@ public struct CubeRowSums: Equatable, Sendable {
         lhs.integers == rhs.integers && lhs.amount == rhs.amount
     }
 
-    mutating func add(_ first: Int64, _ second: Int64 = 0, _ third: Int64 = 0, amount: Money = .zero) {
-        integers.0 += first
-        integers.1 += second
-        integers.2 += third
-        if amount != .zero { self.amount += amount }
+    /// A stream row's measures: streams, skips, listening ms.
+    public init(_ counters: StreamCounters) {
+        integers = (counters.streams, counters.skips, counters.listeningMs)
     }
 
+    /// A revenue row's measures: events, and the amount.
+    public init(_ counters: RevenueCounters) {
+        integers = (counters.events, 0, 0)
+        amount = counters.amount
+    }
+
+    /// A social row's measure: the count.
+    public init(socialCount: Int64) {
+        integers = (socialCount, 0, 0)
+    }
+
+    public static func += (lhs: inout CubeRowSums, rhs: CubeRowSums) {
+        lhs.integers.0 += rhs.integers.0
+        lhs.integers.1 += rhs.integers.1
+        lhs.integers.2 += rhs.integers.2
+        if rhs.amount != .zero { lhs.amount += rhs.amount }
+    }
 }
 
 extension RollupDelta {
     /// This delta summed into `cube`'s rows.
     public func rows(for cube: Cube) -> [CubeRowKey: CubeRowSums] {
+        Self.rows(for: cube, of: [self])
+    }
+
+    /// `deltas` (a flush's partitions) summed together into `cube`'s rows: one per artist, bucket and value of the
+    /// cube's dimensions.
+    public static func rows(for cube: Cube, of deltas: [RollupDelta]) -> [CubeRowKey: CubeRowSums] {
         var rows: [CubeRowKey: CubeRowSums] = [:]
-        let dimensions = cube.dimensions
-        let hourly = cube.grain == .hour
-        func bucket(_ hour: HourBucket) -> Int64 { hourly ? hour.hoursSinceEpoch : hour.hoursSinceEpoch.floorDiv(24) }
-        switch cube.dataset {
-        case .streams:
-            for (key, counters) in streams {
-                let row = CubeRowKey(artistID: key.artistID, bucket: bucket(key.hour), dimensions: dimensions, value: key.value(of:))
-                rows[row, default: CubeRowSums()].add(counters.streams, counters.skips, counters.listeningMs)
-            }
-        case .revenue:
-            for (key, counters) in revenue {
-                let row = CubeRowKey(artistID: key.artistID, bucket: bucket(key.hour), dimensions: dimensions, value: key.value(of:))
-                rows[row, default: CubeRowSums()].add(counters.events, amount: counters.amount)
-            }
-        case .social:
-            for (key, count) in social {
-                let row = CubeRowKey(artistID: key.artistID, bucket: bucket(key.hour), dimensions: dimensions, value: key.value(of:))
-                rows[row, default: CubeRowSums()].add(count)
+        for delta in deltas {
+            switch cube.dataset {
+            case .streams: sum(delta.streams, into: &rows, cube, CubeRowSums.init)
+            case .revenue: sum(delta.revenue, into: &rows, cube, CubeRowSums.init)
+            case .social: sum(delta.social, into: &rows, cube, CubeRowSums.init(socialCount:))
             }
         }
         return rows
+    }
+
+    private static func sum<Key: HourlyRowKey, Counters>(
+        _ entries: [Key: Counters], into rows: inout [CubeRowKey: CubeRowSums], _ cube: Cube, _ sums: (Counters) -> CubeRowSums
+    ) {
+        let dimensions = cube.dimensions
+        let hourly = cube.grain == .hour
+        for (key, counters) in entries {
+            let bucket = hourly ? key.hour.hoursSinceEpoch : key.hour.hoursSinceEpoch.floorDiv(24)
+            rows[CubeRowKey(artistID: key.artistID, bucket: bucket, dimensions: dimensions, value: key.value(of:)), default: CubeRowSums()] += sums(counters)
+        }
+    }
+
+    /// The listener sketches of `deltas` unioned per artist and day, and per track and day.
+    public static func listeners(of deltas: [RollupDelta]) -> (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) {
+        guard deltas.count > 1 else { return (deltas.first?.artistListeners ?? [:], deltas.first?.trackListeners ?? [:]) }
+        var artists: [ArtistDay: HyperLogLog] = [:]
+        var tracks: [TrackDay: HyperLogLog] = [:]
+        for delta in deltas {
+            for (key, sketch) in delta.artistListeners { artists[key, default: HyperLogLog()].formUnion(sketch) }
+            for (key, sketch) in delta.trackListeners { tracks[key, default: HyperLogLog()].formUnion(sketch) }
+        }
+        return (artists, tracks)
     }
 }

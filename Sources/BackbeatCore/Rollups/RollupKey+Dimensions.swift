@@ -1,6 +1,13 @@
-/// The value each rollup key holds for a query dimension, so that cubes (stored or in memory) are cut from the
-/// hourly rows by one rule.
-extension StreamKey {
+/// The key of a row of a full-dimension hourly rollup: the artist, the hour and a value for every dimension, so that
+/// cubes (stored or in memory) are cut from the hourly rows by one rule.
+public protocol HourlyRowKey: Hashable {
+    var artistID: String { get }
+    var hour: HourBucket { get }
+    /// This row's value of `dimension` ("" for a dimension the row's dataset does not have).
+    func value(of dimension: Dimension) -> String
+}
+
+extension StreamKey: HourlyRowKey {
     /// This row's value of `dimension` ("" for a dimension streams do not have).
     public func value(of dimension: Dimension) -> String {
         switch dimension {
@@ -15,7 +22,7 @@ extension StreamKey {
     }
 }
 
-extension RevenueKey {
+extension RevenueKey: HourlyRowKey {
     /// This row's value of `dimension` ("" for a dimension revenue does not have, or an absent platform or track).
     public func value(of dimension: Dimension) -> String {
         switch dimension {
@@ -29,7 +36,7 @@ extension RevenueKey {
     }
 }
 
-extension SocialKey {
+extension SocialKey: HourlyRowKey {
     /// This row's value of `dimension` ("" for a dimension social events do not have).
     public func value(of dimension: Dimension) -> String {
         switch dimension {

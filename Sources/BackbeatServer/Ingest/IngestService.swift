@@ -235,20 +235,20 @@ public final class IngestService: Service, Sendable {
         }
         guard let (batch, epoch) = taken else { return true }
         let started = ContinuousClock.now
-        let delta = batch.mergedDelta
         do {
             let now = Self.now()
             let segments = try archive.withLock { try $0?.append(batch.parts, now: now) } ?? []
-            if let deadLetters = deadLetters.withLock({ $0 }), !delta.rejected.isEmpty {
-                try await awaitBlocking { [rejected = delta.rejected] in try deadLetters.send(rejected) }
-                metrics.recordDeadLetters(delta.rejected.count)
+            let rejected = batch.rejected
+            if let deadLetters = deadLetters.withLock({ $0 }), !rejected.isEmpty {
+                try await awaitBlocking { try deadLetters.send(rejected) }
+                metrics.recordDeadLetters(rejected.count)
             }
-            try await store.write(batch, merged: delta, archive: segments)
+            try await store.write(batch, archive: segments)
             archive.withLock { $0?.committed() }
             if let epoch { memory?.flushCommitted(epoch: epoch) }
             consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             counters.withLock { $0.flushes += 1 }
-            metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: delta.rowCount)
+            metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: batch.rowCount)
             logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
             return true
         } catch let conflict as OffsetConflict {
