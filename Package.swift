@@ -24,6 +24,8 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // glibc's malloc.h (malloc_trim), which its Swift module does not export.
+        .systemLibrary(name: "CMalloc"),
         // Pure core: events, validation, buckets, rollups, query model. No I/O imports.
         .target(name: "BackbeatCore"),
         .target(
@@ -52,7 +54,7 @@ let package = Package(
         .target(
             name: "BackbeatServer",
             dependencies: [
-                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive",
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive", "CMalloc",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),

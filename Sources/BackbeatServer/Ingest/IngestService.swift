@@ -246,6 +246,7 @@ public final class IngestService: Service, Sendable {
             try await store.write(batch, archive: segments)
             archive.withLock { $0?.committed() }
             if let epoch { memory?.flushCommitted(epoch: epoch) }
+            FreedMemory.release()
             consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             counters.withLock { $0.flushes += 1 }
             metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: batch.rowCount)
