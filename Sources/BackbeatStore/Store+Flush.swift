@@ -7,15 +7,18 @@ extension Store {
     /// `_delta` table (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
     /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
+    /// `layer`, when given, is the in-memory layer built from exactly this batch's deltas (`serve`'s in-flight
+    /// layer): the derived cubes' rows and the sketches are read from its cells rather than projected again.
+    ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
-    public func write(_ batch: FlushBatch, archive: [ArchiveSegmentPosition] = []) async throws {
+    public func write(_ batch: FlushBatch, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = []) async throws {
         let deltas = batch.parts.map(\.delta)
         do {
             try await client.withTransaction(logger: logger) { connection in
                 for part in batch.parts {
                     try await moveOffset(part, on: connection)
                 }
-                try await writeAggregates(deltas, on: connection)
+                try await writeAggregates(deltas, layer: layer, on: connection)
                 try await writeRejected(batch.rejected, on: connection)
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
@@ -93,17 +96,23 @@ extension Store {
     /// Appends the rows that `deltas` add to every aggregate's `_delta` table (`AggregateTable`), by COPY alone.
     /// A full hourly cube's rows are each delta's own entries (keyed by every dimension already), written as they
     /// are, one delta after the other; a derived cube's rows and the listener sketches are summed over all deltas
-    /// first. The views sum whatever the delta tables hold, so a key written twice still answers once.
-    func writeAggregates(_ deltas: [RollupDelta], on connection: PostgresConnection) async throws {
+    /// first, or read from `layer`, the in-memory cubes of exactly these deltas. The views sum whatever the delta
+    /// tables hold, so a key written twice still answers once.
+    func writeAggregates(_ deltas: [RollupDelta], layer: CubeMemory? = nil, on connection: PostgresConnection) async throws {
         for cube in Cube.all {
             switch (cube.isFull, cube.dataset) {
             case (true, .streams): try await appendFull(cube, deltas.map(\.streams), CubeRowSums.init, on: connection)
             case (true, .revenue): try await appendFull(cube, deltas.map(\.revenue), CubeRowSums.init, on: connection)
             case (true, .social): try await appendFull(cube, deltas.map(\.social), CubeRowSums.init(socialCount:), on: connection)
-            case (false, _): try await appendDerived(cube, RollupDelta.rows(for: cube, of: deltas), on: connection)
+            case (false, _):
+                if let layer, CubeMemory.holds(cube) {
+                    try await appendDerived(cube, from: layer, on: connection)
+                } else {
+                    try await appendDerived(cube, RollupDelta.rows(for: cube, of: deltas), on: connection)
+                }
             }
         }
-        try await appendListeners(RollupDelta.listeners(of: deltas), on: connection)
+        try await appendListeners(layer?.listeners ?? RollupDelta.listeners(of: deltas), on: connection)
     }
 
     private func appendFull<Key: HourlyRowKey, Counters>(
@@ -140,6 +149,23 @@ extension Store {
             }
             try await copy.send(to: writer)
         }
+    }
+
+    /// Appends the cells of `layer`'s cube `cube`, one row each (encoded whole: a derived cube of one flush is small).
+    private func appendDerived(_ cube: Cube, from layer: CubeMemory, on connection: PostgresConnection) async throws {
+        var copy = CopyTextEncoder()
+        var rows = 0
+        layer.forEachRow(of: cube) { artistID, bucket, values, sums in
+            copy.text(artistID)
+            if cube.grain == .hour { copy.hour(HourBucket(hoursSinceEpoch: bucket)) } else { copy.day(bucket) }
+            if cube.dimensions.count > 0 { copy.text(values.0) }
+            if cube.dimensions.count > 1 { copy.text(values.1) }
+            copy.measures(sums, of: cube.dataset)
+            copy.endRow()
+            rows += 1
+        }
+        guard rows > 0 else { return }
+        try await append(to: AggregateTable(cube), on: connection) { writer in try await copy.send(to: writer) }
     }
 
     private func appendListeners(

@@ -49,6 +49,34 @@ import Testing
         #expect(sameArtists && sameTracks && sameOne)
     }
 
+    /// A flush's in-flight layer gives the rows and sketches that projecting its deltas would, open or sealed.
+    @Test func aLayersRowsAreTheRowsItsDeltasProject() {
+        let parts = Self.parts()
+        var open = CubeMemory()
+        for part in parts { open.add(part) }
+        var sealed = open
+        sealed.seal(daysBefore: .max)
+        for layer in [open, sealed] {
+            for cube in CubeMemory.cubes {
+                var read: [String: CubeRowSums] = [:]
+                layer.forEachRow(of: cube) { artistID, bucket, values, sums in
+                    let dimensions = [values.0, values.1].prefix(cube.dimensions.count)
+                    read[([artistID, String(bucket)] + dimensions).joined(separator: "|"), default: CubeRowSums()] += sums
+                }
+                var projected: [String: CubeRowSums] = [:]
+                for (key, sums) in RollupDelta.rows(for: cube, of: parts) {
+                    projected[([key.artistID, String(key.bucket)] + cube.dimensions.indices.map(key.dimension)).joined(separator: "|")] = sums
+                }
+                let same = read == projected
+                #expect(same && !read.isEmpty, "\(cube.table): \(read.count) rows read, \(projected.count) projected")
+            }
+            let read = layer.listeners
+            let projected = RollupDelta.listeners(of: parts)
+            let sameListeners = read.artists == projected.artists && read.tracks == projected.tracks
+            #expect(sameListeners && !read.artists.isEmpty && !read.tracks.isEmpty)
+        }
+    }
+
     /// Five deltas of generated events, as a flush of five partitions holds them.
     static func parts() -> [RollupDelta] {
         var generator = EventGenerator(.init(seed: 11, artists: 4, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))

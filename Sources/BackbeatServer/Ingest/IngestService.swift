@@ -229,11 +229,11 @@ public final class IngestService: Service, Sendable {
     /// Writes one batch; returns false when the store failed (the batch is put back for the next attempt).
     @discardableResult
     func flushOnce(consumer: KafkaConsumer) async -> Bool {
-        let taken = ledger.withLock { ledger -> (FlushBatch, UInt64?)? in
+        let taken = ledger.withLock { ledger -> (FlushBatch, (epoch: UInt64, layer: CubeMemory)?)? in
             guard let batch = ledger.takeBatch() else { return nil }
             return (batch, memory?.flushStarted())
         }
-        guard let (batch, epoch) = taken else { return true }
+        guard let (batch, inFlight) = taken else { return true }
         let started = ContinuousClock.now
         do {
             let now = Self.now()
@@ -243,9 +243,9 @@ public final class IngestService: Service, Sendable {
                 try await awaitBlocking { try deadLetters.send(rejected) }
                 metrics.recordDeadLetters(rejected.count)
             }
-            try await store.write(batch, archive: segments)
+            try await store.write(batch, layer: inFlight?.layer, archive: segments)
             archive.withLock { $0?.committed() }
-            if let epoch { memory?.flushCommitted(epoch: epoch) }
+            if let inFlight { memory?.flushCommitted(epoch: inFlight.epoch) }
             FreedMemory.release()
             consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             counters.withLock { $0.flushes += 1 }

@@ -88,12 +88,14 @@ final class LiveMemory: Sendable {
         }
     }
 
-    /// A flush took everything pending: it moves in flight. Returns the epoch to hand back to `flushCommitted`.
-    func flushStarted() -> UInt64 {
+    /// A flush took everything pending: it moves in flight. Returns the epoch to hand back to `flushCommitted`, and
+    /// the in-flight layer: the cubes of exactly the batch taken, which the flush writes instead of projecting it.
+    func flushStarted() -> (epoch: UInt64, layer: CubeMemory) {
         state.withLock {
-            $0.inFlight = $0.pending
+            let layer = $0.pending
+            $0.inFlight = layer
             $0.pending = CubeMemory()
-            return $0.epoch
+            return ($0.epoch, layer)
         }
     }
 

@@ -1,0 +1,51 @@
+extension CubeMemory {
+    /// Calls `body` with every cell of held cube `cube` as a stored row: the artist, the bucket (hours since the
+    /// epoch in an hourly cube, days in a daily one), the values of the cube's (at most two) dimensions and the sums.
+    ///
+    /// For a layer built from some deltas (a flush's in-flight layer) these are the rows `RollupDelta.rows(for:of:)`
+    /// projects from them, read from the cells instead of projected a second time. A cell both sealed and open is
+    /// given twice, as two rows to be summed.
+    public func forEachRow(of cube: Cube, _ body: (_ artistID: String, _ bucket: Int64, _ dimensions: (String, String), _ sums: CubeRowSums) -> Void) {
+        guard let index = Self.cubes.firstIndex(of: cube) else { return }
+        let dimensionCount = cube.dimensions.count
+        let hourly = cube.grain == .hour
+        for (day, bucket) in days {
+            bucket.forEachCell(cube: index, artist: nil) { artist, key, measures in
+                let values = (dimensionCount > 0 ? symbols[key.d0] : "", dimensionCount > 1 ? symbols[key.d1] : "")
+                body(symbols[artist], hourly ? day * 24 + Int64(key.hour) : day, values, CubeRowSums(measures, of: cube.dataset))
+            }
+        }
+    }
+
+    /// Every listener sketch held, per artist and day and per track and day, sealed and open parts unioned: for a
+    /// flush's in-flight layer, what `RollupDelta.listeners(of:)` unions from its deltas.
+    public var listeners: (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) {
+        var artists: [ArtistDay: HyperLogLog] = [:]
+        var tracks: [TrackDay: HyperLogLog] = [:]
+        for (day, bucket) in days {
+            for sketches in [bucket.sealedArtistListeners?.unpacked() ?? [:], bucket.artistListeners] {
+                for (artist, sketch) in sketches { artists[ArtistDay(artistID: symbols[artist], day: day), default: HyperLogLog()].formUnion(sketch) }
+            }
+            for sketches in [bucket.sealedTrackListeners?.unpacked() ?? [:], bucket.trackListeners] {
+                for (key, sketch) in sketches {
+                    tracks[TrackDay(artistID: symbols[key.artist], trackID: symbols[key.track], day: day), default: HyperLogLog()].formUnion(sketch)
+                }
+            }
+        }
+        return (artists, tracks)
+    }
+}
+
+extension CubeRowSums {
+    /// A cell's measures as the row of a cube of `dataset` sums them.
+    init(_ measures: Measures, of dataset: Dataset) {
+        self.init()
+        switch dataset {
+        case .streams: integers = (measures.m0, measures.m1, measures.m2)
+        case .revenue:
+            integers = (measures.m1, 0, 0)
+            amount = Money(micros: measures.amount)
+        case .social: integers = (measures.m0, 0, 0)
+        }
+    }
+}
