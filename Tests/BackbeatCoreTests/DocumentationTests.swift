@@ -21,11 +21,7 @@ import Testing
 
     @Test func everyQueryErrorCodeIsDocumented() throws {
         let api = try document("docs/api.md")
-        let codes: [QueryError.Code] = [
-            .missingParameter, .invalidParameter, .invalidInterval, .unknownDataset, .unknownDimension, .unknownMetric,
-            .currencyRequired, .tooManyPoints, .resultTooLarge,
-        ]
-        for code in codes {
+        for code in QueryError.Code.allCases {
             #expect(api.contains("`\(code.rawValue)`"), "docs/api.md lacks \(code.rawValue)")
         }
     }

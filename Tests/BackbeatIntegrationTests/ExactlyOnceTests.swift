@@ -22,10 +22,7 @@ import Testing
                 try workload.publish(round * chunkSize..<end, to: broker.bootstrapServers)
                 guard round < kills else { break }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...1500)))
-                let before = try await storedOffsetTotal(store.client)
                 service.kill()
-                let after = try await storedOffsetTotal(store.client)
-                #expect(before <= after)
                 service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms")
             }
             try await expectGroundTruth(workload, in: store, within: .seconds(120))

@@ -1,19 +1,17 @@
 /// A query a client got wrong: a stable code (docs/api.md) and a message naming the parameter and the rule.
 public struct QueryError: Error, Equatable, Sendable {
-    public struct Code: RawRepresentable, Hashable, Sendable {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-
-        public static let missingParameter = Code(rawValue: "missing_parameter")
-        public static let invalidParameter = Code(rawValue: "invalid_parameter")
-        public static let invalidInterval = Code(rawValue: "invalid_interval")
-        public static let unknownDataset = Code(rawValue: "unknown_dataset")
-        public static let unknownDimension = Code(rawValue: "unknown_dimension")
-        public static let unknownMetric = Code(rawValue: "unknown_metric")
-        public static let currencyRequired = Code(rawValue: "currency_required")
-        public static let intervalTooLong = Code(rawValue: "interval_too_long")
-        public static let tooManyPoints = Code(rawValue: "too_many_points")
-        public static let resultTooLarge = Code(rawValue: "result_too_large")
+    /// Every code a query can be refused with; docs/api.md documents each (checked by a test over `allCases`).
+    public enum Code: String, CaseIterable, Sendable {
+        case missingParameter = "missing_parameter"
+        case invalidParameter = "invalid_parameter"
+        case invalidInterval = "invalid_interval"
+        case unknownDataset = "unknown_dataset"
+        case unknownDimension = "unknown_dimension"
+        case unknownMetric = "unknown_metric"
+        case currencyRequired = "currency_required"
+        case intervalTooLong = "interval_too_long"
+        case tooManyPoints = "too_many_points"
+        case resultTooLarge = "result_too_large"
     }
 
     public var code: Code
