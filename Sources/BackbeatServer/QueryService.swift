@@ -19,96 +19,103 @@ public struct QueryService: Sendable {
         self.memory = memory
     }
 
-    /// Runs `body`, an answer made of several reads, so that its PostgreSQL reads all see one snapshot (see
-    /// `Store.withReadSnapshot`): never half before and half after a `rebuild`. When memory is complete from
-    /// `from` on, no transaction is opened: memory answers those days (a query on a table memory does not hold
-    /// still reads PostgreSQL, outside a snapshot).
-    public func consistently<T: Sendable>(from: Timestamp, _ body: @Sendable () async throws -> T) async throws -> T {
-        if let memory {
-            let layers = memory.snapshot()
-            if layers.complete, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) { return try await body() }
+    /// Runs `body`, the reads of one answer, on one snapshot: the memory layers as they are now, whichever flushes
+    /// commit meanwhile, and, unless memory holds every day from `from` on, one database snapshot
+    /// (`Store.withReadSnapshot`). An answer is then never half before and half after a flush or a `rebuild`'s swap.
+    /// (A query on a table memory does not hold still reads PostgreSQL outside a database snapshot when memory
+    /// covers `from`.)
+    public func reading<T: Sendable>(from: Timestamp, _ body: @Sendable (Reads) async throws -> T) async throws -> T {
+        let reads = Reads(store: store, memory: memory, layers: memory?.snapshot())
+        if let layers = reads.layers, layers.complete, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) {
+            return try await body(reads)
         }
-        return try await store.withReadSnapshot(body)
+        return try await store.withReadSnapshot { try await body(reads) }
     }
 
-    public func answer(_ query: Query) async throws -> [QueryRow] {
-        try ResultShaper.shape(try await rows(for: query), for: query)
-    }
+    /// The reads of one answer, from the one snapshot `reading(from:_:)` took.
+    public struct Reads: Sendable {
+        let store: Store
+        let memory: LiveMemory?
+        /// The memory layers as of the start of the answer (nil: memory is disabled).
+        let layers: LiveMemory.Snapshot?
 
-    /// Unique listeners per period (nil key for `all`).
-    public func listeners(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: Double] {
-        let sketches = try await merged(days: scope.days) { memory, days in
-            var part = scope
-            part.days = days
-            return memory.listenerSketches(part, granularity: granularity)
-        } stored: { [store] days in
-            var part = scope
-            part.days = days
-            return try await store.listenerSketches(part, granularity: granularity)
+        public func answer(_ query: Query) async throws -> [QueryRow] {
+            try ResultShaper.shape(try await rows(for: query), for: query)
         }
-        return sketches.mapValues(\.cardinality)
-    }
 
-    /// Unique listeners per track over `days`.
-    public func trackListeners(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: Double] {
-        let sketches = try await merged(days: days) { memory, days in
-            memory.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
-        } stored: { [store] days in
-            try await store.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
-        }
-        return sketches.mapValues(\.cardinality)
-    }
-
-    // MARK: - Splitting and merging
-
-    private func rows(for query: Query) async throws -> [QueryRow] {
-        guard let memory else { return try await store.rows(for: query) }
-        let layers = memory.snapshot()
-        var parts: [[QueryRow]] = []
-        var stored: Query? = query
-        if layers.complete, CubeMemory.holds(Cube.plan(for: query)) {
-            let split = Timestamp(seconds: max(layers.durable.horizonDay, -1_000_000) * 86_400)
-            if split < query.interval.to {
-                var recent = query
-                recent.interval.from = max(query.interval.from, split)
-                parts.append(layers.durable.rows(for: recent) ?? [])
-                parts.append(layers.inFlight?.rows(for: recent) ?? [])
+        /// Unique listeners per period (nil key for `all`).
+        public func listeners(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: Double] {
+            let sketches = try await merged(days: scope.days) { memory, days in
+                var part = scope
+                part.days = days
+                return memory.listenerSketches(part, granularity: granularity)
+            } stored: { [store] days in
+                var part = scope
+                part.days = days
+                return try await store.listenerSketches(part, granularity: granularity)
             }
-            if split > query.interval.from {
-                stored?.interval.to = min(query.interval.to, split)
-            } else {
-                stored = nil
-            }
+            return sketches.mapValues(\.cardinality)
         }
-        if let stored { parts.append(try await store.rows(for: stored)) }
-        parts.append(layers.pending.rows(for: query) ?? [])
-        memory.record(stored == nil ? .memory : stored == query ? .postgres : .memoryAndPostgres)
-        return Self.sum(parts)
-    }
 
-    /// Sketches of `days`, merged the same way as rows: unions are idempotent, but the split keeps PostgreSQL out
-    /// of the queries memory can answer.
-    private func merged<Key: Hashable>(
-        days: Range<Int64>,
-        memory read: (CubeMemory, Range<Int64>) -> [Key: HyperLogLog],
-        stored readStored: @escaping @Sendable (Range<Int64>) async throws -> [Key: HyperLogLog]
-    ) async throws -> [Key: HyperLogLog] {
-        guard let memory else { return try await readStored(days) }
-        let layers = memory.snapshot()
-        var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
-        var storedDays: Range<Int64>? = days
-        if layers.complete {
-            let split = min(max(layers.durable.horizonDay, days.lowerBound), days.upperBound)
-            parts.append(read(layers.durable, split..<days.upperBound))
-            if let inFlight = layers.inFlight { parts.append(read(inFlight, split..<days.upperBound)) }
-            storedDays = split > days.lowerBound ? days.lowerBound..<split : nil
+        /// Unique listeners per track over `days`.
+        public func trackListeners(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: Double] {
+            let sketches = try await merged(days: days) { memory, days in
+                memory.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
+            } stored: { [store] days in
+                try await store.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
+            }
+            return sketches.mapValues(\.cardinality)
         }
-        if let storedDays { parts.append(try await readStored(storedDays)) }
-        var result: [Key: HyperLogLog] = [:]
-        for part in parts {
-            for (key, sketch) in part { result[key, default: HyperLogLog()].formUnion(sketch) }
+
+        // MARK: - Splitting and merging
+
+        private func rows(for query: Query) async throws -> [QueryRow] {
+            guard let memory, let layers else { return try await store.rows(for: query) }
+            var parts: [[QueryRow]] = []
+            var stored: Query? = query
+            if layers.complete, CubeMemory.holds(Cube.plan(for: query)) {
+                let split = Timestamp(seconds: max(layers.durable.horizonDay, -1_000_000) * 86_400)
+                if split < query.interval.to {
+                    var recent = query
+                    recent.interval.from = max(query.interval.from, split)
+                    parts.append(layers.durable.rows(for: recent) ?? [])
+                    parts.append(layers.inFlight?.rows(for: recent) ?? [])
+                }
+                if split > query.interval.from {
+                    stored?.interval.to = min(query.interval.to, split)
+                } else {
+                    stored = nil
+                }
+            }
+            if let stored { parts.append(try await store.rows(for: stored)) }
+            parts.append(layers.pending.rows(for: query) ?? [])
+            memory.record(stored == nil ? .memory : stored == query ? .postgres : .memoryAndPostgres)
+            return QueryService.sum(parts)
         }
-        return result
+
+        /// Sketches of `days`, merged the same way as rows: unions are idempotent, but the split keeps PostgreSQL out
+        /// of the queries memory can answer.
+        private func merged<Key: Hashable>(
+            days: Range<Int64>,
+            memory read: (CubeMemory, Range<Int64>) -> [Key: HyperLogLog],
+            stored readStored: @escaping @Sendable (Range<Int64>) async throws -> [Key: HyperLogLog]
+        ) async throws -> [Key: HyperLogLog] {
+            guard let layers else { return try await readStored(days) }
+            var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
+            var storedDays: Range<Int64>? = days
+            if layers.complete {
+                let split = min(max(layers.durable.horizonDay, days.lowerBound), days.upperBound)
+                parts.append(read(layers.durable, split..<days.upperBound))
+                if let inFlight = layers.inFlight { parts.append(read(inFlight, split..<days.upperBound)) }
+                storedDays = split > days.lowerBound ? days.lowerBound..<split : nil
+            }
+            if let storedDays { parts.append(try await readStored(storedDays)) }
+            var result: [Key: HyperLogLog] = [:]
+            for part in parts {
+                for (key, sketch) in part { result[key, default: HyperLogLog()].formUnion(sketch) }
+            }
+            return result
+        }
     }
 
     /// Rows of the same period and group added together.

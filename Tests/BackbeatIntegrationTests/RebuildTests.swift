@@ -56,6 +56,28 @@ import Testing
 
     static let servicePort = Mutex(0)
 
+    /// One artist's revenue or social answer (`route`) over the interval, as sorted-key JSON text, after checking
+    /// that its totals are the sums of its series: an answer whose series and totals came from different
+    /// snapshots (before and after a swap) fails that check.
+    static func seriesWithTotals(_ route: String) async throws -> String {
+        let reply = try await HTTP.get(servicePort.withLock { "http://127.0.0.1:\($0)" } + "/v1/artists/artist-0001/\(route)?from=2026-10-01&to=2026-10-11&granularity=day")
+        #expect(reply.status == 200)
+        let body = try #require(try reply.json() as? [String: Any])
+        let series = try #require(body["series"] as? [[String: Any]])
+        let totals = try #require(body["totals"] as? [[String: Any]])
+        let (keys, measure) = route == "revenue" ? (["currency"], "amount") : (["platform", "action"], "count")
+        func sums(_ rows: [[String: Any]]) -> [String: Decimal] {
+            var sums: [String: Decimal] = [:]
+            for row in rows {
+                let value = row[measure].map { Decimal(string: "\($0)") ?? .nan } ?? .nan
+                sums[keys.map { "\(row[$0] ?? "")" }.joined(separator: "|"), default: 0] += value
+            }
+            return sums
+        }
+        #expect(sums(series).filter { $0.value != 0 } == sums(totals).filter { $0.value != 0 }, "\(route): the totals are the series summed")
+        return String(decoding: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), as: UTF8.self)
+    }
+
     @Test func rebuildSwapsAnIntervalAtomicallyWhileQueriesRun() async throws {
         let (directory, workload) = try ArchiveTests.generateArchive(seed: 9)
         let database = try await TestEnvironment.freshDatabase("rebuild")
@@ -77,26 +99,32 @@ import Testing
         let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database)
         try await service.waitUntilHealthy()
         Self.servicePort.withLock { $0 = service.port }
-        let old = try await Self.streamsSeries()
-
-        // Queries run in a loop while the rebuild computes and swaps.
-        let stop = Atomic<Bool>(false)
-        let answers = Task {
-            var seen: [String] = []
-            while !stop.load(ordering: .relaxed) {
-                seen.append(try await Self.streamsSeries())
+        // Streams (a series with its listeners), revenue and social (each a series with its totals), read in loops
+        // while the rebuild computes and swaps.
+        let reads: [@Sendable () async throws -> String] = [
+            { try await Self.streamsSeries() }, { try await Self.seriesWithTotals("revenue") }, { try await Self.seriesWithTotals("social") },
+        ]
+        var old: [String] = []
+        for read in reads { old.append(try await read()) }
+        let stop = StopFlag()
+        let loops = reads.map { read in
+            Task {
+                var seen: [String] = []
+                while !stop.isSet { seen.append(try await read()) }
+                return seen
             }
-            return seen
         }
         let rebuilt = try ReplayTests.run(["rebuild", "--from", Self.days.first!, "--to", Self.days.last!, directory], postgresURL: database)
         #expect(rebuilt.status == 0, "\(rebuilt.output)")
-        stop.store(true, ordering: .relaxed)
-        let seen = try await answers.value
-        let new = try await Self.streamsSeries()
-
-        #expect(new != old, "the rebuild restored the damaged days")
-        #expect(seen.count > 3, "queries ran during the rebuild: \(seen.count)")
-        #expect(seen.allSatisfy { $0 == old || $0 == new }, "every answer is wholly the old or wholly the new numbers")
+        try await Task.sleep(for: .seconds(3))  // past the service's next notice of the rebuild: memory gives way to PostgreSQL
+        stop.set()
+        for (index, loop) in loops.enumerated() {
+            let seen = try await loop.value
+            let new = try await reads[index]()
+            #expect(new != old[index], "the rebuild restored the damaged days (read \(index))")
+            #expect(seen.count > 3, "queries ran during the rebuild: \(seen.count) (read \(index))")
+            #expect(seen.allSatisfy { $0 == old[index] || $0 == new }, "every answer is wholly the old or wholly the new numbers (read \(index))")
+        }
 
         // Inside the interval: the ground truth. Outside: untouched (the damaged day stays as damaged). Rejections too.
         let after = try await ArchiveTests.everything(database)
@@ -140,4 +168,11 @@ import Testing
         let after = try await ReplayTests.stored(database)
         #expect(after.truth == before.truth, "\(after.truth.difference(from: before.truth))")
     }
+}
+
+/// A flag that loops running in other tasks poll until it is set.
+final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
 }

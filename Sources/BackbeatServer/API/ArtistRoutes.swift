@@ -28,10 +28,10 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         // The series and, when sketches can answer, the listeners per period and in total: read at once, from one
         // snapshot.
         let scope = ListenerScope(query)
-        let (rows, listenersPerPeriod, listenersOverall) = try await queries.consistently(from: query.interval.from) {
-            async let seriesRows = answer(query)
-            async let perPeriod = listeners(scope, granularity: query.granularity)
-            async let overall = listeners(scope, granularity: .all)
+        let (rows, listenersPerPeriod, listenersOverall) = try await queries.reading(from: query.interval.from) { reads in
+            async let seriesRows = answer(query, reads)
+            async let perPeriod = listeners(scope, granularity: query.granularity, reads)
+            async let overall = listeners(scope, granularity: .all, reads)
             return try await (seriesRows, perPeriod, overall)
         }
         let periodListeners = listenersPerPeriod ?? [:]
@@ -50,18 +50,20 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
     }
 
     @Sendable func platforms(_ request: Request, context: Context) async throws -> PlatformsResponse {
-        let shares = try await streamShares(by: .platform, request, context)
+        let query = try sharesQuery(by: .platform, request, context)
+        let shares = try await queries.reading(from: query.interval.from) { reads in try await streamShares(query, reads) }
         return PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) })
     }
 
     @Sendable func demographics(_ request: Request, context: Context) async throws -> DemographicsResponse {
-        let parameters = request.uri.queryParameters
-        let from = (try? QueryBuilder.interval(from: parameters.get("from"), to: parameters.get("to")))?.from ?? Timestamp(seconds: 0)
-        return try await queries.consistently(from: from) {
-            DemographicsResponse(
-                age_ranges: try await streamShares(by: .ageRange, request, context),
-                genders: try await streamShares(by: .gender, request, context),
-                countries: try await streamShares(by: .country, request, context))
+        let ages = try sharesQuery(by: .ageRange, request, context)
+        let genders = try sharesQuery(by: .gender, request, context)
+        let countries = try sharesQuery(by: .country, request, context)
+        return try await queries.reading(from: ages.interval.from) { reads in
+            async let ageShares = streamShares(ages, reads)
+            async let genderShares = streamShares(genders, reads)
+            async let countryShares = streamShares(countries, reads)
+            return DemographicsResponse(age_ranges: try await ageShares, genders: try await genderShares, countries: try await countryShares)
         }
     }
 
@@ -72,12 +74,12 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
         let query = try build(builder, defaultGranularity: .all)
-        let (rows, listeners) = try await queries.consistently(from: query.interval.from) { () async throws -> ([QueryRow], [String: Double]?) in
-            let rows = try await answer(query)
+        let (rows, listeners) = try await queries.reading(from: query.interval.from) { reads -> ([QueryRow], [String: Double]?) in
+            let rows = try await answer(query, reads)
             guard let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) else {
                 return (rows, nil)
             }
-            return (rows, try await queries.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days))
+            return (rows, try await reads.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days))
         }
         return TopTracksResponse(tracks: rows.map { row in
             TrackStreams(
@@ -89,11 +91,11 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
     @Sendable func revenue(_ request: Request, context: Context) async throws -> RevenueResponse {
         var builder = try baseQuery(.revenue, request, context, granularity: true)
         builder.groupBy = [Dimension.source.rawValue, Dimension.currency.rawValue]
-        let (query, rows) = try await answer(builder, defaultGranularity: .day)
+        let query = try build(builder, defaultGranularity: .day)
         var totalsBuilder = builder
         totalsBuilder.groupBy = [Dimension.currency.rawValue]
         totalsBuilder.granularity = Granularity.all.rawValue
-        let (_, totals) = try await answer(totalsBuilder, defaultGranularity: .all)
+        let (rows, totals) = try await seriesAndTotals(query, try build(totalsBuilder, defaultGranularity: .all))
         return RevenueResponse(
             series: rows.map {
                 RevenuePoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), source: $0.groupValues[0],
@@ -105,10 +107,10 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
     @Sendable func social(_ request: Request, context: Context) async throws -> SocialResponse {
         var builder = try baseQuery(.social, request, context, granularity: true)
         builder.groupBy = [Dimension.platform.rawValue, Dimension.action.rawValue]
-        let (query, rows) = try await answer(builder, defaultGranularity: .day)
+        let query = try build(builder, defaultGranularity: .day)
         var totalsBuilder = builder
         totalsBuilder.granularity = Granularity.all.rawValue
-        let (_, totals) = try await answer(totalsBuilder, defaultGranularity: .all)
+        let (rows, totals) = try await seriesAndTotals(query, try build(totalsBuilder, defaultGranularity: .all))
         return SocialResponse(
             series: rows.map {
                 SocialPoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), platform: $0.groupValues[0],
@@ -119,13 +121,28 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
 
     // MARK: - Helpers
 
-    /// Streams split by one dimension, most streamed first, with each value's share of the total.
-    private func streamShares(by dimension: Dimension, _ request: Request, _ context: Context) async throws -> [DimensionShare] {
+    /// A series and its totals, read at once from one snapshot.
+    private func seriesAndTotals(_ series: Query, _ totals: Query) async throws -> ([QueryRow], [QueryRow]) {
+        try await queries.reading(from: series.interval.from) { reads in
+            async let seriesRows = answer(series, reads)
+            async let totalRows = answer(totals, reads)
+            return try await (seriesRows, totalRows)
+        }
+    }
+
+    /// Streams split by one dimension, most streamed first: the query.
+    private func sharesQuery(by dimension: Dimension, _ request: Request, _ context: Context) throws -> Query {
         var builder = try baseQuery(.streams, request, context, granularity: false)
         builder.groupBy = [dimension.rawValue]
         builder.orderByMetric = Metric.streams.rawValue
         builder.orderByDirection = SortDirection.desc.rawValue
-        let (_, rows) = try await answer(builder, defaultGranularity: .all)
+        return try build(builder, defaultGranularity: .all)
+    }
+
+    /// The answer to a `sharesQuery`, with each value's share of the total.
+    private func streamShares(_ query: Query, _ reads: QueryService.Reads) async throws -> [DimensionShare] {
+        let rows = try await answer(query, reads)
+        let dimension = query.groupBy[0]
         let total = rows.reduce(Int64(0)) { $0 + $1.metrics[0].integer }
         return rows.map { row in
             let streams = row.metrics[0].integer
@@ -147,15 +164,10 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         return builder
     }
 
-    private func answer(_ builder: QueryBuilder, defaultGranularity: Granularity) async throws -> (Query, [QueryRow]) {
-        let query = try build(builder, defaultGranularity: defaultGranularity)
-        return (query, try await answer(query))
-    }
-
     /// Listeners per period for `scope`, or nil when there is no scope.
-    private func listeners(_ scope: ListenerScope?, granularity: Granularity) async throws -> [Timestamp?: Double]? {
+    private func listeners(_ scope: ListenerScope?, granularity: Granularity, _ reads: QueryService.Reads) async throws -> [Timestamp?: Double]? {
         guard let scope else { return nil }
-        return try await queries.listeners(scope, granularity: granularity)
+        return try await reads.listeners(scope, granularity: granularity)
     }
 
     private func build(_ builder: QueryBuilder, defaultGranularity: Granularity) throws -> Query {
@@ -166,9 +178,9 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         }
     }
 
-    private func answer(_ query: Query) async throws -> [QueryRow] {
+    private func answer(_ query: Query, _ reads: QueryService.Reads) async throws -> [QueryRow] {
         do {
-            return try await queries.answer(query)
+            return try await reads.answer(query)
         } catch let error as QueryError {
             throw APIError(error)
         }

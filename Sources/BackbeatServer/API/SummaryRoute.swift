@@ -44,12 +44,12 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
 
         // Five independent reads, run at once, from one snapshot.
         let earliest = Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400)
-        let (current, previous, listeners, revenue, follows) = try await queries.consistently(from: earliest) {
-            async let currentRows = total(.streams, artistID, days: asOfDay - window..<asOfDay)
-            async let previousRows = total(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window)
-            async let listenerCounts = queries.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
-            async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency])
-            async let followRows = rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"])
+        let (current, previous, listeners, revenue, follows) = try await queries.reading(from: earliest) { reads in
+            async let currentRows = rows(.streams, artistID, days: asOfDay - window..<asOfDay, reads)
+            async let previousRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window, reads)
+            async let listenerCounts = reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
+            async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency], reads)
+            async let followRows = rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"], reads)
             return try await (currentRows, previousRows, listenerCounts, revenueRows, followRows)
         }
         let followCount = { (action: String) in follows.first { $0.groupValues[0] == action }?.metrics[0].integer ?? 0 }
@@ -67,12 +67,9 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
             net_followers_28d: followCount("follow") - followCount("unfollow"))
     }
 
-    private func total(_ dataset: Dataset, _ artistID: String, days: Range<Int64>) async throws -> [QueryRow] {
-        try await rows(dataset, artistID, days: days, groupBy: [])
-    }
-
     private func rows(
-        _ dataset: Dataset, _ artistID: String, days: Range<Int64>, groupBy: [BackbeatCore.Dimension], actions: [String]? = nil
+        _ dataset: Dataset, _ artistID: String, days: Range<Int64>, groupBy: [BackbeatCore.Dimension] = [], actions: [String]? = nil,
+        _ reads: QueryService.Reads
     ) async throws -> [QueryRow] {
         guard days.lowerBound < days.upperBound else { return [] }
         var filters: [BackbeatCore.Dimension: [String]] = [.artistID: [artistID]]
@@ -81,6 +78,6 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
             dataset: dataset,
             interval: QueryInterval(from: Timestamp(seconds: days.lowerBound * 86_400), to: Timestamp(seconds: days.upperBound * 86_400)),
             granularity: .all, groupBy: groupBy, filters: filters)
-        return try await queries.answer(query)
+        return try await reads.answer(query)
     }
 }
