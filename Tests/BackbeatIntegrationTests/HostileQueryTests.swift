@@ -89,6 +89,37 @@ import Testing
             }
         }
         #expect(sent > 300)
+
+        // A parameter or body field an endpoint does not take is a 400 naming it, not silently ignored; every
+        // parameter an endpoint documents is still taken.
+        let artist = api + "artists/artist-0001/"
+        let range = "from=2026-10-01&to=2026-10-11"
+        let misspelt: [(String, String)] = [
+            (artist + "streams?\(range)&granulariy=week", "granulariy"), (artist + "platforms?\(range)&granularity=day", "granularity"),
+            (artist + "demographics?\(range)&limit=3", "limit"), (artist + "tracks/top?\(range)&limits=3", "limits"),
+            (artist + "revenue?\(range)&currency=USD", "currency"), (artist + "social?\(range)&platform=x", "platform"),
+            (artist + "summary?as_of=2026-10-11&from=2026-10-01", "from"), (api + "artists?limt=5", "limt"),
+        ]
+        for (url, name) in misspelt {
+            let reply = try await HTTP.get(url)
+            let error = (try? reply.json() as? [String: Any])?["error"] as? [String: String]
+            #expect(reply.status == 400 && error?["code"] == "unknown_parameter" && error?["message"]?.contains("unknown parameter \(name);") == true,
+                    "\(url): \(reply.status) \(reply.text.prefix(200))")
+        }
+        for (body, name) in [(#"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","granulairty":"day"}"#, "granulairty"),
+                             (#"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","order_by":{"metrics":"streams"}}"#, "order_by.metrics")] {
+            let reply = try await HTTP.post(api + "query", json: body, token: ServiceProcess.adminToken)
+            #expect(reply.status == 400 && reply.text.contains("unknown_parameter") && reply.text.contains("unknown parameter \(name);"), "\(body): \(reply.text)")
+        }
+        for url in [artist + "streams?\(range)&granularity=day&track_id=t&platform=spotify&country=SE&age_range=25-34&gender=female",
+                    artist + "platforms?\(range)", artist + "demographics?\(range)", artist + "tracks/top?\(range)&limit=3",
+                    artist + "revenue?\(range)&granularity=week", artist + "social?\(range)&granularity=all",
+                    artist + "summary?as_of=2026-10-11", api + "artists?limit=5"] {
+            let reply = try await HTTP.get(url)
+            #expect(reply.status == 200, "\(url): \(reply.status) \(reply.text.prefix(200))")
+        }
+        let full = #"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","granularity":"day","group_by":["platform"],"filters":{"artist_id":["artist-0001"]},"order_by":{"metric":"streams","direction":"desc"},"limit":5}"#
+        #expect(try await HTTP.post(api + "query", json: full, token: ServiceProcess.adminToken).status == 200)
         #expect(try await HTTP.get(service.baseURL + "/healthz").status == 200, "still serving")
         #expect(service.terminate() == 0)
         withExtendedLifetime(broker) {}

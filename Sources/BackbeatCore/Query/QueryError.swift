@@ -4,6 +4,7 @@ public struct QueryError: Error, Equatable, Sendable {
     public enum Code: String, CaseIterable, Sendable {
         case missingParameter = "missing_parameter"
         case invalidParameter = "invalid_parameter"
+        case unknownParameter = "unknown_parameter"
         case invalidInterval = "invalid_interval"
         case unknownDataset = "unknown_dataset"
         case unknownDimension = "unknown_dimension"

@@ -14,6 +14,7 @@ struct ArtistListRoute<Context: AuthenticatedRequestContext>: Sendable {
 
     func add(to group: RouterGroup<Context>) {
         group.get("artists") { request, context -> ArtistList in
+            if context.principal != nil { try request.requireKnownParameters(["limit"]) }
             switch context.principal {
             case .artist(let own):
                 return ArtistList(artists: [own], role: "artist")

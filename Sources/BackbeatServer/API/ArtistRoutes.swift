@@ -17,9 +17,10 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
     // MARK: - Endpoints
 
     @Sendable func streams(_ request: Request, context: Context) async throws -> StreamsResponse {
-        var builder = try baseQuery(.streams, request, context, granularity: true)
+        let filters = [Dimension.trackID, .platform, .country, .ageRange, .gender]
+        var builder = try baseQuery(.streams, request, context, granularity: true, alsoTaking: filters.map(\.rawValue))
         let parameters = request.uri.queryParameters
-        for dimension in [Dimension.trackID, .platform, .country, .ageRange, .gender] {
+        for dimension in filters {
             if let value = parameters.get(dimension.rawValue) {
                 builder.filters.append((dimension.rawValue, [value]))
             }
@@ -68,7 +69,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
     }
 
     @Sendable func topTracks(_ request: Request, context: Context) async throws -> TopTracksResponse {
-        var builder = try baseQuery(.streams, request, context, granularity: false)
+        var builder = try baseQuery(.streams, request, context, granularity: false, alsoTaking: ["limit"])
         builder.groupBy = [Dimension.trackID.rawValue]
         builder.orderByMetric = Metric.streams.rawValue
         builder.orderByDirection = SortDirection.desc.rawValue
@@ -151,9 +152,13 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         }
     }
 
-    /// The artist, interval and (optionally) granularity every endpoint takes.
-    private func baseQuery(_ dataset: Dataset, _ request: Request, _ context: Context, granularity: Bool) throws -> QueryBuilder {
+    /// The artist, interval and (optionally) granularity every endpoint takes; a query string naming anything else
+    /// than these and `alsoTaking` is refused.
+    private func baseQuery(
+        _ dataset: Dataset, _ request: Request, _ context: Context, granularity: Bool, alsoTaking more: [String] = []
+    ) throws -> QueryBuilder {
         let artistID = try artistIDParameter(context)
+        try request.requireKnownParameters(["from", "to"] + (granularity ? ["granularity"] : []) + more)
         let parameters = request.uri.queryParameters
         var builder = QueryBuilder()
         builder.dataset = dataset.rawValue

@@ -18,6 +18,8 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
         let body: QueryBody
         do {
             body = try JSONDecoder().decode(QueryBody.self, from: Data(buffer.readableBytesView))
+        } catch let unknown as UnknownField {
+            throw APIError(unknownParameter: unknown.name, known: unknown.known)
         } catch {
             throw APIError(.badRequest, code: "invalid_body", message: "the body must be a JSON query object: \(Self.describe(error))")
         }

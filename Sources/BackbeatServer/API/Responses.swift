@@ -107,11 +107,22 @@ struct SocialResponse: ResponseCodable {
     var totals: [SocialTotal]
 }
 
-/// The body of `POST /v1/query`.
+/// The body of `POST /v1/query`. A field it does not have is refused (`UnknownField`), not ignored.
 struct QueryBody: Decodable {
     struct OrderBy: Decodable {
         var metric: String?
         var direction: String?
+
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case metric, direction
+        }
+
+        init(from decoder: Decoder) throws {
+            try decoder.refuseUnknownFields(CodingKeys.allCases.map(\.rawValue), in: "order_by")
+            let fields = try decoder.container(keyedBy: CodingKeys.self)
+            metric = try fields.decodeIfPresent(String.self, forKey: .metric)
+            direction = try fields.decodeIfPresent(String.self, forKey: .direction)
+        }
     }
 
     var dataset: String?
@@ -122,6 +133,23 @@ struct QueryBody: Decodable {
     var filters: [String: [String]]?
     var order_by: OrderBy?
     var limit: Int?
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case dataset, from, to, granularity, group_by, filters, order_by, limit
+    }
+
+    init(from decoder: Decoder) throws {
+        try decoder.refuseUnknownFields(CodingKeys.allCases.map(\.rawValue))
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        dataset = try fields.decodeIfPresent(String.self, forKey: .dataset)
+        from = try fields.decodeIfPresent(String.self, forKey: .from)
+        to = try fields.decodeIfPresent(String.self, forKey: .to)
+        granularity = try fields.decodeIfPresent(String.self, forKey: .granularity)
+        group_by = try fields.decodeIfPresent([String].self, forKey: .group_by)
+        filters = try fields.decodeIfPresent([String: [String]].self, forKey: .filters)
+        order_by = try fields.decodeIfPresent(OrderBy.self, forKey: .order_by)
+        limit = try fields.decodeIfPresent(Int.self, forKey: .limit)
+    }
 }
 
 /// The answer of `POST /v1/query`: one object per row with a key per group-by dimension and metric.

@@ -29,6 +29,7 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
 
     @Sendable func summary(_ request: Request, context: Context) async throws -> SummaryResponse {
         let artistID = try artistIDParameter(context)
+        try request.requireKnownParameters(["as_of"])
         let asOfDay: Int64
         if let text = request.uri.queryParameters.get("as_of") {
             guard let date = RFC3339.parseDate(text) else {
