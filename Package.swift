@@ -85,6 +85,16 @@ let package = Package(
             name: "BackbeatCoreTests",
             dependencies: ["BackbeatCore", "BackbeatTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
+        // The HTTP API in process: the router through Hummingbird's test client, against the real PostgreSQL.
+        .testTarget(
+            name: "BackbeatServerTests",
+            dependencies: [
+                "BackbeatCore", "BackbeatStore", "BackbeatServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "BackbeatIntegrationTests",
             dependencies: [

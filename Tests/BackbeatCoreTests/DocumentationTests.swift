@@ -19,13 +19,6 @@ import Testing
         #expect(Set(documented) == Set(Rejection.Reason.all.map(\.rawValue)))
     }
 
-    @Test func everyQueryErrorCodeIsDocumented() throws {
-        let api = try document("docs/api.md")
-        for code in QueryError.Code.allCases {
-            #expect(api.contains("`\(code.rawValue)`"), "docs/api.md lacks \(code.rawValue)")
-        }
-    }
-
     @Test func everyDatasetDimensionAndMetricIsDocumented() throws {
         let api = try document("docs/api.md")
         for dataset in Dataset.allCases {

@@ -18,6 +18,23 @@ public struct APIError: HTTPResponseError, Sendable {
         self.retryAfter = retryAfter
     }
 
+    /// Every code of an error that is not a refused query (those carry a `QueryError.Code`); docs/api.md documents
+    /// each (checked by a test over `allCases`).
+    public enum Code: String, CaseIterable, Sendable {
+        case invalidBody = "invalid_body"
+        case badRequest = "bad_request"
+        case unauthorized
+        case forbidden
+        case rateLimited = "rate_limited"
+        case notFound = "not_found"
+        case bodyTooLarge = "body_too_large"
+        case internalError = "internal_error"
+    }
+
+    public init(_ status: HTTPResponse.Status, _ code: Code, message: String, retryAfter: Int? = nil) {
+        self.init(status, code: code.rawValue, message: message, retryAfter: retryAfter)
+    }
+
     /// A 400 for a query the core's model refused.
     public init(_ error: QueryError) {
         self.init(.badRequest, code: error.code.rawValue, message: error.message)
@@ -43,17 +60,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as APIError {
             throw error
         } catch let error as HTTPError {
-            let (code, message): (String, String) = switch error.status {
-            case .notFound: ("not_found", "no such route: \(request.method) \(request.uri.path)")
-            case .contentTooLarge: ("body_too_large", "the request body is larger than \(QueryRoutes<BackbeatRequestContext>.maxBodyBytes) bytes")
-            default: (error.status.code < 500 ? "bad_request" : "internal_error", error.body ?? error.status.reasonPhrase)
+            let (code, message): (APIError.Code, String) = switch error.status {
+            case .notFound: (.notFound, "no such route: \(request.method) \(request.uri.path)")
+            case .contentTooLarge: (.bodyTooLarge, "the request body is larger than \(QueryRoutes<BackbeatRequestContext>.maxBodyBytes) bytes")
+            default: (error.status.code < 500 ? .badRequest : .internalError, error.body ?? error.status.reasonPhrase)
             }
-            throw APIError(error.status, code: code, message: message)
+            throw APIError(error.status, code, message: message)
         } catch is NIOTooManyBytesError {
-            throw APIError(.contentTooLarge, code: "body_too_large", message: "the request body is larger than \(QueryRoutes<BackbeatRequestContext>.maxBodyBytes) bytes")
+            throw APIError(.contentTooLarge, .bodyTooLarge, message: "the request body is larger than \(QueryRoutes<BackbeatRequestContext>.maxBodyBytes) bytes")
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
-            throw APIError(.internalServerError, code: "internal_error", message: "the request could not be answered; see the service log")
+            throw APIError(.internalServerError, .internalError, message: "the request could not be answered; see the service log")
         }
     }
 }

@@ -1,3 +1,4 @@
+import BackbeatCore
 import BackbeatStore
 import Hummingbird
 
@@ -21,11 +22,11 @@ struct ArtistListRoute<Context: AuthenticatedRequestContext>: Sendable {
             case .admin:
                 let text = request.uri.queryParameters.get("limit") ?? "1000"
                 guard let limit = Int(text), (1...10_000).contains(limit) else {
-                    throw APIError(.badRequest, code: "invalid_parameter", message: "limit must be an integer from 1 to 10000")
+                    throw APIError(.badRequest, code: QueryError.Code.invalidParameter.rawValue, message: "limit must be an integer from 1 to 10000")
                 }
                 return ArtistList(artists: try await store.artistIDs(limit: limit), role: "admin")
             case nil:
-                throw APIError(.unauthorized, code: "unauthorized", message: "a bearer token is required")
+                throw APIError(.unauthorized, .unauthorized, message: "a bearer token is required")
             }
         }
     }

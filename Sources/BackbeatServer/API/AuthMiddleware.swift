@@ -21,11 +21,11 @@ struct AuthMiddleware<Context: AuthenticatedRequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization] else {
-            throw APIError(.unauthorized, code: "unauthorized", message: "send Authorization: Bearer <token>")
+            throw APIError(.unauthorized, .unauthorized, message: "send Authorization: Bearer <token>")
         }
         let prefix = "Bearer "
         guard header.hasPrefix(prefix) else {
-            throw APIError(.unauthorized, code: "unauthorized", message: "the bearer token is not valid")
+            throw APIError(.unauthorized, .unauthorized, message: "the bearer token is not valid")
         }
         let token = String(header.dropFirst(prefix.count))
         var context = context
@@ -33,12 +33,12 @@ struct AuthMiddleware<Context: AuthenticatedRequestContext>: RouterMiddleware {
             context.principal = .admin
         } else if APIToken.isWellFormed(token), case let hash = APIToken.hash(token), let artist = try await artistTokens.artist(forHash: hash) {
             if let wait = artistLimiter?.take(hash) {
-                throw APIError(.tooManyRequests, code: "rate_limited",
+                throw APIError(.tooManyRequests, .rateLimited,
                                message: "more than \(artistLimiter!.rate) requests per second for this token; retry after \(wait) s", retryAfter: wait)
             }
             context.principal = .artist(artist)
         } else {
-            throw APIError(.unauthorized, code: "unauthorized", message: "the bearer token is not valid")
+            throw APIError(.unauthorized, .unauthorized, message: "the bearer token is not valid")
         }
         return try await next(request, context)
     }

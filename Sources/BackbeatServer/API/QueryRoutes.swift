@@ -21,7 +21,7 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
         } catch let unknown as UnknownField {
             throw APIError(unknownParameter: unknown.name, known: unknown.known)
         } catch {
-            throw APIError(.badRequest, code: "invalid_body", message: "the body must be a JSON query object: \(Self.describe(error))")
+            throw APIError(.badRequest, .invalidBody, message: "the body must be a JSON query object: \(Self.describe(error))")
         }
         var builder = QueryBuilder()
         builder.dataset = body.dataset
@@ -36,7 +36,7 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
         do {
             let query = try builder.build(defaultGranularity: .all)
             if case .artist(let own) = context.principal, query.filters[.artistID].map({ $0.allSatisfy { $0 == own } }) != true {
-                throw APIError(.forbidden, code: "forbidden", message: "an artist token must filter on its own artist: \"filters\": {\"artist_id\": [\"\(own)\"]}")
+                throw APIError(.forbidden, .forbidden, message: "an artist token must filter on its own artist: \"filters\": {\"artist_id\": [\"\(own)\"]}")
             }
             return QueryResponse(query: query, rows: try await queries.reading(from: query.interval.from) { try await $0.answer(query) })
         } catch let error as QueryError {

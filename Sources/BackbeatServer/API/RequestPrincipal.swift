@@ -36,14 +36,14 @@ extension AuthenticatedRequestContext {
     /// Throws 403 unless the principal may read `artistID`.
     func requireRead(_ artistID: String) throws {
         guard principal?.mayRead(artistID) == true else {
-            throw APIError(.forbidden, code: "forbidden", message: "this token may not read artist \(artistID)")
+            throw APIError(.forbidden, .forbidden, message: "this token may not read artist \(artistID)")
         }
     }
 
     /// Throws 403 unless the principal is the admin.
     func requireAdmin() throws {
         guard principal == .admin else {
-            throw APIError(.forbidden, code: "forbidden", message: "this endpoint needs the admin token")
+            throw APIError(.forbidden, .forbidden, message: "this endpoint needs the admin token")
         }
     }
 }
