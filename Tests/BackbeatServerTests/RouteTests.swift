@@ -110,6 +110,7 @@ import Testing
 
                 // GET /v1/memory: the admin's only. Open routes need no token; unknown ones are 404 for everyone.
                 #expect(try await get("/v1/memory", Self.adminToken).0 == .ok)
+                #expect(code(try await get("/v1/memory?verbose=1", Self.adminToken).1) == "unknown_parameter")
                 #expect(code(try await get("/v1/memory", artistToken).1) == "forbidden")
                 #expect(try await get("/v1/memory", nil).0 == .unauthorized)
                 #expect(try await get("/healthz", nil).0 == .ok)

@@ -27,8 +27,9 @@ struct MemoryRoute<Context: AuthenticatedRequestContext>: Sendable {
     }
 
     func add(to group: RouterGroup<Context>) {
-        group.get("memory") { _, context in
+        group.get("memory") { request, context in
             try context.requireAdmin()
+            try request.requireKnownParameters([])
             return response()
         }
     }
