@@ -123,11 +123,7 @@ extension Store {
             var copy = CopyTextEncoder()
             for rows in deltas {
                 for (key, counters) in rows {
-                    copy.text(key.artistID)
-                    copy.hour(key.hour)
-                    for dimension in cube.dimensions { copy.text(key.value(of: dimension)) }
-                    copy.measures(sums(counters), of: cube.dataset)
-                    copy.endRow()
+                    copy.cubeRow(cube, artistID: key.artistID, bucket: key.hour.hoursSinceEpoch, dimension: { key.value(of: cube.dimensions[$0]) }, sums(counters))
                     try await copy.send(to: writer, once: CopyTextEncoder.chunkBytes)
                 }
             }
@@ -140,11 +136,7 @@ extension Store {
         try await append(to: AggregateTable(cube), on: connection) { writer in
             var copy = CopyTextEncoder()
             for (key, sums) in rows {
-                copy.text(key.artistID)
-                if cube.grain == .hour { copy.hour(HourBucket(hoursSinceEpoch: key.bucket)) } else { copy.day(key.bucket) }
-                for index in cube.dimensions.indices { copy.text(key.dimension(index)) }
-                copy.measures(sums, of: cube.dataset)
-                copy.endRow()
+                copy.cubeRow(cube, artistID: key.artistID, bucket: key.bucket, dimension: key.dimension, sums)
                 try await copy.send(to: writer, once: CopyTextEncoder.chunkBytes)
             }
             try await copy.send(to: writer)
@@ -156,12 +148,7 @@ extension Store {
         var copy = CopyTextEncoder()
         var rows = 0
         layer.forEachRow(of: cube) { artistID, bucket, values, sums in
-            copy.text(artistID)
-            if cube.grain == .hour { copy.hour(HourBucket(hoursSinceEpoch: bucket)) } else { copy.day(bucket) }
-            if cube.dimensions.count > 0 { copy.text(values.0) }
-            if cube.dimensions.count > 1 { copy.text(values.1) }
-            copy.measures(sums, of: cube.dataset)
-            copy.endRow()
+            copy.cubeRow(cube, artistID: artistID, bucket: bucket, dimension: { $0 == 0 ? values.0 : values.1 }, sums)
             rows += 1
         }
         guard rows > 0 else { return }
