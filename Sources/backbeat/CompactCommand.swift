@@ -16,7 +16,7 @@ struct CompactCommand: AsyncParsableCommand {
         let migrations = try database.migrations()
         let moved = try await withStore(url: try database.url(), logger: logger) { store in
             try await store.migrate(migrations)
-            return try await store.compact()
+            return try await store.compact(waitingForOthers: true)
         }
         print("compacted \(moved) rows in \(ContinuousClock.now - started)")
     }

@@ -92,7 +92,26 @@ import Testing
                 return try await store.compact()
             }
             #expect(skipped == 0)
-            #expect(try await store.compact() > 0)
+
+            // A compaction that waits for the lock does the work once the holder lets go.
+            let released = ContinuousClock.now + .milliseconds(500)
+            let holder = Task {
+                try await store.client.withTransaction(logger: logger) { connection in
+                    _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Store.compactionLock))", logger: logger)
+                    try await Task.sleep(until: released)
+                }
+            }
+            try await waitUntil(timeout: .seconds(10), "the other session to hold the compaction lock") {
+                let held = try await store.client.query(
+                    "SELECT count(*)::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
+                for try await count in held.decode(Int64.self) { return count > 0 }
+                return false
+            }
+            #expect(ContinuousClock.now < released, "the lock was taken late; raise the hold time")
+            let waited = try await store.compact(waitingForOthers: true)
+            try await holder.value
+            #expect(waited > 0)
+            #expect(ContinuousClock.now >= released)
         }
     }
 }
