@@ -51,6 +51,11 @@ let package = Package(
             name: "BackbeatArchive",
             dependencies: ["BackbeatCore", "CZstd", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // Replay and rebuild: archives and event files applied to PostgreSQL exactly once, intervals recomputed.
+        .target(
+            name: "BackbeatReplay",
+            dependencies: ["BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive"]
+        ),
         .target(
             name: "BackbeatServer",
             dependencies: [
@@ -67,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "backbeat",
             dependencies: [
-                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatServer", "BackbeatArchive",
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatServer", "BackbeatArchive", "BackbeatReplay",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -98,7 +103,7 @@ let package = Package(
         .testTarget(
             name: "BackbeatIntegrationTests",
             dependencies: [
-                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive", "BackbeatTestSupport",
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive", "BackbeatReplay", "BackbeatTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

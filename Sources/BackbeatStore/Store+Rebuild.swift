@@ -9,7 +9,7 @@ extension Store {
     /// `compute` runs inside the transaction, after every row of `kafka_offsets` is locked, and receives what the
     /// database counted (`CountedInputs`): what it counts must be exactly the messages below the stored offsets,
     /// judged as they were. Flushes of live consumers wait for the lock, so nothing is counted between the offsets
-    /// read and the swap.
+    /// read and the swap. An error `compute` throws is rethrown as itself, with nothing changed.
     /// - Returns: the id of the `rebuilds` row written.
     @discardableResult
     public func rebuild(
@@ -18,7 +18,25 @@ extension Store {
     ) async throws -> Int64 {
         let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: fromDay))
         let end = RFC3339.formatDate(CivilDate(daysSinceEpoch: toDay + 1))
-        return try await client.withTransaction(logger: logger) { connection in
+        do {
+            return try await swap(from: from, end: end, compute: compute)
+        } catch let error as PostgresTransactionError {
+            // Nothing was committed; the computation's own error (an input missing, say) is the one to report.
+            if let failure = error.closureError as? ComputeFailure { throw failure.error }
+            throw error
+        }
+    }
+
+    /// `compute`'s error, told apart from the database's.
+    private struct ComputeFailure: Error {
+        var error: any Error
+    }
+
+    private func swap(
+        from: String, end: String,
+        compute: @Sendable (CountedInputs) async throws -> (delta: RollupDelta, events: Int64)
+    ) async throws -> Int64 {
+        try await client.withTransaction(logger: logger) { connection in
             var offsets: [TopicPartition: Int64] = [:]
             let rows = try await connection.query(
                 "SELECT topic, partition, next_offset FROM kafka_offsets ORDER BY topic, partition FOR UPDATE", logger: logger)
@@ -26,7 +44,12 @@ extension Store {
                 offsets[TopicPartition(topic: topic, partition: partition)] = offset
             }
             let clocks = try await Self.replayClocks(try await connection.query(Self.replayClocksQuery, logger: logger))
-            let (delta, counted) = try await compute(CountedInputs(offsets: offsets, replayClocks: clocks))
+            let (delta, counted): (RollupDelta, Int64)
+            do {
+                (delta, counted) = try await compute(CountedInputs(offsets: offsets, replayClocks: clocks))
+            } catch {
+                throw ComputeFailure(error: error)
+            }
             // No compaction moves rows while the interval is replaced (it would wait on the rows deleted here).
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
             for table in AggregateTable.all {

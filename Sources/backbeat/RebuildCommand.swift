@@ -1,6 +1,7 @@
 import ArgumentParser
 import BackbeatArchive
 import BackbeatCore
+import BackbeatReplay
 import BackbeatStore
 import Foundation
 import Synchronization
@@ -57,90 +58,6 @@ struct RebuildCommand: AsyncParsableCommand {
         } catch {
             FileHandle.standardError.write(Data("rebuild stopped, nothing changed: \(error)\n".utf8))
             throw ExitCode(1)
-        }
-    }
-}
-
-/// Counts the events of an interval from archives and plain files, exactly as far and as the database has counted
-/// them: archive messages below their partition's stored offset, judged against when they were consumed; plain lines
-/// below their input's stored position, judged against the input's replay clock.
-struct IntervalRollup {
-    let days: ClosedRange<Int64>
-    let stored: [TopicPartition: Int64]
-    let replayClocks: [TopicPartition: Timestamp]
-    private(set) var delta = RollupDelta()
-    private(set) var events: Int64 = 0
-    /// How far the inputs reached in each Kafka partition (one past the last offset counted).
-    private var reached: [TopicPartition: Int64] = [:]
-    /// Plain inputs read, by their position key (`replay:<identity>`).
-    private var plainInputs: Set<TopicPartition> = []
-
-    init(days: ClosedRange<Int64>, counted: Store.CountedInputs) {
-        self.days = days
-        self.stored = counted.offsets
-        self.replayClocks = counted.replayClocks
-    }
-
-    mutating func read(_ path: String) throws {
-        let reader = try InputReader(path: path)
-        var assembler = LineAssembler()
-        var isArchive: Bool?
-        var plainLimit: Int64 = 0
-        var line: Int64 = 0
-        // Inputs replayed before replay clocks were stored are judged against this rebuild's clock.
-        var now = Timestamp.wallClock()
-        func handle(_ bytes: UnsafeRawBufferPointer) throws {
-            defer { line += 1 }
-            if isArchive == true {
-                guard !bytes.isEmpty else { return }
-                guard case .message(let archived) = try ArchiveLine.decode(bytes) else { return }
-                let position = archived.message.position
-                guard let limit = stored[position.topicPartition], position.offset < limit else { return }
-                reached[position.topicPartition] = max(reached[position.topicPartition] ?? 0, position.offset + 1)
-                if case .success(let event) = EventDecoder.decode(archived.message.value, now: archived.consumedAt) { count(event) }
-            } else {
-                guard line < plainLimit, !bytes.isEmpty else { return }
-                if case .success(let event) = EventDecoder.decode(bytes: bytes, now: now) { count(event) }
-            }
-        }
-        do {
-            while let chunk = try reader.next() {
-                if isArchive == nil {
-                    isArchive = chunk.withUnsafeBytes { ArchiveLine.isHeader($0) }
-                    if isArchive == false {
-                        let key = TopicPartition(topic: "replay:" + (try InputIdentity.of(path: path)), partition: 0)
-                        plainInputs.insert(key)
-                        plainLimit = stored[key] ?? 0
-                        now = replayClocks[key] ?? now
-                    }
-                }
-                try chunk.withUnsafeBytes { try assembler.feed($0, handle) }
-            }
-            try assembler.finish(handle)
-        } catch let error as ArchiveError where path.hasSuffix(ArchiveWriter.openSuffix) {
-            // The tail of an open segment may be a frame being written: its messages are not counted yet.
-            _ = error
-        } catch let error as ArchiveLineError {
-            throw ValidationError("\(path): line \(line + 1): \(error)")
-        }
-    }
-
-    private mutating func count(_ event: Event) {
-        guard days.contains(event.occurredAt.daysSinceEpoch) else { return }
-        delta.add(event)
-        events += 1
-    }
-
-    /// Fails unless the inputs held everything the database counted.
-    func checkCoverage() throws {
-        for (partition, offset) in stored.sorted(by: { $0.key < $1.key }) {
-            if partition.topic.hasPrefix("replay:") {
-                guard plainInputs.contains(partition) else {
-                    throw ValidationError("the database holds \(offset) lines replayed from a plain file named \(partition.topic.dropFirst(7)) that is not among the inputs")
-                }
-            } else if reached[partition] != offset {
-                throw ValidationError("the inputs hold \(partition) up to offset \(reached[partition] ?? 0), but the database counted it up to \(offset): add the missing archive segments")
-            }
         }
     }
 }

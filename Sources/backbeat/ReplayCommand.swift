@@ -2,6 +2,7 @@ import ArgumentParser
 import BackbeatArchive
 import BackbeatCore
 import BackbeatKafka
+import BackbeatReplay
 import BackbeatStore
 import Foundation
 import Logging
@@ -60,9 +61,10 @@ struct ReplayCommand: AsyncParsableCommand {
             let paths = try InputPaths.expand(self.paths)
             if toKafka, let brokers {
                 let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["enable.idempotence": "true"]))
-                let replayer = Replayer(batchLines: batchLines, dryRun: false, inputID: inputID,
+                let replayer = Replayer(batchLines: batchLines, inputID: inputID,
                                         republish: Republisher(producer: producer, topics: topics.split(separator: ",").map(String.init)))
-                for path in paths { _ = try await replayer.replay(path, store: nil) }
+                var progress = ReplayProgress(.kafka)
+                for path in paths { _ = try await replayer.replay(path, store: nil, observer: &progress) }
                 let deliveries = try producer.flush()
                 guard deliveries.failed == 0 else {
                     throw ValidationError("\(deliveries.failed) messages failed delivery: \(deliveries.lastError ?? "")")
@@ -70,14 +72,16 @@ struct ReplayCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("published \(deliveries.delivered) messages to \(brokers)\n".utf8))
                 return
             }
-            let replayer = Replayer(batchLines: batchLines, dryRun: dryRun, inputID: inputID)
+            let replayer = Replayer(batchLines: batchLines, inputID: inputID)
             if dryRun {
-                for path in paths { _ = try await replayer.replay(path, store: nil) }
+                var progress = ReplayProgress(.dryRun)
+                for path in paths { _ = try await replayer.replay(path, store: nil, observer: &progress) }
             } else {
                 let migrations = try database.migrations()
                 try await withStore(url: try database.url(), logger: logger) { store in
                     try await store.migrate(migrations)
-                    for path in paths { _ = try await replayer.replay(path, store: store) }
+                    var progress = ReplayProgress(.postgres)
+                    for path in paths { _ = try await replayer.replay(path, store: store, observer: &progress) }
                 }
             }
         } catch {

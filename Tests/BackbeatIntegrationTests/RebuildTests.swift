@@ -136,38 +136,6 @@ import Testing
         #expect(service.terminate() == 0)
         withExtendedLifetime(broker) {}
     }
-
-    /// A plain input's lines are judged against one clock, its first replay's, by the replay and by `rebuild`: a line
-    /// that was more than an hour ahead when replayed (rejected) is not counted by a rebuild run after that hour.
-    @Test func rebuildCountsAPlainInputsLinesAsItsReplayJudgedThem() async throws {
-        let directory = NSTemporaryDirectory() + "backbeat-clock-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let path = directory + "/events.ndjson"
-        let now = Timestamp.wallClock()
-        // Ahead by 20 s more than the tolerance when replayed; within it 20 s later.
-        let ahead = now + (EventDecoder.maxFutureSkewSeconds + 20)
-        func line(_ id: String, _ at: Timestamp) -> String {
-            #"{"event_id":"\#(id)","type":"stream","occurred_at":"\#(RFC3339.format(at))","artist_id":"artist-clock","track_id":"t1","platform":"spotify","duration_ms":31000}"#
-        }
-        try ([line("past", now + -7200), line("now", now), line("ahead", ahead)].joined(separator: "\n") + "\n")
-            .write(toFile: path, atomically: true, encoding: .utf8)
-        let database = try await TestEnvironment.freshDatabase("clock")
-
-        let replayed = try ReplayTests.run(["replay", path], postgresURL: database)
-        #expect(replayed.status == 0, "\(replayed.output)")
-        let before = try await ReplayTests.stored(database)
-        try #require(before.rejected == 1, "the replay ran within 20 s and rejected the line ahead: \(replayed.output)")
-
-        // Until the line is no longer ahead by the wall clock.
-        while Timestamp.wallClock() < ahead + -(EventDecoder.maxFutureSkewSeconds - 1) { try await Task.sleep(for: .milliseconds(250)) }
-        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: (now + -7200).seconds.floorDiv(86_400)))
-        let to = RFC3339.formatDate(CivilDate(daysSinceEpoch: ahead.seconds.floorDiv(86_400)))
-        let rebuilt = try ReplayTests.run(["rebuild", "--from", from, "--to", to, path], postgresURL: database)
-        #expect(rebuilt.status == 0, "\(rebuilt.output)")
-        #expect(rebuilt.output.contains(": 2 events in the interval"), "\(rebuilt.output)")
-        let after = try await ReplayTests.stored(database)
-        #expect(after.truth == before.truth, "\(after.truth.difference(from: before.truth))")
-    }
 }
 
 /// A flag that loops running in other tasks poll until it is set.

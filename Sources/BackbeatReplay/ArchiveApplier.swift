@@ -1,0 +1,90 @@
+import BackbeatCore
+import BackbeatStore
+
+/// An archive: each message is applied unless its partition's stored offset already covers it, and the offset
+/// moves with the aggregates, so neither a second replay nor the live consumer counts it again.
+struct ArchiveApplier: LineApplier {
+    let path: String
+    let republish: Republisher?
+    /// The next offset of each partition: stored, or as far as this replay has applied.
+    private var positions: [TopicPartition: Int64]
+    /// The stored offset of each partition touched since the last flush (the expected value of its move).
+    private var touched: [TopicPartition: Int64?] = [:]
+    /// Partitions whose run header has been read.
+    private var runs: Set<TopicPartition> = []
+    private var delta = RollupDelta()
+    private var line: Int64 = 0
+    private(set) var linesSinceFlush = 0
+
+    init(path: String, stored: [TopicPartition: Int64], republish: Republisher?) {
+        self.path = path
+        self.positions = stored
+        self.republish = republish
+    }
+
+    mutating func handle(_ bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
+        line += 1
+        guard !bytes.isEmpty else { return }
+        let decoded: ArchiveLine
+        do {
+            decoded = try ArchiveLine.decode(bytes)
+        } catch {
+            throw ReplayError("\(path): line \(line): \(error)")
+        }
+        switch decoded {
+        case .header(let run):
+            let partition = run.topicPartition
+            if let at = positions[partition], let from = run.fromOffset, from > at {
+                throw ReplayError("\(path): line \(line): the archive continues \(partition) from offset \(from), "
+                    + "but the database holds it only up to offset \(at); replay the archive's earlier segments first")
+            }
+            runs.insert(partition)
+        case .message(let archived):
+            let message = archived.message
+            let partition = message.position.topicPartition
+            guard runs.contains(partition) else {
+                throw ReplayError("\(path): line \(line): a message of \(partition) before the header of its run")
+            }
+            if let at = positions[partition], message.position.offset < at {
+                report.alreadyApplied += 1
+                return
+            }
+            if touched[partition] == nil { touched[partition] = .some(positions[partition]) }
+            positions[partition] = message.position.offset + 1
+            switch EventDecoder.decode(message.value, now: archived.consumedAt) {
+            case .success(let event):
+                if let republish, let value = message.value {
+                    try value.withUnsafeBytes { try republish.send(event, value: $0) }
+                } else {
+                    delta.add(event)
+                }
+                report.accepted += 1
+            case .failure(let rejection):
+                delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
+                report.rejected[rejection.reason, default: 0] += 1
+            }
+            linesSinceFlush += 1
+        }
+    }
+
+    mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
+        guard !touched.isEmpty else { return nil }
+        var parts = touched.map { partition, expected in
+            FlushBatch.Part(topicPartition: partition, generation: 0, expectedOffset: expected, newOffset: positions[partition]!, delta: RollupDelta())
+        }.sorted { $0.topicPartition < $1.topicPartition }
+        // The store writes every part's delta; the batch's rows, of whichever partitions, travel in its first part.
+        parts[0].delta = delta
+        let batch = FlushBatch(parts: parts)
+        touched = [:]
+        delta = RollupDelta()
+        linesSinceFlush = 0
+        return { [path] store in
+            do {
+                try await store.write(batch)
+            } catch let conflict as OffsetConflict {
+                throw ReplayError("\(path): the stored offset of \(conflict.topicPartition) moved during the replay (is a consumer "
+                    + "running on it?); run the replay again: what was applied stays applied, nothing is counted twice")
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import BackbeatArchive
+import BackbeatCore
+import BackbeatKafka
+import BackbeatStore
+import Foundation
+
+/// Replays inputs one by one with fixed settings.
+///
+/// An input that starts with an archive header (`ArchiveLine`) is an archive: its messages are applied against the
+/// stored Kafka offsets of their partitions (`ArchiveApplier`). Anything else is plain event NDJSON, named by its
+/// content (`PlainApplier`).
+public struct Replayer: Sendable {
+    public let batchLines: Int
+    /// The identity of plain events read from stdin (`-`), which have no file content to be named by.
+    public let inputID: String?
+    /// Where valid events go instead of PostgreSQL (`replay --to-kafka`).
+    public var republish: Republisher?
+    /// The clock a plain input's first replay stores as the instant its lines are judged against.
+    public var clock: @Sendable () -> Timestamp = Timestamp.wallClock
+
+    public init(batchLines: Int, inputID: String? = nil, republish: Republisher? = nil) {
+        self.batchLines = batchLines
+        self.inputID = inputID
+        self.republish = republish
+    }
+
+    /// Replays one input into `store` (nil: validate and count only, or republish); returns its report. Events
+    /// before a damaged part are applied, then the error is thrown. `observer` hears of the progress.
+    public func replay(_ path: String, store: Store?, observer: inout some ReplayObserver) async throws -> ReplayReport {
+        let reader = try InputReader(path: path)
+        var report = ReplayReport(path: path)
+        var applier: (any LineApplier)?
+        var assembler = LineAssembler()
+        // The write of one batch runs while the next is decoded; a batch is written only after the one before it
+        // committed (each moves the position the previous one stored).
+        var writing: Task<Void, Error>?
+        func flush() async throws {
+            guard let store else { return }
+            try await writing?.value
+            writing = nil
+            guard let write = applier?.takeWrite() else { return }
+            writing = Task { try await write(store) }
+        }
+        func finish() async throws {
+            try await flush()
+            try await writing?.value
+            writing = nil
+            observer.finished(report)
+        }
+        do {
+            while let chunk = try reader.next() {
+                if applier == nil { applier = try await makeApplier(path, firstChunk: chunk, store: store, report: &report) }
+                try chunk.withUnsafeBytes { bytes in
+                    try assembler.feed(bytes) { line in
+                        report.lines += 1
+                        try applier!.handle(line, report: &report)
+                    }
+                }
+                observer.read(report, bytesRead: reader.storedBytesRead, of: reader.storedSize)
+                if applier!.linesSinceFlush >= batchLines { try await flush() }
+            }
+            try assembler.finish { line in
+                report.lines += 1
+                try applier!.handle(line, report: &report)
+            }
+        } catch let damage as ReplayError {
+            // Everything before the damage is applied; the line at the damage is not.
+            try await finish()
+            throw damage
+        } catch let damage as ArchiveError {
+            try await finish()
+            throw damage
+        } catch {
+            // The batch taken before the error is written (or not) before the error is reported.
+            _ = try? await writing?.value
+            throw error
+        }
+        try await finish()
+        return report
+    }
+
+    private func makeApplier(_ path: String, firstChunk: [UInt8], store: Store?, report: inout ReplayReport) async throws -> any LineApplier {
+        if firstChunk.withUnsafeBytes({ ArchiveLine.isHeader($0) }) {
+            report.kind = .archive
+            return ArchiveApplier(path: path, stored: try await store?.storedKafkaOffsets() ?? [:], republish: republish)
+        }
+        guard path != "-" || inputID != nil else {
+            throw ReplayError("stdin holds plain events: give --input-id NAME, so that a second run can resume")
+        }
+        let identity = path == "-" ? inputID! : try InputIdentity.of(path: path)
+        let position = TopicPartition(topic: "replay:" + identity, partition: 0)
+        let stored = try await store?.storedOffsets(for: [position])[position]
+        let now = try await store?.replayClock(for: position, now: clock()) ?? clock()
+        report.kind = .plain(identity: identity)
+        report.alreadyApplied = stored ?? 0
+        return PlainApplier(path: path, position: position, stored: stored, now: now, republish: republish)
+    }
+}
+

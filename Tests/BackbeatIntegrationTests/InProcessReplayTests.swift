@@ -1,0 +1,106 @@
+import BackbeatCore
+import BackbeatReplay
+import BackbeatStore
+import Foundation
+import Testing
+
+/// Replay and rebuild through the `BackbeatReplay` library, in this process, against the real PostgreSQL: what
+/// the `replay` and `rebuild` commands run, with the clock injected instead of waited for.
+@Suite(.serialized) struct InProcessReplayTests {
+    /// Remembers every input's final report.
+    struct Reports: ReplayObserver {
+        var finished: [ReplayReport] = []
+        var progressCalls = 0
+        mutating func read(_ report: ReplayReport, bytesRead: Int, of size: Int?) { progressCalls += 1 }
+        mutating func finished(_ report: ReplayReport) { finished.append(report) }
+    }
+
+    static func writeFile(_ lines: [[UInt8]]) throws -> String {
+        let path = NSTemporaryDirectory() + "backbeat-inprocess-\(UInt32.random(in: 0...UInt32.max)).ndjson"
+        try Data(lines.flatMap { $0 + [UInt8(ascii: "\n")] }).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func aPlainFileIsAppliedOnceAndItsReportSaysWhatHappened() async throws {
+        let generated = Workload(events: 6_000, seed: 31, invalidFraction: 0.02)
+        let workload = Workload(messages: generated.messages.filter { $0.value != nil })
+        let path = try Self.writeFile(workload.messages.map { $0.value! })
+        let database = try await TestEnvironment.freshDatabase("inprocess_replay")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            // Small batches: several transactions, each moving the stored position.
+            let replayer = Replayer(batchLines: 1_000)
+            var reports = Reports()
+            let first = try await replayer.replay(path, store: store, observer: &reports)
+            #expect(first.lines == Int64(workload.messages.count))
+            #expect(first.accepted == workload.messages.count - workload.invalidCount)
+            #expect(first.rejectedCount == workload.invalidCount && workload.invalidCount > 0)
+            #expect(first.alreadyApplied == 0)
+            #expect(reports.finished.count == 1 && reports.progressCalls > 0)
+
+            let second = try await replayer.replay(path, store: store, observer: &reports)
+            #expect(second.alreadyApplied == Int64(workload.messages.count))
+            #expect(second.accepted == 0 && second.rejectedCount == 0)
+
+            let stored = try await GroundTruth.read(from: store)
+            #expect(stored == workload.truth, "\(stored.difference(from: workload.truth))")
+            #expect(try await rejectedCount(store.client).total == Int64(workload.invalidCount))
+        }
+    }
+
+    /// A plain input's lines are judged against one clock, its first replay's, by the replay and by a rebuild: a
+    /// line more than an hour ahead of the replay's clock is rejected by both, though it is in the past by the time
+    /// the rebuild runs.
+    @Test func aRebuildJudgesAPlainInputsLinesByItsReplaysClock() async throws {
+        let replayClock = Timestamp.wallClock() + -3 * 3600
+        let ahead = replayClock + (EventDecoder.maxFutureSkewSeconds + 20)
+        func line(_ id: String, _ at: Timestamp) -> [UInt8] {
+            Array(#"{"event_id":"\#(id)","type":"stream","occurred_at":"\#(RFC3339.format(at))","artist_id":"artist-clock","track_id":"t1","platform":"spotify","duration_ms":31000}"#.utf8)
+        }
+        let path = try Self.writeFile([line("past", replayClock + -7200), line("then", replayClock), line("ahead", ahead)])
+        let database = try await TestEnvironment.freshDatabase("inprocess_clock")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            var replayer = Replayer(batchLines: 2)
+            replayer.clock = { replayClock }
+            var reports = Reports()
+            let report = try await replayer.replay(path, store: store, observer: &reports)
+            #expect(report.accepted == 2 && report.rejected[.futureTimestamp] == 1)
+            let replayed = try await GroundTruth.read(from: store)
+
+            let days = (replayClock + -7200).daysSinceEpoch...ahead.daysSinceEpoch
+            try await store.rebuild(fromDay: days.lowerBound, toDay: days.upperBound) { inputs in
+                var rollup = IntervalRollup(days: days, counted: inputs)
+                try rollup.read(path)
+                try rollup.checkCoverage()
+                return (rollup.delta, rollup.events)
+            }
+            let rebuilt = try await GroundTruth.read(from: store)
+            #expect(rebuilt == replayed, "\(rebuilt.difference(from: replayed))")
+            #expect(rebuilt.streams.values.map { $0[0] }.reduce(0, +) == 2)
+        }
+    }
+
+    /// A rebuild refuses inputs that miss what the database counted, and changes nothing.
+    @Test func aRebuildWithoutTheReplayedFileChangesNothing() async throws {
+        let path = try Self.writeFile([Array(#"{"event_id":"e1","type":"stream","occurred_at":"2026-10-02T10:00:00Z","artist_id":"artist-1","track_id":"t1","platform":"spotify","duration_ms":31000}"#.utf8)])
+        let other = try Self.writeFile([])
+        let database = try await TestEnvironment.freshDatabase("inprocess_coverage")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            var reports = Reports()
+            _ = try await Replayer(batchLines: 10).replay(path, store: store, observer: &reports)
+            let before = try await GroundTruth.read(from: store)
+            let day = RFC3339.parseDate("2026-10-02")!.daysSinceEpoch
+            await #expect(throws: ReplayError.self) {
+                try await store.rebuild(fromDay: day, toDay: day) { inputs in
+                    var rollup = IntervalRollup(days: day...day, counted: inputs)
+                    try rollup.read(other)
+                    try rollup.checkCoverage()
+                    return (rollup.delta, rollup.events)
+                }
+            }
+            #expect(try await GroundTruth.read(from: store) == before)
+        }
+    }
+}
