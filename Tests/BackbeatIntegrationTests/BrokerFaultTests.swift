@@ -36,19 +36,22 @@ import Testing
         try await service.waitForLog("partitions assigned")
         try workload.publish(0..<fifth, to: broker.bootstrapServers)
 
-        // Request errors, pushed while the first events are consumed and the next ones published.
-        for (request, errors) in Self.injected { broker.failNextRequests(request, with: errors) }
-        try workload.publish(fifth..<2 * fifth, to: broker.bootstrapServers)
-
         // Each broker down in turn for 3 s (15 flush intervals) while a chunk is published: the publish waits for
         // the broker to come back, the service reconnects.
         for id in Int32(1)...3 {
             broker.setBroker(id, up: false)
             DispatchQueue.global().asyncAfter(deadline: .now() + 3) { broker.setBroker(id, up: true) }
-            let end = id == 3 ? workload.messages.count : (Int(id) + 2) * fifth
-            try workload.publish((Int(id) + 1) * fifth..<end, to: broker.bootstrapServers)
+            try workload.publish(Int(id) * fifth..<(Int(id) + 1) * fifth, to: broker.bootstrapServers)
             try await Task.sleep(for: .seconds(1))
         }
+        try await Task.sleep(for: .seconds(3))  // every broker is up again
+
+        // Then request errors, pushed while the last events are published and consumed. Not both at once: the
+        // group errors make the service rejoin, and the dev broker (librdkafka 2.0.2's mock cluster) aborts the
+        // process when a member's SyncGroup is sent again after its coordinator went down while holding the first
+        // (rdkafka_mock_cgrp.c: `!member->resp`), a fault of the mock, not of the protocol.
+        for (request, errors) in Self.injected { broker.failNextRequests(request, with: errors) }
+        try workload.publish(4 * fifth..<workload.messages.count, to: broker.bootstrapServers)
 
         try await TestEnvironment.withStore(url: database) { store in
             try await expectGroundTruth(workload, in: store, within: .seconds(120))
