@@ -58,11 +58,7 @@ import Testing
         sealed.seal(daysBefore: .max)
         for layer in [open, sealed] {
             for cube in CubeMemory.cubes {
-                var read: [String: CubeRowSums] = [:]
-                layer.forEachRow(of: cube) { artistID, bucket, values, sums in
-                    let dimensions = [values.0, values.1].prefix(cube.dimensions.count)
-                    read[([artistID, String(bucket)] + dimensions).joined(separator: "|"), default: CubeRowSums()] += sums
-                }
+                let read = Self.rows(of: cube, in: layer)
                 var projected: [String: CubeRowSums] = [:]
                 for (key, sums) in RollupDelta.rows(for: cube, of: parts) {
                     projected[([key.artistID, String(key.bucket)] + cube.dimensions.indices.map(key.dimension)).joined(separator: "|")] = sums
@@ -75,6 +71,40 @@ import Testing
             let sameListeners = read.artists == projected.artists && read.tracks == projected.tracks
             #expect(sameListeners && !read.artists.isEmpty && !read.tracks.isEmpty)
         }
+    }
+
+    /// The poll loop adds each event to the pending layer as it comes: the layer is the one its delta would make,
+    /// in every cube and sketch, and the days before the horizon are left out the same way.
+    @Test func eventsAddedOneByOneMakeTheLayerTheirDeltaMakes() {
+        var generator = EventGenerator(.init(seed: 12, artists: 4, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))
+        let events = (0..<6_000).compactMap { _ in generator.next().event }
+        var delta = RollupDelta()
+        for event in events { delta.add(event) }
+        let secondDay = CivilDate(year: 2026, month: 10, day: 2).daysSinceEpoch
+        for horizon in [Int64.min, secondDay] {
+            var oneByOne = CubeMemory(horizonDay: horizon)
+            for event in events { oneByOne.add(event) }
+            var fromDelta = CubeMemory(horizonDay: horizon)
+            fromDelta.add(delta)
+            for cube in CubeMemory.cubes {
+                let read = Self.rows(of: cube, in: oneByOne)
+                let expected = Self.rows(of: cube, in: fromDelta)
+                #expect(read == expected && !read.isEmpty, "\(cube.table) from \(horizon): \(read.count) rows, \(expected.count) expected")
+            }
+            let listeners = oneByOne.listeners, expected = fromDelta.listeners
+            #expect(listeners.artists == expected.artists && listeners.tracks == expected.tracks && !listeners.tracks.isEmpty)
+            #expect(oneByOne.dayRange == fromDelta.dayRange)
+        }
+    }
+
+    /// A layer's rows of `cube`, keyed by artist, bucket and dimension values.
+    static func rows(of cube: Cube, in layer: CubeMemory) -> [String: CubeRowSums] {
+        var rows: [String: CubeRowSums] = [:]
+        layer.forEachRow(of: cube) { artistID, bucket, values, sums in
+            let dimensions = [values.0, values.1].prefix(cube.dimensions.count)
+            rows[([artistID, String(bucket)] + dimensions).joined(separator: "|"), default: CubeRowSums()] += sums
+        }
+        return rows
     }
 
     /// Five deltas of generated events, as a flush of five partitions holds them.

@@ -32,37 +32,44 @@ public struct CubeMemory: Sendable {
 
     /// Adds a delta's rows to every held cube, and its sketches; rows of days before `horizonDay` are skipped.
     public mutating func add(_ delta: RollupDelta) {
-        let cubes = Self.cubes
-        for (key, counters) in delta.streams {
-            let (day, hour) = dayAndHour(key.hour)
-            guard day >= horizonDay else { continue }
-            let artist = symbols.id(key.artistID)
-            let measures = Measures(counters)
-            for index in cubes.indices where cubes[index].dataset == .streams {
-                add(cube: index, day: day, artist: artist, cell: cell(cubes[index], hour: hour, key.value(of:)), measures)
-            }
-        }
-        for (key, counters) in delta.revenue {
-            let (day, hour) = dayAndHour(key.hour)
-            guard day >= horizonDay else { continue }
-            let artist = symbols.id(key.artistID)
-            for index in cubes.indices where cubes[index].dataset == .revenue {
-                add(cube: index, day: day, artist: artist, cell: cell(cubes[index], hour: hour, key.value(of:)), Measures(counters))
-            }
-        }
-        for (key, count) in delta.social {
-            let (day, hour) = dayAndHour(key.hour)
-            guard day >= horizonDay else { continue }
-            let artist = symbols.id(key.artistID)
-            for index in cubes.indices where cubes[index].dataset == .social {
-                add(cube: index, day: day, artist: artist, cell: cell(cubes[index], hour: hour, key.value(of:)), Measures(socialCount: count))
-            }
-        }
+        for (key, counters) in delta.streams { add(row: key, of: .streams, Measures(counters)) }
+        for (key, counters) in delta.revenue { add(row: key, of: .revenue, Measures(counters)) }
+        for (key, count) in delta.social { add(row: key, of: .social, Measures(socialCount: count)) }
         for (key, sketch) in delta.artistListeners where key.day >= horizonDay {
             addListeners(artistID: key.artistID, trackID: nil, day: key.day, sketch)
         }
         for (key, sketch) in delta.trackListeners where key.day >= horizonDay {
             addListeners(artistID: key.artistID, trackID: key.trackID, day: key.day, sketch)
+        }
+    }
+
+    /// Adds one valid event to every held cube and to its day's listener sketches, as adding a delta that holds
+    /// only this event would (`RollupDelta.add`); an event of a day before `horizonDay` is skipped.
+    public mutating func add(_ event: Event) {
+        switch event {
+        case .stream(let stream):
+            add(row: StreamKey(stream), of: .streams, Measures(StreamCounters(stream)))
+            let day = stream.occurredAt.daysSinceEpoch
+            guard let listener = stream.listenerID, day >= horizonDay else { return }
+            let hash = MurmurHash3.hash64(listener)
+            let artist = symbols.id(stream.artistID)
+            let track = symbols.id(stream.trackID)
+            days[day, default: DayBucket(cubeCount: Self.cubes.count)].addListener(hash, artist: artist, track: track)
+        case .revenue(let revenue):
+            add(row: RevenueKey(revenue), of: .revenue, Measures(RevenueCounters(amount: revenue.amount, events: 1)))
+        case .social(let social):
+            add(row: SocialKey(social), of: .social, Measures(socialCount: social.count))
+        }
+    }
+
+    /// Adds the measures of one full hourly row to every held cube of its dataset.
+    private mutating func add(row key: some HourlyRowKey, of dataset: Dataset, _ measures: Measures) {
+        let (day, hour) = dayAndHour(key.hour)
+        guard day >= horizonDay else { return }
+        let artist = symbols.id(key.artistID)
+        let cubes = Self.cubes
+        for index in cubes.indices where cubes[index].dataset == dataset {
+            add(cube: index, day: day, artist: artist, cell: cell(cubes[index], hour: hour, key.value(of:)), measures)
         }
     }
 
@@ -180,6 +187,12 @@ public struct CubeMemory: Sendable {
 }
 
 extension DayBucket {
+    /// Adds one listener's hash to the day's sketches of `artist` and of its `track`.
+    mutating func addListener(_ hash: Int64, artist: UInt32, track: UInt32) {
+        artistListeners[artist, default: HyperLogLog()].add(hash: hash)
+        trackListeners[ArtistTrack(artist: artist, track: track), default: HyperLogLog()].add(hash: hash)
+    }
+
     mutating func addListeners(artist: UInt32, track: UInt32?, _ sketch: HyperLogLog) {
         if let track {
             trackListeners[ArtistTrack(artist: artist, track: track), default: HyperLogLog()].formUnion(sketch)

@@ -126,10 +126,11 @@ public final class IngestService: Service, Sendable {
             let now = Timestamp.wallClock()
             var tally = ServiceMetrics.PollTally()
             ledger.withLock { ledger in
-                var consumed = RollupDelta()
+                var consumed: [Event] = []
                 let keep = memory != nil
+                if keep { consumed.reserveCapacity(messages.count) }
                 for message in messages {
-                    let outcome = ledger.ingest(message, now: now, onAccepted: { if keep { consumed.add($0) } })
+                    let outcome = ledger.ingest(message, now: now, onAccepted: { if keep { consumed.append($0) } })
                     tally.add(topic: message.position.topicPartition.topic, outcome)
                 }
                 memory?.addPending(consumed)

@@ -63,9 +63,11 @@ final class LiveMemory: Sendable {
     // MARK: - Called under the ledger's lock
 
     /// Adds events just consumed.
-    func addPending(_ delta: RollupDelta) {
-        guard !delta.isEmpty else { return }
-        state.withLock { $0.pending.add(delta) }
+    func addPending(_ events: [Event]) {
+        guard !events.isEmpty else { return }
+        state.withLock { state in
+            for event in events { state.pending.add(event) }
+        }
     }
 
     /// Ownership changed (assignment, revocation, conflict): memory alone no longer answers; `pending` becomes
