@@ -16,6 +16,11 @@ struct CopyTextEncoder {
     /// A text column, escaped.
     mutating func text(_ value: String) {
         separate()
+        // Ids and dimension values (validated at ingest) need no escaping: copied whole.
+        if value.utf8.allSatisfy({ $0 != UInt8(ascii: "\\") && $0 >= 0x20 }) {
+            buffer.writeString(value)
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
@@ -34,7 +39,26 @@ struct CopyTextEncoder {
     }
 
     mutating func integer(_ value: some BinaryInteger) {
-        plain(String(value))
+        guard let value = Int64(exactly: value), value >= 0 else {
+            plain(String(value))
+            return
+        }
+        separate()
+        // Written straight into the buffer, most significant digit first.
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: digits) { bytes in
+            var remaining = value
+            for index in stride(from: digits - 1, through: 0, by: -1) {
+                bytes[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+            }
+            return digits
+        }
     }
 
     /// A bytea column in hex form, or NULL.
@@ -52,14 +76,42 @@ struct CopyTextEncoder {
         }
     }
 
-    /// An hour bucket as a UTC timestamp.
+    /// An hour bucket as a UTC timestamp (`YYYY-MM-DD HH:00:00+00`).
     mutating func hour(_ hour: HourBucket) {
-        plain(RFC3339.format(hour.start))
+        let day = hour.hoursSinceEpoch.floorDiv(24)
+        let date = CivilDate(daysSinceEpoch: day)
+        guard (0...9999).contains(date.year) else { return plain(RFC3339.format(hour.start)) }
+        separate()
+        writeDate(date)
+        buffer.writeInteger(UInt8(ascii: " "))
+        writeDigits(Int(hour.hoursSinceEpoch - day * 24), width: 2)
+        buffer.writeStaticString(":00:00+00")
     }
 
-    /// A day (days since the epoch) as a date.
+    /// A day (days since the epoch) as a date (`YYYY-MM-DD`).
     mutating func day(_ daysSinceEpoch: Int64) {
-        plain(RFC3339.formatDate(CivilDate(daysSinceEpoch: daysSinceEpoch)))
+        let date = CivilDate(daysSinceEpoch: daysSinceEpoch)
+        guard (0...9999).contains(date.year) else { return plain(RFC3339.formatDate(date)) }
+        separate()
+        writeDate(date)
+    }
+
+    private mutating func writeDate(_ date: CivilDate) {
+        writeDigits(date.year, width: 4)
+        buffer.writeInteger(UInt8(ascii: "-"))
+        writeDigits(date.month, width: 2)
+        buffer.writeInteger(UInt8(ascii: "-"))
+        writeDigits(date.day, width: 2)
+    }
+
+    /// `value` (>= 0, below 10^width) in exactly `width` digits.
+    private mutating func writeDigits(_ value: Int, width: Int) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        while divisor > 0 {
+            buffer.writeInteger(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
     }
 
     /// One row of `cube`'s table: the artist, the bucket (hours since the epoch in an hourly cube, days in a daily
