@@ -105,6 +105,10 @@ public final class IngestService: Service, Sendable {
 
     // MARK: - Polling thread
 
+    /// How long the polling thread waits for PostgreSQL (stored offsets, inside a rebalance callback) before it
+    /// treats the read as failed: the partitions are then marked stale and sought again on a later poll.
+    static let storeWaitLimit: Duration = .seconds(10)
+
     /// Starts the OS thread that polls; the returned task finishes when it exits.
     private func startPollingThread(_ consumer: KafkaConsumer) -> Task<Void, Never> {
         let (stream, continuation) = AsyncStream<Void>.makeStream()
@@ -180,7 +184,7 @@ public final class IngestService: Service, Sendable {
     /// If PostgreSQL cannot be read, the partitions stay unowned (their messages are ignored) and are retried.
     private func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
         do {
-            let stored = try blockingAwait { [store] in try await store.storedOffsets(for: partitions) }
+            let stored = try blockingAwait(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: partitions) }
             refreshPartitionList()
             ledger.withLock { ledger in
                 for partition in partitions { ledger.assign(partition, storedOffset: stored[partition]) }
@@ -209,7 +213,7 @@ public final class IngestService: Service, Sendable {
         let stale = ledger.withLock { $0.takeStale() }
         guard !stale.isEmpty else { return }
         do {
-            let stored = try blockingAwait { [store] in try await store.storedOffsets(for: stale) }
+            let stored = try blockingAwait(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: stale) }
             let positions = Dictionary(uniqueKeysWithValues: stale.map { ($0, stored[$0] ?? KafkaOffset.beginning) })
             try consumer.seek(positions)
             ledger.withLock { ledger in

@@ -3,22 +3,35 @@ import Synchronization
 
 // Bridges between Swift concurrency and the plain threads librdkafka blocks.
 
-/// Runs async `work` and blocks the calling thread until it finishes.
+/// Runs async `work` and blocks the calling thread until it finishes, or throws `WaitTimedOut` after `limit`
+/// (the work is then cancelled and its result dropped).
 ///
 /// Only for the Kafka polling thread, a plain OS thread that librdkafka calls back on and that must wait for
 /// PostgreSQL before it can answer (the stored offsets of newly assigned partitions). Never call it from a
-/// Swift concurrency thread.
-func blockingAwait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+/// Swift concurrency thread. The limit keeps a rebalance callback from hanging on an unresponsive database: the
+/// caller treats the timeout as any other failure of the work.
+func blockingAwait<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () async throws -> T) throws -> T {
     let result = Mutex<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
-    Task {
+    let task = Task {
         let outcome: Result<T, any Error>
         do { outcome = .success(try await work()) } catch { outcome = .failure(error) }
         result.withLock { $0 = outcome }
         done.signal()
     }
-    done.wait()
+    let (seconds, attoseconds) = limit.components
+    let nanoseconds = Int(min(seconds, Int64(Int.max / 1_000_000_000 - 1))) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    guard done.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else {
+        task.cancel()
+        throw WaitTimedOut(limit: limit)
+    }
     return try result.withLock { $0! }.get()
+}
+
+/// `blockingAwait`'s work did not finish within its limit.
+struct WaitTimedOut: Error, CustomStringConvertible {
+    var limit: Duration
+    var description: String { "no answer within \(limit)" }
 }
 
 /// Runs blocking `work` (a librdkafka call that waits) on a dispatch thread and awaits it, so that no Swift
