@@ -64,6 +64,31 @@ import Testing
         #expect(memory.sealedFootprint.nonZeroCells > 0)
     }
 
+    /// While events arrive, a sealed day is re-encoded only once its open part has grown to the given share; the
+    /// answers are the same whichever days are sealed.
+    @Test func aSealedDayIsSealedAgainOnlyOnceItsOpenPartHasGrown() throws {
+        var generator = EventGenerator(.init(seed: 9, artists: 12, days: Self.dayCount, start: Self.start, tracksPerArtist: 6))
+        let events = (0..<30_000).compactMap { _ in generator.next().event }
+        var memory = CubeMemory()
+        var all = RollupDelta()
+        func add(_ slice: ArraySlice<Event>) {
+            for event in slice {
+                memory.add(event)
+                all.add(event)
+            }
+        }
+        add(events[0..<20_000])
+        #expect(memory.seal(daysBefore: Self.firstDay + 100, minimumOpenFraction: 0.25) == Self.dayCount, "never sealed: all sealed")
+        add(events[20_000..<20_100])  // a few late events on every day
+        #expect(memory.seal(daysBefore: Self.firstDay + 100, minimumOpenFraction: 0.25) == 0)
+        for query in Self.queries { try expectSame(memory.rows(for: query), bruteForce(query, all), query) }
+        add(events[20_100...])  // half as many again: every day's open part is past a quarter
+        #expect(memory.seal(daysBefore: Self.firstDay + 100, minimumOpenFraction: 0.25) == Self.dayCount)
+        for query in Self.queries { try expectSame(memory.rows(for: query), bruteForce(query, all), query) }
+        add(events[0..<100])
+        #expect(memory.seal(daysBefore: Self.firstDay + 100) > 0, "without a share, every day with open cells")
+    }
+
     /// A layer built on its own (its symbols in another order) added to sealed and open days answers as adding its
     /// delta does; days before the horizon are skipped.
     @Test func addingALayerEqualsAddingItsDelta() throws {

@@ -140,8 +140,11 @@ public struct CubeMemory: Sendable {
 
     /// Seals every day before `day` that has open cells. Returns how many days were sealed.
     @discardableResult
-    public mutating func seal(daysBefore day: Int64) -> Int {
-        let toSeal = days.filter { $0.key < day && $0.value.hasOpenCells }.keys
+    /// With `minimumOpenFraction`, a day sealed before is sealed again only once its open cells number at least that
+    /// fraction of its sealed ones: a day that takes a few late events per flush is then re-encoded after its open
+    /// part has grown, not after every flush (sealing re-encodes the whole day).
+    public mutating func seal(daysBefore day: Int64, minimumOpenFraction: Double = 0) -> Int {
+        let toSeal = days.filter { $0.key < day && $0.value.hasOpenCells && $0.value.openShare >= minimumOpenFraction }.keys
         for key in toSeal { days[key]!.seal(Self.cubes) }
         return toSeal.count
     }

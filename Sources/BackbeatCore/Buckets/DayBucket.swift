@@ -26,6 +26,13 @@ struct DayBucket: Sendable {
     /// Whether some cube cells or sketches are not yet sealed.
     var hasOpenCells: Bool { open.contains { !$0.isEmpty } || !artistListeners.isEmpty || !trackListeners.isEmpty }
 
+    /// Open cells per sealed cell (infinity when nothing is sealed yet).
+    var openShare: Double {
+        let sealedCells = sealed.reduce(0) { $0 + ($1?.nonZeroCells ?? 0) }
+        let openCells = open.reduce(0) { total, cube in cube.values.reduce(total) { $0 + $1.count } }
+        return sealedCells == 0 ? .infinity : Double(openCells) / Double(sealedCells)
+    }
+
     /// Approximate heap bytes (an open cell costs about 96 bytes in its dictionary).
     var byteCount: Int {
         var total = 128

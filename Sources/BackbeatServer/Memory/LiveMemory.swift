@@ -47,6 +47,10 @@ final class LiveMemory: Sendable {
         var statistics = Statistics()
     }
 
+    /// Open cells per sealed cell at which a sealed day is sealed again while events arrive. Open cells cost about
+    /// 28 times the bytes of sealed ones, so this bounds a day's open part to some 7 times its sealed bytes.
+    static let resealShare = 0.25
+
     let configuration: MemoryConfiguration
     private let state = Mutex(State())
 
@@ -145,11 +149,13 @@ final class LiveMemory: Sendable {
         }
     }
 
-    /// Seals finished days and drops what falls outside the window or the budget, on a copy.
+    /// Seals finished days and drops what falls outside the window or the budget, on a copy. While events are
+    /// arriving, a day sealed before waits until its open part is a quarter of its sealed part (`resealShare`);
+    /// once nothing is pending, every day is sealed.
     func maintain(today: Int64) {
-        let (durable, epoch) = state.withLock { ($0.durable, $0.epoch) }
+        let (durable, epoch, idle) = state.withLock { ($0.durable, $0.epoch, $0.pending.dayRange == nil && $0.inFlight == nil) }
         var copy = durable
-        let (sealed, dropped) = trim(&copy, today: today)
+        let (sealed, dropped) = trim(&copy, today: today, minimumOpenFraction: idle ? 0 : Self.resealShare)
         guard sealed > 0 || dropped > 0 else { return }
         state.withLock {
             guard $0.epoch == epoch else { return }
@@ -161,8 +167,8 @@ final class LiveMemory: Sendable {
 
     /// The one rule for what is kept: days before yesterday sealed, then the retained window and the budget.
     /// Returns the days sealed and dropped.
-    func trim(_ memory: inout CubeMemory, today: Int64) -> (sealed: Int, dropped: Int) {
-        let sealed = memory.seal(daysBefore: today - 1)
+    func trim(_ memory: inout CubeMemory, today: Int64, minimumOpenFraction: Double = 0) -> (sealed: Int, dropped: Int) {
+        let sealed = memory.seal(daysBefore: today - 1, minimumOpenFraction: minimumOpenFraction)
         let dropped = memory.retain(fromDay: configuration.firstRetainedDay(today: today), budgetBytes: configuration.budgetBytes)
         return (sealed, dropped.count)
     }
