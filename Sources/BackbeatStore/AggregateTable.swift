@@ -1,20 +1,31 @@
 import BackbeatCore
 
-/// A stored aggregate as PostgreSQL holds it (migration 0008): `<name>_merged` keeps one row per key, `<name>_delta`
-/// takes the rows of each flush as they come (COPY only, no key, no index), and the view `<name>`, which every
-/// reader uses, is both together. Readers sum, so a key's rows in either table add up to its value;
-/// `Store.compact()` moves delta rows into the merged table.
+/// A stored aggregate as PostgreSQL holds it (migrations 0008 and 0010). Every aggregate has `<name>_merged`, one row
+/// per key, and the view `<name>`, which every reader uses and sums (sum, hll_union_agg):
+/// - a full hourly table and a listener sketch table also have `<name>_delta`, which takes the rows of each flush as
+///   they come (COPY only, no key, no index); the view is both tables together;
+/// - a derived cube (`Cube.isFull` false) has no delta table of its own: its view is its merged rows plus its full
+///   table's delta rows summed to its key as they are read, and compaction writes its merged rows from the full rows
+///   it moves (`derived`).
+///
+/// `Store.compact()` moves delta rows into the merged tables.
 struct AggregateTable: Sendable {
-    /// The view's name; the tables are `merged` and `delta`.
+    /// The view's name; the tables are `merged` and, if `appended`, `delta`.
     var name: String
     /// The key columns: `artist_id`, the time bucket, then the other dimensions (the order of COPY's columns).
     var key: [String]
     var measures: [String]
     /// Whether the measures are `hll` sketches (merged by union) rather than numbers (merged by sum).
     var sketches: Bool
+    /// Whether flushes append to a `_delta` table of its own (full hourly tables and sketches; derived cubes do not).
+    var isAppended: Bool
+    /// The derived cubes summed from this table's rows (a full hourly table's only).
+    var derived: [AggregateTable] = []
 
     var merged: String { name + "_merged" }
     var delta: String { name + "_delta" }
+    /// The tables that hold its rows.
+    var stored: [String] { isAppended ? [delta, merged] : [merged] }
     /// The column of the key that holds the time bucket.
     var timeColumn: String { key[1] }
     var columns: [String] { key + measures }
@@ -24,6 +35,10 @@ struct AggregateTable: Sendable {
         self.key = ["artist_id", cube.grain == .hour ? "hour" : "day"] + cube.dimensions.map(\.rawValue)
         self.measures = cube.dataset.metrics.map(\.rawValue)
         self.sketches = false
+        self.isAppended = cube.isFull
+        if cube.isFull {
+            self.derived = Cube.derived.filter { $0.dataset == cube.dataset }.map(AggregateTable.init)
+        }
     }
 
     private init(listeners name: String, key: [String]) {
@@ -31,11 +46,21 @@ struct AggregateTable: Sendable {
         self.key = key
         self.measures = ["listeners"]
         self.sketches = true
+        self.isAppended = true
+    }
+
+    /// A derived cube's key columns as expressions over its full table's columns (`day` from `hour`, UTC).
+    var keyFromFullRows: [String] {
+        key.map { $0 == "day" ? "(hour AT TIME ZONE 'UTC')::date" : $0 }
     }
 
     static let artistListeners = AggregateTable(listeners: "artist_listeners_daily", key: ["artist_id", "day"])
     static let trackListeners = AggregateTable(listeners: "track_listeners_daily", key: ["artist_id", "day", "track_id"])
 
-    /// Every stored aggregate: the cubes (full hourly tables included) and the listener sketches.
-    static let all: [AggregateTable] = Cube.all.map(AggregateTable.init) + [artistListeners, trackListeners]
+    /// The aggregates flushes append to: the full hourly tables (each with its derived cubes) and the listener
+    /// sketches.
+    static let appended: [AggregateTable] = Cube.all.filter(\.isFull).map(AggregateTable.init) + [artistListeners, trackListeners]
+
+    /// Every stored aggregate: the appended ones and the derived cubes.
+    static let all: [AggregateTable] = appended + appended.flatMap(\.derived)
 }

@@ -6,7 +6,9 @@ extension Store {
     public static let compactionLock: Int64 = 0x6261_636B_6265_6174  // "backbeat"
 
     /// Moves the rows of every `_delta` table into its `_merged` table, summed (or, for sketches, unioned) per key,
-    /// one table per transaction. The view of each table answers the same before and after: rows only move.
+    /// one table per transaction; the rows moved out of a full hourly table are also summed into the merged rows of
+    /// its derived cubes in the same statement (their views read that delta until then). Every view answers the same
+    /// before and after: rows only move.
     /// Safe beside flushes (they only append to the deltas), other instances (one compaction runs at a time) and
     /// `rebuild` (it waits for the running compaction's table, then compactions wait for it).
     /// - Parameter wait: whether a table another session is compacting (or a rebuild is swapping) is waited for.
@@ -16,21 +18,19 @@ extension Store {
     @discardableResult
     public func compact(waitingForOthers wait: Bool = false) async throws -> Int {
         var moved = 0
-        for table in AggregateTable.all {
+        for table in AggregateTable.appended {
             moved += try await compact(table, waiting: wait)
         }
         return moved
     }
 
     private func compact(_ table: AggregateTable, waiting: Bool) async throws -> Int {
-        let key = table.key.joined(separator: ", ")
-        let columns = table.columns.joined(separator: ", ")
-        let summed = table.measures.map { table.sketches ? "hll_union_agg(\($0))" : "sum(\($0))" }.joined(separator: ", ")
-        let updates = table.measures.map {
-            table.sketches
-                ? "\($0) = hll_union(\(table.merged).\($0), excluded.\($0))"
-                : "\($0) = \(table.merged).\($0) + excluded.\($0)"
-        }.joined(separator: ", ")
+        // The full rows moved, summed into each derived cube's merged rows.
+        let derived = table.derived.enumerated().map { index, cube in
+            "derived\(index) AS (\(Self.merge(into: cube, from: "moved", key: cube.keyFromFullRows)))"
+        }
+        let statements = ["moved AS (DELETE FROM \(table.delta) RETURNING \(table.columns.joined(separator: ", ")))",
+                          "merged AS (\(Self.merge(into: table, from: "moved", key: table.key)))"] + derived
         return try await client.withTransaction(logger: logger) { connection in
             if waiting {
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
@@ -43,17 +43,30 @@ extension Store {
             }
             // Large deltas group in memory rather than spilling to disk.
             try await connection.query("SET LOCAL work_mem = '128MB'", logger: logger)
-            // Table and column names come only from AggregateTable.all.
             let rows = try await connection.query(PostgresQuery(unsafeSQL: """
-                WITH moved AS (DELETE FROM \(table.delta) RETURNING \(columns)),
-                     merged AS (
-                         INSERT INTO \(table.merged) (\(columns)) SELECT \(key), \(summed) FROM moved GROUP BY \(key)
-                         ON CONFLICT (\(key)) DO UPDATE SET \(updates))
+                WITH \(statements.joined(separator: ",\n     "))
                 SELECT count(*)::bigint FROM moved
                 """), logger: logger)
             var count: Int64 = 0
             for try await moved in rows.decode(Int64.self) { count = moved }
             return Int(count)
         }
+    }
+
+    /// Sums `rows` (which hold `table`'s measures) into `table`'s merged rows: one per value of `key`, the
+    /// expressions of `table`'s key columns over `rows`. Table and column names come only from `AggregateTable`.
+    private static func merge(into table: AggregateTable, from rows: String, key: [String]) -> String {
+        let summed = table.measures.map { table.sketches ? "hll_union_agg(\($0))" : "sum(\($0))" }
+        let updates = table.measures.map {
+            table.sketches
+                ? "\($0) = hll_union(\(table.merged).\($0), excluded.\($0))"
+                : "\($0) = \(table.merged).\($0) + excluded.\($0)"
+        }
+        let groups = (1...key.count).map(String.init).joined(separator: ", ")
+        return """
+            INSERT INTO \(table.merged) (\(table.columns.joined(separator: ", ")))
+            SELECT \((key + summed).joined(separator: ", ")) FROM \(rows) GROUP BY \(groups)
+            ON CONFLICT (\(table.key.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))
+            """
     }
 }

@@ -3,12 +3,12 @@ import PostgresNIO
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
-    /// the one this consumer started from), then the rows its parts' deltas add, appended to every aggregate's
-    /// `_delta` table (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
+    /// the one this consumer started from), then the rows its parts' deltas add, appended to the full hourly
+    /// and sketch `_delta` tables (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
     /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
     /// `layer`, when given, is the in-memory layer built from exactly this batch's deltas (`serve`'s in-flight
-    /// layer): the derived cubes' rows and the sketches are read from its cells rather than projected again.
+    /// layer): the listener sketches are read from it rather than unioned again.
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
     public func write(_ batch: FlushBatch, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = []) async throws {
@@ -93,23 +93,17 @@ extension Store {
         }
     }
 
-    /// Appends the rows that `deltas` add to every aggregate's `_delta` table (`AggregateTable`), by COPY alone.
-    /// A full hourly cube's rows are each delta's own entries (keyed by every dimension already), written as they
-    /// are, one delta after the other; a derived cube's rows and the listener sketches are summed over all deltas
-    /// first, or read from `layer`, the in-memory cubes of exactly these deltas. The views sum whatever the delta
-    /// tables hold, so a key written twice still answers once.
+    /// Appends the rows that `deltas` add to every appended aggregate's `_delta` table (`AggregateTable`), by COPY
+    /// alone: each delta's full hourly rows as they are (keyed by every dimension already), one delta after the
+    /// other, then the listener sketches unioned over all deltas, or read from `layer`, the in-memory cubes of exactly
+    /// these deltas. The derived cubes' views sum the full delta rows, so nothing is written for them; a key written
+    /// twice still answers once.
     func writeAggregates(_ deltas: [RollupDelta], layer: CubeMemory? = nil, on connection: PostgresConnection) async throws {
-        for cube in Cube.all {
-            switch (cube.isFull, cube.dataset) {
-            case (true, .streams): try await appendFull(cube, deltas.map(\.streams), CubeRowSums.init, on: connection)
-            case (true, .revenue): try await appendFull(cube, deltas.map(\.revenue), CubeRowSums.init, on: connection)
-            case (true, .social): try await appendFull(cube, deltas.map(\.social), CubeRowSums.init(socialCount:), on: connection)
-            case (false, _):
-                if let layer, CubeMemory.holds(cube) {
-                    try await appendDerived(cube, from: layer, on: connection)
-                } else {
-                    try await appendDerived(cube, RollupDelta.rows(for: cube, of: deltas), on: connection)
-                }
+        for cube in Cube.all where cube.isFull {
+            switch cube.dataset {
+            case .streams: try await appendFull(cube, deltas.map(\.streams), CubeRowSums.init, on: connection)
+            case .revenue: try await appendFull(cube, deltas.map(\.revenue), CubeRowSums.init, on: connection)
+            case .social: try await appendFull(cube, deltas.map(\.social), CubeRowSums.init(socialCount:), on: connection)
             }
         }
         try await appendListeners(layer?.listeners ?? RollupDelta.listeners(of: deltas), on: connection)
@@ -129,30 +123,6 @@ extension Store {
             }
             try await copy.send(to: writer)
         }
-    }
-
-    private func appendDerived(_ cube: Cube, _ rows: [CubeRowKey: CubeRowSums], on connection: PostgresConnection) async throws {
-        guard !rows.isEmpty else { return }
-        try await append(to: AggregateTable(cube), on: connection) { writer in
-            var copy = CopyTextEncoder()
-            for (key, sums) in rows {
-                copy.cubeRow(cube, artistID: key.artistID, bucket: key.bucket, dimension: key.dimension, sums)
-                try await copy.send(to: writer, once: CopyTextEncoder.chunkBytes)
-            }
-            try await copy.send(to: writer)
-        }
-    }
-
-    /// Appends the cells of `layer`'s cube `cube`, one row each (encoded whole: a derived cube of one flush is small).
-    private func appendDerived(_ cube: Cube, from layer: CubeMemory, on connection: PostgresConnection) async throws {
-        var copy = CopyTextEncoder()
-        var rows = 0
-        layer.forEachRow(of: cube) { artistID, bucket, values, sums in
-            copy.cubeRow(cube, artistID: artistID, bucket: bucket, dimension: { $0 == 0 ? values.0 : values.1 }, sums)
-            rows += 1
-        }
-        guard rows > 0 else { return }
-        try await append(to: AggregateTable(cube), on: connection) { writer in try await copy.send(to: writer) }
     }
 
     private func appendListeners(

@@ -54,7 +54,7 @@ extension Store {
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
             for table in AggregateTable.all {
                 let cast = table.timeColumn == "hour" ? "timestamptz" : "date"
-                for stored in [table.delta, table.merged] {
+                for stored in table.stored {
                     try await connection.query(PostgresQuery(unsafeSQL:
                         "DELETE FROM \(stored) WHERE \(table.timeColumn) >= $1::\(cast) AND \(table.timeColumn) < $2::\(cast)",
                         binds: Self.binds(from, end)), logger: logger)

@@ -1,76 +1,49 @@
 import BackbeatCore
 import Testing
 
-/// A delta projected into each cube (what a flush writes) against the same sums computed naively, per event.
+/// The in-memory layers' rows and sketches against the same sums computed naively, per event.
 @Suite struct CubeRowsTests {
-    @Test func everyCubesRowsAreTheEventsSummedToItsGrainAndDimensions() {
-        var generator = EventGenerator(.init(seed: 5, artists: 6, days: 4, start: CivilDate(year: 2026, month: 10, day: 1)))
-        var delta = RollupDelta()
-        var events: [Event] = []
-        for _ in 0..<5_000 {
-            guard let event = generator.next().event else { continue }
-            delta.add(event)
-            events.append(event)
-        }
-        for cube in Cube.all {
-            // Naively: one string key per event, its metrics added as text-free integers (money in micros).
-            var expected: [String: [Int128]] = [:]
-            for event in events where Self.dataset(of: event) == cube.dataset {
-                let (key, values) = Self.naiveRow(event, cube)
-                expected[key] = zip(expected[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
-            }
-            let rows = delta.rows(for: cube)
-            #expect(rows.count == expected.count, "\(cube.table)")
-            for (key, sums) in rows {
-                let name = ([key.artistID, String(key.bucket)] + cube.dimensions.indices.map(key.dimension)).joined(separator: "|")
-                let values: [Int128] = switch cube.dataset {
-                case .streams: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
-                case .revenue: [sums.amount.micros, Int128(sums.integers.0)]
-                case .social: [Int128(sums.integers.0)]
-                }
-                #expect(expected[name] == values, "\(cube.table) \(name)")
-            }
-        }
-    }
-
-    /// A flush's partitions are summed together: the rows and sketches of several deltas are those of their merge.
-    @Test func rowsOfSeveralDeltasAreTheRowsOfTheirMerge() {
-        let parts = Self.parts()
-        var merged = RollupDelta()
-        for part in parts { merged.merge(part) }
-        for cube in Cube.all {
-            let same = RollupDelta.rows(for: cube, of: parts) == merged.rows(for: cube)
-            #expect(same, "\(cube.table)")
-        }
-        let listeners = RollupDelta.listeners(of: parts)
-        let sameArtists = listeners.artists == merged.artistListeners
-        let sameTracks = listeners.tracks == merged.trackListeners
-        let sameOne = RollupDelta.listeners(of: [merged]).tracks == merged.trackListeners
-        #expect(sameArtists && sameTracks && sameOne)
-    }
-
-    /// A flush's in-flight layer gives the rows and sketches that projecting its deltas would, open or sealed.
-    @Test func aLayersRowsAreTheRowsItsDeltasProject() {
-        let parts = Self.parts()
+    /// A layer's cells, open or sealed, are its events summed to each cube's grain and dimensions (computed naively,
+    /// per event, money in micros); its sketches are its deltas' unioned.
+    @Test func aLayersRowsAreItsEventsSummedToEachCubesGrainAndDimensions() {
+        let (parts, events) = Self.parts()
         var open = CubeMemory()
         for part in parts { open.add(part) }
         var sealed = open
         sealed.seal(daysBefore: .max)
         for layer in [open, sealed] {
             for cube in CubeMemory.cubes {
-                let read = Self.rows(of: cube, in: layer)
-                var projected: [String: CubeRowSums] = [:]
-                for (key, sums) in RollupDelta.rows(for: cube, of: parts) {
-                    projected[([key.artistID, String(key.bucket)] + cube.dimensions.indices.map(key.dimension)).joined(separator: "|")] = sums
+                var expected: [String: [Int128]] = [:]
+                for event in events where Self.dataset(of: event) == cube.dataset {
+                    let (key, values) = Self.naiveRow(event, cube)
+                    expected[key] = zip(expected[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
                 }
-                let same = read == projected
-                #expect(same && !read.isEmpty, "\(cube.table): \(read.count) rows read, \(projected.count) projected")
+                let read = Self.rows(of: cube, in: layer).mapValues { sums -> [Int128] in
+                    switch cube.dataset {
+                    case .streams: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
+                    case .revenue: [sums.amount.micros, Int128(sums.integers.0)]
+                    case .social: [Int128(sums.integers.0)]
+                    }
+                }
+                #expect(read == expected && !read.isEmpty, "\(cube.table): \(read.count) rows read, \(expected.count) expected")
             }
             let read = layer.listeners
-            let projected = RollupDelta.listeners(of: parts)
-            let sameListeners = read.artists == projected.artists && read.tracks == projected.tracks
+            let unioned = RollupDelta.listeners(of: parts)
+            let sameListeners = read.artists == unioned.artists && read.tracks == unioned.tracks
             #expect(sameListeners && !read.artists.isEmpty && !read.tracks.isEmpty)
         }
+    }
+
+    /// A flush's partitions are unioned together: the sketches of several deltas are those of their merge.
+    @Test func sketchesOfSeveralDeltasAreTheSketchesOfTheirMerge() {
+        let (parts, _) = Self.parts()
+        var merged = RollupDelta()
+        for part in parts { merged.merge(part) }
+        let listeners = RollupDelta.listeners(of: parts)
+        let sameArtists = listeners.artists == merged.artistListeners
+        let sameTracks = listeners.tracks == merged.trackListeners
+        let sameOne = RollupDelta.listeners(of: [merged]).tracks == merged.trackListeners
+        #expect(sameArtists && sameTracks && sameOne && !merged.trackListeners.isEmpty)
     }
 
     /// The poll loop adds each event to the pending layer as it comes: the layer is the one its delta would make,
@@ -107,15 +80,17 @@ import Testing
         return rows
     }
 
-    /// Five deltas of generated events, as a flush of five partitions holds them.
-    static func parts() -> [RollupDelta] {
+    /// Five deltas of generated events, as a flush of five partitions holds them, and the valid events.
+    static func parts() -> ([RollupDelta], [Event]) {
         var generator = EventGenerator(.init(seed: 11, artists: 4, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))
         var parts = Array(repeating: RollupDelta(), count: 5)
+        var events: [Event] = []
         for index in 0..<6_000 {
             guard let event = generator.next().event else { continue }
             parts[index % parts.count].add(event)
+            events.append(event)
         }
-        return parts
+        return (parts, events)
     }
 
     static func dataset(of event: Event) -> Dataset {

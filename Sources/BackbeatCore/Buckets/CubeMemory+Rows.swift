@@ -2,9 +2,8 @@ extension CubeMemory {
     /// Calls `body` with every cell of held cube `cube` as a stored row: the artist, the bucket (hours since the
     /// epoch in an hourly cube, days in a daily one), the values of the cube's (at most two) dimensions and the sums.
     ///
-    /// For a layer built from some deltas (a flush's in-flight layer) these are the rows `RollupDelta.rows(for:of:)`
-    /// projects from them, read from the cells instead of projected a second time. A cell both sealed and open is
-    /// given twice, as two rows to be summed.
+    /// For a layer built from some events these are the events summed to the cube's grain and dimensions. A cell both
+    /// sealed and open is given twice, as two rows to be summed.
     public func forEachRow(of cube: Cube, _ body: (_ artistID: String, _ bucket: Int64, _ dimensions: (String, String), _ sums: CubeRowSums) -> Void) {
         guard let index = Self.cubes.firstIndex(of: cube) else { return }
         let dimensionCount = cube.dimensions.count
