@@ -13,11 +13,14 @@ public struct ServeConfiguration: Sendable {
     public var artistRequestsPerSecond: Double
     /// The web dashboard's static files, served at `/` (nil: no dashboard).
     public var webDirectory: String?
+    /// How often `CompactionService` merges flushed rows.
+    public var compactionInterval: Duration
 
     public init(
         ingest: IngestConfiguration, httpHost: String = "0.0.0.0", httpPort: Int = 8080, adminToken: String,
-        artistRequestsPerSecond: Double = 20, webDirectory: String? = nil
+        compactionInterval: Duration = .seconds(5), artistRequestsPerSecond: Double = 20, webDirectory: String? = nil
     ) {
+        self.compactionInterval = compactionInterval
         self.ingest = ingest
         self.httpHost = httpHost
         self.httpPort = httpPort
@@ -61,6 +64,6 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "backbeat"),
-        services: [store.client, CompactionService(store: store, logger: logger), ingest],
+        services: [store.client, CompactionService(store: store, interval: configuration.compactionInterval, logger: logger), ingest],
         logger: logger)
 }

@@ -25,6 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("flush-interval"), help: "How often rollups are flushed, e.g. 1s or 500ms (env BACKBEAT_FLUSH_INTERVAL; default 1s).")
     var flushInterval: String?
 
+    @Option(name: .customLong("compaction-interval"), help: "How often flushed rows are merged into one row per key, e.g. 5s or 60s (env BACKBEAT_COMPACTION_INTERVAL; default 5s).")
+    var compactionInterval: String?
+
     @Option(name: .customLong("admin-token"), help: "Bearer token that reads every artist (env BACKBEAT_ADMIN_TOKEN; required).")
     var adminToken: String?
 
@@ -73,6 +76,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard let port = Int(portText), (0...65535).contains(port) else { throw ValidationError("--http-port must be 0-65535") }
         let intervalText = setting(flushInterval, "BACKBEAT_FLUSH_INTERVAL") ?? "1s"
         guard let interval = parseDuration(intervalText) else { throw ValidationError("--flush-interval \(intervalText) is not a duration such as 1s or 500ms") }
+
+        let compactionText = setting(compactionInterval, "BACKBEAT_COMPACTION_INTERVAL") ?? "5s"
+        guard let compaction = parseDuration(compactionText), compaction > .zero else {
+            throw ValidationError("--compaction-interval \(compactionText) is not a positive duration such as 5s or 1m")
+        }
 
         let daysText = setting(memoryDays.map(String.init), "BACKBEAT_MEMORY_DAYS") ?? "35"
         guard let days = Int(daysText), (0...3660).contains(days) else { throw ValidationError("--memory-days must be 0-3660, not \(daysText)") }
@@ -128,7 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
                 memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),
                 archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes),
                 pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters),
-            httpPort: port, adminToken: token, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger))
+            httpPort: port, adminToken: token, compactionInterval: compaction, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger))
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         withExtendedLifetime(devBroker) {}
