@@ -54,7 +54,8 @@ extension Store {
     }
 
     /// Sums `rows` (which hold `table`'s measures) into `table`'s merged rows: one per value of `key`, the
-    /// expressions of `table`'s key columns over `rows`. Table and column names come only from `AggregateTable`.
+    /// expressions of `table`'s key columns over `rows`, inserted in key order (the primary key's pages are then
+    /// visited in order rather than at random). Table and column names come only from `AggregateTable`.
     private static func merge(into table: AggregateTable, from rows: String, key: [String]) -> String {
         let summed = table.measures.map { table.sketches ? "hll_union_agg(\($0))" : "sum(\($0))" }
         let updates = table.measures.map {
@@ -65,7 +66,7 @@ extension Store {
         let groups = (1...key.count).map(String.init).joined(separator: ", ")
         return """
             INSERT INTO \(table.merged) (\(table.columns.joined(separator: ", ")))
-            SELECT \((key + summed).joined(separator: ", ")) FROM \(rows) GROUP BY \(groups)
+            SELECT \((key + summed).joined(separator: ", ")) FROM \(rows) GROUP BY \(groups) ORDER BY \(groups)
             ON CONFLICT (\(table.key.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))
             """
     }
