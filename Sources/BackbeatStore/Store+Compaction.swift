@@ -19,7 +19,11 @@ extension Store {
     public func compact(waitingForOthers wait: Bool = false) async throws -> Int {
         var moved = 0
         for table in AggregateTable.appended {
-            moved += try await compact(table, waiting: wait)
+            let rows = try await compact(table, waiting: wait)
+            // The moved rows stay in the delta's pages as dead tuples until a vacuum: every read of the view (and of
+            // the derived cubes' views) would scan them. Autovacuum comes up to a minute later; this comes now.
+            if rows > 0 { try await client.query(PostgresQuery(unsafeSQL: "VACUUM \(table.delta)"), logger: logger) }
+            moved += rows
         }
         return moved
     }
