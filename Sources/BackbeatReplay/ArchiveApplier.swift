@@ -22,16 +22,36 @@ struct ArchiveApplier: LineApplier {
         self.republish = republish
     }
 
-    mutating func handle(_ bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
-        line += 1
-        guard !bytes.isEmpty else { return }
-        let decoded: ArchiveLine
-        do {
-            decoded = try ArchiveLine.decode(bytes)
-        } catch {
-            throw ReplayError("\(path): line \(line): \(error)")
+    /// What one archive line says on its own.
+    enum Decoded: Sendable {
+        case empty
+        case damaged(ArchiveLineError)
+        case header(ArchiveRun)
+        /// A message, with its value decoded unless the stored offsets at the start already covered it.
+        case message(ArchivedMessage, Result<Event, Rejection>?)
+    }
+
+    var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Decoded {
+        { [stored = positions] bytes, _ in
+            guard !bytes.isEmpty else { return .empty }
+            switch Result(catching: { () throws(ArchiveLineError) in try ArchiveLine.decode(bytes) }) {
+            case .failure(let error): return .damaged(error)
+            case .success(.header(let run)): return .header(run)
+            case .success(.message(let archived)):
+                let position = archived.message.position
+                if let at = stored[position.topicPartition], position.offset < at { return .message(archived, nil) }
+                return .message(archived, EventDecoder.decode(archived.message.value, now: archived.consumedAt))
+            }
         }
+    }
+
+    mutating func apply(_ decoded: Decoded, line bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
+        line += 1
         switch decoded {
+        case .empty:
+            return
+        case .damaged(let error):
+            throw ReplayError("\(path): line \(line): \(error)")
         case .header(let run):
             let partition = run.topicPartition
             if let at = positions[partition], let from = run.fromOffset, from > at {
@@ -39,7 +59,7 @@ struct ArchiveApplier: LineApplier {
                     + "but the database holds it only up to offset \(at); replay the archive's earlier segments first")
             }
             runs.insert(partition)
-        case .message(let archived):
+        case .message(let archived, let event):
             let message = archived.message
             let partition = message.position.topicPartition
             guard runs.contains(partition) else {
@@ -51,7 +71,8 @@ struct ArchiveApplier: LineApplier {
             }
             if touched[partition] == nil { touched[partition] = .some(positions[partition]) }
             positions[partition] = message.position.offset + 1
-            switch EventDecoder.decode(message.value, now: archived.consumedAt) {
+            // Decoded ahead unless the offsets stored at the start covered it, and those are skipped above.
+            switch event ?? EventDecoder.decode(message.value, now: archived.consumedAt) {
             case .success(let event):
                 if let republish, let value = message.value {
                     try value.withUnsafeBytes { try republish.send(event, value: $0) }

@@ -2,11 +2,37 @@ import BackbeatCore
 import BackbeatStore
 
 /// Applies the lines of one input and flushes them to PostgreSQL in batches.
+///
+/// A line is handled in two steps: `decoder` works out what the line alone says (the event it holds, or why it is
+/// rejected), and runs ahead on another core; `apply` then counts the decoded lines in input order.
 protocol LineApplier {
-    /// Lines handled since the last flush.
+    associatedtype Decoded: Sendable
+    /// Lines applied since the last flush.
     var linesSinceFlush: Int { get }
-    mutating func handle(_ line: UnsafeRawBufferPointer, report: inout ReplayReport) throws
-    /// Takes what was handled since the last flush: the write that stores it with the input's position in one
+    /// Decodes one line; `number` counts the input's lines from 0.
+    var decoder: @Sendable (_ line: UnsafeRawBufferPointer, _ number: Int64) -> Decoded { get }
+    /// Applies the next line of the input, decoded by `decoder`.
+    mutating func apply(_ decoded: Decoded, line: UnsafeRawBufferPointer, report: inout ReplayReport) throws
+    /// Takes what was applied since the last flush: the write that stores it with the input's position in one
     /// transaction (nil when there is nothing to write).
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)?
+}
+
+/// A block of lines with each line decoded.
+struct DecodedBlock<Decoded: Sendable>: Sendable {
+    let block: LineBlock
+    let decoded: [Decoded]
+
+    /// Decodes every line of `block`, whose first line is the input's line `first` (counting from 0).
+    init(_ block: LineBlock, first: Int64, decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Decoded) {
+        var decoded: [Decoded] = []
+        decoded.reserveCapacity(block.lines.count)
+        var number = first
+        block.forEachLine { line in
+            decoded.append(decoder(line, number))
+            number += 1
+        }
+        self.block = block
+        self.decoded = decoded
+    }
 }

@@ -23,10 +23,18 @@ struct PlainApplier: LineApplier {
         self.republish = republish
     }
 
-    mutating func handle(_ bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
+    /// The line's event or rejection; nil for a line already applied or empty.
+    var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Result<Event, Rejection>? {
+        { [skipBefore, now] bytes, number in
+            guard number >= skipBefore, !bytes.isEmpty else { return nil }
+            return EventDecoder.decode(bytes: bytes, now: now)
+        }
+    }
+
+    mutating func apply(_ decoded: Result<Event, Rejection>?, line bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
         defer { line += 1 }
-        guard line >= skipBefore, !bytes.isEmpty else { return }
-        switch EventDecoder.decode(bytes: bytes, now: now) {
+        switch decoded {
+        case nil: return
         case .success(let event):
             if let republish { try republish.send(event, value: bytes) } else { delta.add(event) }
             report.accepted += 1

@@ -29,8 +29,40 @@ public struct Replayer: Sendable {
     public func replay(_ path: String, store: Store?, observer: inout some ReplayObserver) async throws -> ReplayReport {
         let reader = try InputReader(path: path)
         var report = ReplayReport(path: path)
-        var applier: (any LineApplier)?
+        guard let first = try reader.next() else {
+            observer.finished(report)
+            return report
+        }
+        var applier = try await makeApplier(path, firstChunk: first, store: store, report: &report)
+        try await replay(reader, first: first, into: &applier, store: store, report: &report, observer: &observer)
+        return report
+    }
+
+    /// Reads `reader` to its end through `applier`, decoding each block of lines while the block before it is
+    /// applied.
+    private func replay<Applier: LineApplier>(
+        _ reader: InputReader, first: [UInt8], into applier: inout Applier, store: Store?,
+        report: inout ReplayReport, observer: inout some ReplayObserver
+    ) async throws {
         var assembler = LineAssembler()
+        var linesRead: Int64 = 0
+        let decoder = applier.decoder
+        func decodeAhead(_ block: LineBlock) -> Task<DecodedBlock<Applier.Decoded>, Never> {
+            defer { linesRead += Int64(block.lines.count) }
+            return Task { [linesRead] in DecodedBlock(block, first: linesRead, decoder: decoder) }
+        }
+        var ahead: Task<DecodedBlock<Applier.Decoded>, Never>?
+        func applyAhead() async throws {
+            guard let decoding = ahead else { return }
+            ahead = nil
+            let decoded = await decoding.value
+            var index = 0
+            try decoded.block.forEachLine { line in
+                report.lines += 1
+                try applier.apply(decoded.decoded[index], line: line, report: &report)
+                index += 1
+            }
+        }
         // The write of one batch runs while the next is decoded; a batch is written only after the one before it
         // committed (each moves the position the previous one stored).
         var writing: Task<Void, Error>?
@@ -38,7 +70,7 @@ public struct Replayer: Sendable {
             guard let store else { return }
             try await writing?.value
             writing = nil
-            guard let write = applier?.takeWrite() else { return }
+            guard let write = applier.takeWrite() else { return }
             writing = Task { try await write(store) }
         }
         func finish() async throws {
@@ -48,20 +80,25 @@ public struct Replayer: Sendable {
             observer.finished(report)
         }
         do {
-            while let chunk = try reader.next() {
-                if applier == nil { applier = try await makeApplier(path, firstChunk: chunk, store: store, report: &report) }
-                try chunk.withUnsafeBytes { bytes in
-                    try assembler.feed(bytes) { line in
-                        report.lines += 1
-                        try applier!.handle(line, report: &report)
-                    }
-                }
+            var chunk: [UInt8]? = first
+            while let bytes = chunk {
+                let next = decodeAhead(assembler.block(bytes))
+                try await applyAhead()
+                ahead = next
                 observer.read(report, bytesRead: reader.storedBytesRead, of: reader.storedSize)
-                if applier!.linesSinceFlush >= batchLines { try await flush() }
+                if applier.linesSinceFlush >= batchLines { try await flush() }
+                do {
+                    chunk = try reader.next()
+                } catch {
+                    // The lines read before damage in the input are applied.
+                    try await applyAhead()
+                    throw error
+                }
             }
-            try assembler.finish { line in
-                report.lines += 1
-                try applier!.handle(line, report: &report)
+            try await applyAhead()
+            if let last = assembler.finishBlock() {
+                ahead = decodeAhead(last)
+                try await applyAhead()
             }
         } catch let damage as ReplayError {
             // Everything before the damage is applied; the line at the damage is not.
@@ -76,7 +113,6 @@ public struct Replayer: Sendable {
             throw error
         }
         try await finish()
-        return report
     }
 
     private func makeApplier(_ path: String, firstChunk: [UInt8], store: Store?, report: inout ReplayReport) async throws -> any LineApplier {

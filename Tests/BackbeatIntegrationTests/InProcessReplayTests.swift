@@ -22,9 +22,11 @@ import Testing
     }
 
     @Test func aPlainFileIsAppliedOnceAndItsReportSaysWhatHappened() async throws {
-        let generated = Workload(events: 6_000, seed: 31, invalidFraction: 0.02)
+        // About 4 MB: lines cross the boundaries of the 1 MB reads, with a partial line carried into each read.
+        let generated = Workload(events: 16_000, seed: 31, invalidFraction: 0.02)
         let workload = Workload(messages: generated.messages.filter { $0.value != nil })
         let path = try Self.writeFile(workload.messages.map { $0.value! })
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let database = try await TestEnvironment.freshDatabase("inprocess_replay")
         try await TestEnvironment.withStore(url: database) { store in
             try await store.migrate(try TestEnvironment.migrations())
@@ -58,6 +60,7 @@ import Testing
             Array(#"{"event_id":"\#(id)","type":"stream","occurred_at":"\#(RFC3339.format(at))","artist_id":"artist-clock","track_id":"t1","platform":"spotify","duration_ms":31000}"#.utf8)
         }
         let path = try Self.writeFile([line("past", replayClock + -7200), line("then", replayClock), line("ahead", ahead)])
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let database = try await TestEnvironment.freshDatabase("inprocess_clock")
         try await TestEnvironment.withStore(url: database) { store in
             try await store.migrate(try TestEnvironment.migrations())
@@ -85,6 +88,7 @@ import Testing
     @Test func aRebuildWithoutTheReplayedFileChangesNothing() async throws {
         let path = try Self.writeFile([Array(#"{"event_id":"e1","type":"stream","occurred_at":"2026-10-02T10:00:00Z","artist_id":"artist-1","track_id":"t1","platform":"spotify","duration_ms":31000}"#.utf8)])
         let other = try Self.writeFile([])
+        defer { for file in [path, other] { try? FileManager.default.removeItem(atPath: file) } }
         let database = try await TestEnvironment.freshDatabase("inprocess_coverage")
         try await TestEnvironment.withStore(url: database) { store in
             try await store.migrate(try TestEnvironment.migrations())

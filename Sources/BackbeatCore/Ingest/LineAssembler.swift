@@ -5,27 +5,40 @@ public struct LineAssembler: Sendable {
 
     public init() {}
 
+    /// The lines `chunk` completes, as one block: the partial line carried over joined with the chunk's complete lines.
+    public mutating func block(_ chunk: [UInt8]) -> LineBlock {
+        guard let last = chunk.lastIndex(of: UInt8(ascii: "\n")) else {
+            partial.append(contentsOf: chunk)
+            return LineBlock(bytes: [], lines: [])
+        }
+        let block: LineBlock
+        if partial.isEmpty {
+            block = LineBlock(bytes: chunk, linesUpTo: last)
+        } else {
+            var bytes = partial
+            bytes.append(contentsOf: chunk[...last])
+            partial.removeAll(keepingCapacity: true)
+            block = LineBlock(bytes: bytes, linesUpTo: bytes.count - 1)
+        }
+        partial.append(contentsOf: chunk[(last + 1)...])
+        return block
+    }
+
+    /// The last line if the stream did not end with `\n`.
+    public mutating func finishBlock() -> LineBlock? {
+        guard !partial.isEmpty else { return nil }
+        defer { partial = [] }
+        return LineBlock(bytes: partial, lines: [0..<partial.count])
+    }
+
     /// Calls `body` with every line that `chunk` completes.
     public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        var start = 0
-        while let newline = chunk[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            if partial.isEmpty {
-                try body(UnsafeRawBufferPointer(rebasing: chunk[start..<newline]))
-            } else {
-                partial.append(contentsOf: chunk[start..<newline])
-                try partial.withUnsafeBytes { try body($0) }
-                partial.removeAll(keepingCapacity: true)
-            }
-            start = newline + 1
-        }
-        partial.append(contentsOf: chunk[start...])
+        try block(Array(chunk)).forEachLine(body)
     }
 
     /// Calls `body` with the last line if the stream did not end with `\n`.
     public mutating func finish(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        guard !partial.isEmpty else { return }
-        try partial.withUnsafeBytes { try body($0) }
-        partial.removeAll()
+        try finishBlock()?.forEachLine(body)
     }
 
     /// Bytes of an incomplete line held back.
