@@ -71,6 +71,37 @@ import Testing
         #expect(reason(stream(#","unknown_extra":{"deep":[1,2]}"#)) == nil)
     }
 
+    /// Lengths count characters, however a string is written: plain, escaped, or in multi-byte UTF-8.
+    @Test func lengthsCountCharactersNotBytes() {
+        func listener(_ written: String) -> Rejection.Reason? {
+            reason(stream(#","listener_id":""# + written + #"""#))
+        }
+        #expect(listener(String(repeating: "a", count: 128)) == nil)
+        #expect(listener(String(repeating: "a", count: 129)) == .invalidValue)
+        #expect(listener(String(repeating: "é", count: 128)) == nil, "256 bytes, 128 characters")
+        #expect(listener(String(repeating: "é", count: 129)) == .invalidValue)
+        #expect(listener(String(repeating: "e\u{301}", count: 128)) == nil, "e and a combining accent are one character")
+        #expect(listener(String(repeating: #"\u00e9"#, count: 128)) == nil, "escapes count as the character they stand for")
+        #expect(listener(String(repeating: #"\u00e9"#, count: 129)) == .invalidValue)
+        #expect(listener(String(repeating: #"\""#, count: 128)) == nil)
+    }
+
+    @Test func enumFieldsMatchTheirCasesHoweverWritten() {
+        func demographic(_ field: String, _ written: String) -> Rejection.Reason? {
+            reason(stream(",\"\(field)\":\"\(written)\""))
+        }
+        #expect(demographic("gender", "non_binary") == nil)
+        #expect(demographic("gender", #"non\u005fbinary"#) == nil)
+        #expect(demographic("gender", "non_binar") == .invalidValue)
+        #expect(demographic("gender", "non_binaryy") == .invalidValue)
+        #expect(demographic("gender", "Male") == .invalidValue)
+        #expect(demographic("gender", "mäle") == .invalidValue)
+        #expect(demographic("age_range", "65+") == nil)
+        #expect(demographic("age_range", String(repeating: "1", count: 65)) == .invalidValue)
+        #expect(reason(stream(replacing: (#""type":"stream""#, #""type":"str\u0065am""#))) == nil)
+        #expect(reason(stream(replacing: (#""type":"stream""#, #""type":"streams""#))) == .unknownType)
+    }
+
     @Test func identifiersAndSlugs() {
         #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":"A-z0.9_:x""#))) == nil)
         #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":"a b""#))) == .invalidValue)

@@ -25,6 +25,8 @@ public struct JSONMember: Sendable {
     /// The value's bytes; for strings, without quotes.
     public var value: Range<Int>
     public var valueHasEscapes: Bool
+    /// A string value of ASCII characters only, none escaped: its bytes are its characters.
+    public var valueIsPlainASCII: Bool
 }
 
 /// Why a byte sequence is not a JSON object we accept.
@@ -46,6 +48,7 @@ public struct JSONScanner {
     private var index = 0
     /// Set by `scanString` for the string just scanned.
     private var sawEscape = false
+    private var sawNonASCII = false
 
     private init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -132,11 +135,15 @@ public struct JSONScanner {
             let kind = try scanValue(depth: 1)
             var value = valueStart..<index
             var valueHasEscapes = false
+            var valueIsPlainASCII = false
             if kind == .string {
                 value = valueStart + 1..<index - 1
                 valueHasEscapes = sawEscape
+                valueIsPlainASCII = !sawEscape && !sawNonASCII
             }
-            members.append(JSONMember(key: key, keyHasEscapes: keyHasEscapes, kind: kind, value: value, valueHasEscapes: valueHasEscapes))
+            members.append(JSONMember(
+                key: key, keyHasEscapes: keyHasEscapes, kind: kind, value: value, valueHasEscapes: valueHasEscapes,
+                valueIsPlainASCII: valueIsPlainASCII))
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
@@ -228,11 +235,13 @@ public struct JSONScanner {
         }
     }
 
-    /// Validates a string (escapes and UTF-8) and returns the range of its contents; sets `sawEscape`.
+    /// Validates a string (escapes and UTF-8) and returns the range of its contents; sets `sawEscape` and
+    /// `sawNonASCII`.
     private mutating func scanString() throws(JSONScanError) -> Range<Int> {
         index += 1  // opening quote
         let start = index
         sawEscape = false
+        sawNonASCII = false
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
@@ -248,6 +257,7 @@ public struct JSONScanner {
             case 0..<0x80:
                 index += 1
             default:
+                sawNonASCII = true
                 try scanUTF8Scalar()
             }
         }

@@ -35,9 +35,11 @@ public enum EventDecoder {
     }
 
     private static func decode(fields: Fields, now: Timestamp) throws(Rejection) -> Event {
-        let typeName = try fields.requiredString("type")
-        guard let type = EventType(rawValue: typeName) else {
-            throw Rejection(.unknownType, "type \"\(JSONScanner.clip(typeName))\" is not one of stream, revenue, social")
+        let type: EventType
+        switch try fields.requiredEnum("type", EventType.self) {
+        case .success(let known): type = known
+        case .failure(let unknown):
+            throw Rejection(.unknownType, "type \"\(JSONScanner.clip(unknown.text))\" is not one of stream, revenue, social")
         }
         let eventID = try fields.requiredString("event_id")
         guard (1...128).contains(eventID.count) else {
@@ -91,6 +93,11 @@ public enum EventDecoder {
     }
 }
 
+/// A string that names none of an enum's cases.
+private struct NotACase: Error {
+    var text: String
+}
+
 /// The members of an event object, with typed accessors that throw the matching rejection.
 /// It reads straight from the scanned bytes; strings are made only for the values an event keeps.
 private struct Fields {
@@ -131,24 +138,52 @@ private struct Fields {
     }
 
     func requiredString(_ name: StaticString) throws(Rejection) -> String {
-        guard let member = member(name), member.kind != .null else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
-        guard member.kind == .string else {
-            throw Rejection(.invalidType, "\(name) must be a string, not a \(member.kind.typeName)")
-        }
-        return text(member)
+        text(try requiredStringMember(name))
     }
 
-    /// An optional string; an explicit JSON null counts as absent.
-    func optionalString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> String? {
+    private func requiredStringMember(_ name: StaticString) throws(Rejection) -> JSONMember {
+        guard let member = try optionalStringMember(name) else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
+        return member
+    }
+
+    /// A string member; nil when absent or an explicit JSON null.
+    private func optionalStringMember(_ name: StaticString) throws(Rejection) -> JSONMember? {
         guard let member = member(name), member.kind != .null else { return nil }
         guard member.kind == .string else {
             throw Rejection(.invalidType, "\(name) must be a string, not a \(member.kind.typeName)")
         }
+        return member
+    }
+
+    /// An optional string; an explicit JSON null counts as absent.
+    func optionalString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> String? {
+        guard let member = try optionalStringMember(name) else { return nil }
+        // Counting characters walks the string; plain ASCII has one per byte.
         let text = text(member)
-        guard lengths.contains(text.count) else {
+        guard lengths.contains(member.valueIsPlainASCII ? member.value.count : text.count) else {
             throw Rejection(.invalidValue, "\(name) must be \(lengths.lowerBound)-\(lengths.upperBound) characters")
         }
         return text
+    }
+
+    /// The case of `Value` a string member names, matched on its bytes; or the text it holds instead.
+    private func enumCase<Value: RawRepresentable & CaseIterable>(
+        _ member: JSONMember, _ type: Value.Type
+    ) -> Result<Value, NotACase> where Value.RawValue == String {
+        if member.valueIsPlainASCII {
+            let bytes = raw(member)
+            for value in Value.allCases where value.rawValue.utf8.elementsEqual(bytes) { return .success(value) }
+            return .failure(NotACase(text: text(member)))
+        }
+        let text = text(member)
+        return Value(rawValue: text).map { .success($0) } ?? .failure(NotACase(text: text))
+    }
+
+    /// The case of a required enum field, or the text that names none.
+    func requiredEnum<Value: RawRepresentable & CaseIterable>(
+        _ name: StaticString, _ type: Value.Type
+    ) throws(Rejection) -> Result<Value, NotACase> where Value.RawValue == String {
+        enumCase(try requiredStringMember(name), type)
     }
 
     func id(_ name: StaticString) throws(Rejection) -> String {
@@ -186,11 +221,11 @@ private struct Fields {
     func optionalEnum<Value: RawRepresentable & CaseIterable>(
         _ name: StaticString, _ type: Value.Type
     ) throws(Rejection) -> Value? where Value.RawValue == String {
-        guard let text = try optionalString(name, lengths: 0...64) else { return nil }
-        guard let member = Value(rawValue: text) else {
+        guard let member = try optionalStringMember(name) else { return nil }
+        guard case .success(let value) = enumCase(member, type) else {
             throw Rejection(.invalidValue, "\(name) must be one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        return member
+        return value
     }
 
     /// An optional JSON integer (no fraction, no exponent) within `range`.
