@@ -69,11 +69,17 @@ struct CopyTextEncoder {
             return
         }
         buffer.writeStaticString("\\\\x")
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        for byte in value {
-            buffer.writeInteger(hex[Int(byte >> 4)])
-            buffer.writeInteger(hex[Int(byte & 0xF)])
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: value.count * 2) { output in
+            for (index, byte) in value.enumerated() {
+                output[2 * index] = Self.hexDigit(byte >> 4)
+                output[2 * index + 1] = Self.hexDigit(byte & 0xF)
+            }
+            return value.count * 2
         }
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// An hour bucket as a UTC timestamp (`YYYY-MM-DD HH:00:00+00`).

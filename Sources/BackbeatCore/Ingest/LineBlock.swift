@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Complete lines read from an input: one buffer and each line's range in it (without its `\n`).
 public struct LineBlock: Sendable {
     public let bytes: [UInt8]
@@ -11,11 +17,12 @@ public struct LineBlock: Sendable {
     /// The lines of `bytes` that end at or before the newline at `end` (which must hold one).
     init(bytes: [UInt8], linesUpTo end: Int) {
         var lines: [Range<Int>] = []
-        bytes.withUnsafeBufferPointer { buffer in
+        bytes.withUnsafeBytes { buffer in
             var start = 0
-            for index in 0...end where buffer[index] == UInt8(ascii: "\n") {
-                lines.append(start..<index)
-                start = index + 1
+            while start <= end, let found = memchr(buffer.baseAddress! + start, Int32(UInt8(ascii: "\n")), end + 1 - start) {
+                let newline = buffer.baseAddress!.distance(to: UnsafeRawPointer(found))
+                lines.append(start..<newline)
+                start = newline + 1
             }
         }
         self.init(bytes: bytes, lines: lines)
