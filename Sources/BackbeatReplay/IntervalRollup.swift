@@ -59,9 +59,9 @@ public struct IntervalRollup {
                         now = replayClocks[key] ?? now
                     }
                 }
-                try chunk.withUnsafeBytes { try assembler.feed($0, handle) }
+                try assembler.block(chunk).forEachLine(handle)
             }
-            try assembler.finish(handle)
+            try assembler.finishBlock()?.forEachLine(handle)
         } catch let error as ArchiveError where path.hasSuffix(ArchiveWriter.openSuffix) {
             // The tail of an open segment may be a frame being written: its messages are not counted yet.
             _ = error

@@ -20,10 +20,8 @@ import Testing
             let reader = try InputReader(path: path)
             var assembler = LineAssembler()
             while let chunk = try reader.next() {
-                try chunk.withUnsafeBytes { bytes in
-                    try assembler.feed(bytes) { line in
-                        if case .message(let message) = try ArchiveLine.decode(line) { messages.append(message) }
-                    }
+                try assembler.block(chunk).forEachLine { line in
+                    if case .message(let message) = try ArchiveLine.decode(line) { messages.append(message) }
                 }
             }
         }

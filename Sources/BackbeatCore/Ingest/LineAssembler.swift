@@ -31,16 +31,6 @@ public struct LineAssembler: Sendable {
         return LineBlock(bytes: partial, lines: [0..<partial.count])
     }
 
-    /// Calls `body` with every line that `chunk` completes.
-    public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        try block(Array(chunk)).forEachLine(body)
-    }
-
-    /// Calls `body` with the last line if the stream did not end with `\n`.
-    public mutating func finish(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        try finishBlock()?.forEachLine(body)
-    }
-
     /// Bytes of an incomplete line held back.
     public var pendingBytes: Int { partial.count }
 }
