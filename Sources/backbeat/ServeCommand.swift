@@ -78,8 +78,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard let interval = parseDuration(intervalText) else { throw ValidationError("--flush-interval \(intervalText) is not a duration such as 1s or 500ms") }
 
         let compactionText = setting(compactionInterval, "BACKBEAT_COMPACTION_INTERVAL") ?? "5s"
-        guard let compaction = parseDuration(compactionText), compaction > .zero else {
-            throw ValidationError("--compaction-interval \(compactionText) is not a positive duration such as 5s or 1m")
+        guard let compaction = parseDuration(compactionText) else {
+            throw ValidationError("--compaction-interval \(compactionText) is not a duration such as 5s or 60s")
         }
 
         let daysText = setting(memoryDays.map(String.init), "BACKBEAT_MEMORY_DAYS") ?? "35"
