@@ -84,6 +84,12 @@ import Testing
         #expect(listener(String(repeating: #"\u00e9"#, count: 128)) == nil, "escapes count as the character they stand for")
         #expect(listener(String(repeating: #"\u00e9"#, count: 129)) == .invalidValue)
         #expect(listener(String(repeating: #"\""#, count: 128)) == nil)
+        func eventID(_ written: String) -> Rejection.Reason? {
+            reason(stream(replacing: (#""event_id":"e1""#, #""event_id":""# + written + #"""#)))
+        }
+        #expect(eventID(String(repeating: "é", count: 128)) == nil)
+        #expect(eventID(String(repeating: "a", count: 128)) == nil)
+        #expect(eventID(String(repeating: "a", count: 129)) == .invalidValue)
     }
 
     @Test func enumFieldsMatchTheirCasesHoweverWritten() {

@@ -41,10 +41,7 @@ public enum EventDecoder {
         case .failure(let unknown):
             throw Rejection(.unknownType, "type \"\(JSONScanner.clip(unknown.text))\" is not one of stream, revenue, social")
         }
-        let eventID = try fields.requiredString("event_id")
-        guard (1...128).contains(eventID.count) else {
-            throw Rejection(.invalidValue, "event_id must be 1-128 characters")
-        }
+        let eventID = try fields.requiredString("event_id", lengths: 1...128)
         let occurredAt = try fields.timestamp("occurred_at")
         guard occurredAt.microseconds <= now.microseconds + maxFutureSkewSeconds * 1_000_000 else {
             throw Rejection(.futureTimestamp, "occurred_at \(RFC3339.format(occurredAt)) is more than 1 hour in the future")
@@ -66,10 +63,10 @@ public enum EventDecoder {
             ))
         case .revenue:
             guard let source = try fields.optionalEnum("source", RevenueSource.self) else {
-                throw Rejection(.missingField, "the field \"source\" is required")
+                throw .missing("source")
             }
             let currency = try fields.optionalCode("currency", length: 3)
-            guard let currency else { throw Rejection(.missingField, "the field \"currency\" is required") }
+            guard let currency else { throw .missing("currency") }
             let platform = try fields.optionalSlug("platform")
             let trackID = try fields.optionalID("track_id")
             return .revenue(RevenueEvent(
@@ -79,7 +76,7 @@ public enum EventDecoder {
         case .social:
             let platform = try fields.slug("platform")
             guard let action = try fields.optionalString("action", lengths: 1...32) else {
-                throw Rejection(.missingField, "the field \"action\" is required")
+                throw .missing("action")
             }
             guard Identifiers.isSlug(action, digits: false) else {
                 throw Rejection(.invalidValue, "action must match [a-z_]{1,32}")
@@ -90,6 +87,13 @@ public enum EventDecoder {
                 postID: try fields.optionalString("post_id", lengths: 1...128)
             ))
         }
+    }
+}
+
+extension Rejection {
+    /// A required field is absent (or null).
+    fileprivate static func missing(_ name: StaticString) -> Rejection {
+        Rejection(.missingField, "the field \"\(name)\" is required")
     }
 }
 
@@ -126,7 +130,7 @@ private struct Fields {
     }
 
     func timestamp(_ name: StaticString) throws(Rejection) -> Timestamp {
-        guard let member = member(name), member.kind != .null else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
+        guard let member = member(name), member.kind != .null else { throw .missing(name) }
         guard member.kind == .string else {
             throw Rejection(.invalidType, "\(name) must be a string, not a \(member.kind.typeName)")
         }
@@ -137,12 +141,13 @@ private struct Fields {
         return parsed
     }
 
-    func requiredString(_ name: StaticString) throws(Rejection) -> String {
-        text(try requiredStringMember(name))
+    func requiredString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> String {
+        guard let text = try optionalString(name, lengths: lengths) else { throw .missing(name) }
+        return text
     }
 
     private func requiredStringMember(_ name: StaticString) throws(Rejection) -> JSONMember {
-        guard let member = try optionalStringMember(name) else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
+        guard let member = try optionalStringMember(name) else { throw .missing(name) }
         return member
     }
 
@@ -187,7 +192,7 @@ private struct Fields {
     }
 
     func id(_ name: StaticString) throws(Rejection) -> String {
-        guard let id = try optionalID(name) else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
+        guard let id = try optionalID(name) else { throw .missing(name) }
         return id
     }
 
@@ -200,7 +205,7 @@ private struct Fields {
     }
 
     func slug(_ name: StaticString) throws(Rejection) -> String {
-        guard let slug = try optionalSlug(name) else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
+        guard let slug = try optionalSlug(name) else { throw .missing(name) }
         return slug
     }
 
@@ -255,7 +260,7 @@ private struct Fields {
 
     /// A money amount given as a decimal string or a JSON number.
     func amount(_ name: StaticString) throws(Rejection) -> Money {
-        guard let member = member(name), member.kind != .null else { throw Rejection(.missingField, "the field \"\(name)\" is required") }
+        guard let member = member(name), member.kind != .null else { throw .missing(name) }
         let parsed: Result<Money, Money.ParseError>
         let text = text(member)
         switch member.kind {
