@@ -12,7 +12,7 @@ struct ArchiveApplier: LineApplier {
     private var touched: [TopicPartition: Int64?] = [:]
     /// Partitions whose run header has been read.
     private var runs: Set<TopicPartition> = []
-    private var delta = RollupDelta()
+    private var delta = InternedDelta()
     private var line: Int64 = 0
     private(set) var linesSinceFlush = 0
 
@@ -28,7 +28,7 @@ struct ArchiveApplier: LineApplier {
         case damaged(ArchiveLineError)
         case header(ArchiveRun)
         /// A message, with its value decoded unless the stored offsets at the start already covered it.
-        case message(ArchivedMessage, Result<Event, Rejection>?)
+        case message(ArchivedMessage, Result<EventRecord, Rejection>?)
     }
 
     var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Decoded {
@@ -40,7 +40,7 @@ struct ArchiveApplier: LineApplier {
             case .success(.message(let archived)):
                 let position = archived.message.position
                 if let at = stored[position.topicPartition], position.offset < at { return .message(archived, nil) }
-                return .message(archived, EventDecoder.decode(archived.message.value, now: archived.consumedAt))
+                return .message(archived, EventDecoder.decodeRecord(archived.message.value, now: archived.consumedAt))
             }
         }
     }
@@ -72,12 +72,11 @@ struct ArchiveApplier: LineApplier {
             if touched[partition] == nil { touched[partition] = .some(positions[partition]) }
             positions[partition] = message.position.offset + 1
             // Decoded ahead unless the offsets stored at the start covered it, and those are skipped above.
-            switch event ?? EventDecoder.decode(message.value, now: archived.consumedAt) {
-            case .success(let event):
-                if let republish, let value = message.value {
-                    try value.withUnsafeBytes { try republish.send(event, value: $0) }
-                } else {
-                    delta.add(event)
+            switch event ?? EventDecoder.decodeRecord(message.value, now: archived.consumedAt) {
+            case .success(let record):
+                // A record is decoded from a value, so an accepted message has one.
+                try (message.value ?? []).withUnsafeBytes { value in
+                    if let republish { try republish.send(record.event(in: value), value: value) } else { delta.add(record, in: value) }
                 }
                 report.accepted += 1
             case .failure(let rejection):
@@ -90,18 +89,18 @@ struct ArchiveApplier: LineApplier {
 
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
         guard !touched.isEmpty else { return nil }
-        var parts = touched.map { partition, expected in
+        let parts = touched.map { partition, expected in
             FlushBatch.Part(topicPartition: partition, generation: 0, expectedOffset: expected, newOffset: positions[partition]!, delta: RollupDelta())
         }.sorted { $0.topicPartition < $1.topicPartition }
-        // The store writes every part's delta; the batch's rows, of whichever partitions, travel in its first part.
-        parts[0].delta = delta
         let batch = FlushBatch(parts: parts)
+        // The batch's rows, of whichever partitions, are written beside the parts' offset moves.
+        let rows = delta
         touched = [:]
-        delta = RollupDelta()
+        delta = InternedDelta()
         linesSinceFlush = 0
         return { [path] store in
             do {
-                try await store.write(batch)
+                try await store.write(batch, interned: rows)
             } catch let conflict as OffsetConflict {
                 throw ReplayError("\(path): the stored offset of \(conflict.topicPartition) moved during the replay (is a consumer "
                     + "running on it?); run the replay again: what was applied stays applied, nothing is counted twice")

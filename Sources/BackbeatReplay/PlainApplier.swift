@@ -11,7 +11,7 @@ struct PlainApplier: LineApplier {
     let now: Timestamp
     private var expected: Int64?
     private var line: Int64 = 0
-    private var delta = RollupDelta()
+    private var delta = InternedDelta()
     private(set) var linesSinceFlush = 0
 
     init(path: String, position: TopicPartition, stored: Int64?, now: Timestamp, republish: Republisher?) {
@@ -24,19 +24,19 @@ struct PlainApplier: LineApplier {
     }
 
     /// The line's event or rejection; nil for a line already applied or empty.
-    var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Result<Event, Rejection>? {
+    var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Result<EventRecord, Rejection>? {
         { [skipBefore, now] bytes, number in
             guard number >= skipBefore, !bytes.isEmpty else { return nil }
-            return EventDecoder.decode(bytes: bytes, now: now)
+            return EventDecoder.decodeRecord(bytes: bytes, now: now)
         }
     }
 
-    mutating func apply(_ decoded: Result<Event, Rejection>?, line bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
+    mutating func apply(_ decoded: Result<EventRecord, Rejection>?, line bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
         defer { line += 1 }
         switch decoded {
         case nil: return
-        case .success(let event):
-            if let republish { try republish.send(event, value: bytes) } else { delta.add(event) }
+        case .success(let record):
+            if let republish { try republish.send(record.event(in: bytes), value: bytes) } else { delta.add(record, in: bytes) }
             report.accepted += 1
         case .failure(let rejection):
             delta.rejected.append(RejectedMessage(
@@ -48,13 +48,14 @@ struct PlainApplier: LineApplier {
 
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
         guard line > (expected ?? 0) else { return nil }
-        let part = FlushBatch.Part(topicPartition: position, generation: 0, expectedOffset: expected, newOffset: line, delta: delta)
+        let part = FlushBatch.Part(topicPartition: position, generation: 0, expectedOffset: expected, newOffset: line, delta: RollupDelta())
+        let rows = delta
         expected = line
-        delta = RollupDelta()
+        delta = InternedDelta()
         linesSinceFlush = 0
         return { [path] store in
             do {
-                try await store.write(FlushBatch(parts: [part]))
+                try await store.write(FlushBatch(parts: [part]), interned: rows)
             } catch is OffsetConflict {
                 throw ReplayError("\(path): another replay of the same input is running (its stored position moved)")
             }

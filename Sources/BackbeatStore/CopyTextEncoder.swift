@@ -15,13 +15,27 @@ struct CopyTextEncoder {
 
     /// A text column, escaped.
     mutating func text(_ value: String) {
+        var value = value
+        value.withUTF8 { text(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// An interned dimension value: its text in `values`, or the text it holds.
+    mutating func value(_ value: InternedValue, in values: ValueDictionary) {
+        switch value {
+        case .id(let id): values.withBytes(id) { text(utf8: $0) }
+        case .text(let value): text(value)
+        }
+    }
+
+    /// A text column given as UTF-8 bytes, escaped.
+    mutating func text(utf8 value: UnsafeRawBufferPointer) {
         separate()
         // Ids and dimension values (validated at ingest) need no escaping: copied whole.
-        if value.utf8.allSatisfy({ $0 != UInt8(ascii: "\\") && $0 >= 0x20 }) {
-            buffer.writeString(value)
+        if value.allSatisfy({ $0 != UInt8(ascii: "\\") && $0 >= 0x20 }) {
+            buffer.writeBytes(value)
             return
         }
-        for byte in value.utf8 {
+        for byte in value {
             switch byte {
             case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
             case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
@@ -88,10 +102,15 @@ struct CopyTextEncoder {
         let date = CivilDate(daysSinceEpoch: day)
         guard (0...9999).contains(date.year) else { return plain(RFC3339.format(hour.start)) }
         separate()
-        writeDate(date)
-        buffer.writeInteger(UInt8(ascii: " "))
-        writeDigits(Int(hour.hoursSinceEpoch - day * 24), width: 2)
-        buffer.writeStaticString(":00:00+00")
+        let hourOfDay = Int(hour.hoursSinceEpoch - day * 24)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 22) { output in
+            Self.writeDate(date, into: output)
+            output[10] = UInt8(ascii: " ")
+            output[11] = UInt8(ascii: "0") + UInt8(hourOfDay / 10)
+            output[12] = UInt8(ascii: "0") + UInt8(hourOfDay % 10)
+            for (index, byte) in ":00:00+00".utf8.enumerated() { output[13 + index] = byte }
+            return 22
+        }
     }
 
     /// A day (days since the epoch) as a date (`YYYY-MM-DD`).
@@ -99,25 +118,25 @@ struct CopyTextEncoder {
         let date = CivilDate(daysSinceEpoch: daysSinceEpoch)
         guard (0...9999).contains(date.year) else { return plain(RFC3339.formatDate(date)) }
         separate()
-        writeDate(date)
-    }
-
-    private mutating func writeDate(_ date: CivilDate) {
-        writeDigits(date.year, width: 4)
-        buffer.writeInteger(UInt8(ascii: "-"))
-        writeDigits(date.month, width: 2)
-        buffer.writeInteger(UInt8(ascii: "-"))
-        writeDigits(date.day, width: 2)
-    }
-
-    /// `value` (>= 0, below 10^width) in exactly `width` digits.
-    private mutating func writeDigits(_ value: Int, width: Int) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
-        while divisor > 0 {
-            buffer.writeInteger(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-            divisor /= 10
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 10) { output in
+            Self.writeDate(date, into: output)
+            return 10
         }
+    }
+
+    /// `YYYY-MM-DD` (a year in 0...9999) in the first 10 bytes of `output`.
+    private static func writeDate(_ date: CivilDate, into output: UnsafeMutableRawBufferPointer) {
+        var year = date.year
+        for index in stride(from: 3, through: 0, by: -1) {
+            output[index] = UInt8(ascii: "0") + UInt8(year % 10)
+            year /= 10
+        }
+        output[4] = UInt8(ascii: "-")
+        output[5] = UInt8(ascii: "0") + UInt8(date.month / 10)
+        output[6] = UInt8(ascii: "0") + UInt8(date.month % 10)
+        output[7] = UInt8(ascii: "-")
+        output[8] = UInt8(ascii: "0") + UInt8(date.day / 10)
+        output[9] = UInt8(ascii: "0") + UInt8(date.day % 10)
     }
 
     /// One row of `cube`'s table: the artist, the bucket (hours since the epoch in an hourly cube, days in a daily
@@ -131,7 +150,7 @@ struct CopyTextEncoder {
     }
 
     /// A cube row's measures, as its dataset's columns hold them.
-    private mutating func measures(_ sums: CubeRowSums, of dataset: Dataset) {
+    mutating func measures(_ sums: CubeRowSums, of dataset: Dataset) {
         switch dataset {
         case .streams:
             integer(sums.integers.0)
@@ -145,14 +164,19 @@ struct CopyTextEncoder {
         }
     }
 
-    /// Bytes encoded before a large COPY sends them on (`send(to:once:)`), so that it is never held whole.
+    /// Bytes encoded before a large COPY sends them on, so that it is never held whole.
     static let chunkBytes = 1 << 20
 
-    /// Sends what is encoded to `writer` and starts over, if it is at least `bytes` long (by default: anything).
-    mutating func send(to writer: PostgresCopyFromWriter, once bytes: Int = 1) async throws {
-        guard buffer.readableBytes >= bytes else { return }
-        try await writer.write(buffer)
-        buffer = ByteBufferAllocator().buffer(capacity: buffer.capacity)
+    /// Encodes rows from `rows` with `encode` until at least `bytes` are encoded or the rows run out; returns
+    /// whether they ran out.
+    mutating func encode<Rows: IteratorProtocol>(
+        _ rows: inout Rows, upTo bytes: Int, _ encode: (Rows.Element, inout CopyTextEncoder) -> Void
+    ) -> Bool {
+        while buffer.readableBytes < bytes {
+            guard let row = rows.next() else { return true }
+            encode(row, &self)
+        }
+        return false
     }
 
     mutating func endRow() {

@@ -10,8 +10,13 @@ extension Store {
     /// `layer`, when given, is the in-memory layer built from exactly this batch's deltas (`serve`'s in-flight
     /// layer): the listener sketches are read from it rather than unioned again.
     ///
+    /// `interned`, when given, holds rows to write beside the parts' deltas: the rows and rejected messages of the
+    /// batch's parts, kept interned (`replay`).
+    ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
-    public func write(_ batch: FlushBatch, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = []) async throws {
+    public func write(
+        _ batch: FlushBatch, interned: InternedDelta? = nil, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = []
+    ) async throws {
         let deltas = batch.parts.map(\.delta)
         do {
             try await client.withTransaction(logger: logger) { connection in
@@ -19,7 +24,8 @@ extension Store {
                     try await moveOffset(part, on: connection)
                 }
                 try await writeAggregates(deltas, layer: layer, on: connection)
-                try await writeRejected(batch.rejected, on: connection)
+                if let interned { try await writeAggregates(interned, on: connection) }
+                try await writeRejected(batch.rejected + (interned?.rejected ?? []), on: connection)
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
                 }
@@ -113,15 +119,45 @@ extension Store {
         _ cube: Cube, _ deltas: [[Key: Counters]], _ sums: (Counters) -> CubeRowSums, on connection: PostgresConnection
     ) async throws {
         guard deltas.contains(where: { !$0.isEmpty }) else { return }
-        try await append(to: AggregateTable(cube), on: connection) { writer in
-            var copy = CopyTextEncoder()
-            for rows in deltas {
-                for (key, counters) in rows {
-                    copy.cubeRow(cube, artistID: key.artistID, bucket: key.hour.hoursSinceEpoch, dimension: { key.value(of: cube.dimensions[$0]) }, sums(counters))
-                    try await copy.send(to: writer, once: CopyTextEncoder.chunkBytes)
-                }
+        try await append(deltas.joined(), to: AggregateTable(cube), on: connection) { row, copy in
+            let (key, counters) = row
+            copy.cubeRow(cube, artistID: key.artistID, bucket: key.hour.hoursSinceEpoch, dimension: { key.value(of: cube.dimensions[$0]) }, sums(counters))
+        }
+    }
+
+    /// Appends the rows of an interned delta, as `writeAggregates(_:layer:on:)` appends a delta's.
+    func writeAggregates(_ delta: InternedDelta, on connection: PostgresConnection) async throws {
+        for cube in Cube.all where cube.isFull {
+            switch cube.dataset {
+            case .streams: try await appendFull(cube, delta.streams, delta.values, CubeRowSums.init, on: connection)
+            case .revenue: try await appendFull(cube, delta.revenue, delta.values, CubeRowSums.init, on: connection)
+            case .social: try await appendFull(cube, delta.social, delta.values, CubeRowSums.init(socialCount:), on: connection)
             }
-            try await copy.send(to: writer)
+        }
+        let values = delta.values
+        try await appendSketches(delta.artistListeners, to: .artistListeners, on: connection) { key, copy in
+            copy.value(.id(key.artist), in: values)
+            copy.day(key.day)
+        }
+        try await appendSketches(delta.trackListeners, to: .trackListeners, on: connection) { key, copy in
+            copy.value(.id(key.artist), in: values)
+            copy.day(key.day)
+            copy.value(.id(key.track), in: values)
+        }
+    }
+
+    private func appendFull<Key: InternedRowKey, Counters>(
+        _ cube: Cube, _ rows: [Key: Counters], _ values: ValueDictionary, _ sums: (Counters) -> CubeRowSums,
+        on connection: PostgresConnection
+    ) async throws {
+        guard !rows.isEmpty else { return }
+        try await append(rows, to: AggregateTable(cube), on: connection) { row, copy in
+            let (key, counters) = row
+            copy.value(.id(key.artist), in: values)
+            copy.hour(HourBucket(hoursSinceEpoch: key.hour))
+            for dimension in cube.dimensions { copy.value(key.value(of: dimension), in: values) }
+            copy.measures(sums(counters), of: cube.dataset)
+            copy.endRow()
         }
     }
 
@@ -145,21 +181,27 @@ extension Store {
         _ keyColumns: (Key, inout CopyTextEncoder) -> Void
     ) async throws {
         guard !sketches.isEmpty else { return }
-        try await append(to: table, on: connection) { writer in
-            var copy = CopyTextEncoder()
-            for (key, sketch) in sketches {
-                keyColumns(key, &copy)
-                copy.bytes(sketch.serialized())
-                copy.endRow()
-                try await copy.send(to: writer, once: CopyTextEncoder.chunkBytes)
-            }
-            try await copy.send(to: writer)
+        try await append(sketches, to: table, on: connection) { row, copy in
+            keyColumns(row.key, &copy)
+            copy.bytes(row.value.serialized())
+            copy.endRow()
         }
     }
 
-    private func append(
-        to table: AggregateTable, on connection: PostgresConnection, _ rows: (PostgresCopyFromWriter) async throws -> Void
+    /// COPYs `rows` into `table`'s `_delta` table, each encoded by `encode`, in chunks of about
+    /// `CopyTextEncoder.chunkBytes` (a chunk is encoded without suspending, then sent).
+    private func append<Rows: Sequence>(
+        _ rows: Rows, to table: AggregateTable, on connection: PostgresConnection,
+        _ encode: (Rows.Element, inout CopyTextEncoder) -> Void
     ) async throws {
-        try await connection.copyFrom(table: table.delta, columns: table.columns, logger: logger, writeData: rows)
+        try await connection.copyFrom(table: table.delta, columns: table.columns, logger: logger) { writer in
+            var iterator = rows.makeIterator()
+            var exhausted = false
+            while !exhausted {
+                var copy = CopyTextEncoder()
+                exhausted = copy.encode(&iterator, upTo: CopyTextEncoder.chunkBytes, encode)
+                try await writer.write(copy.buffer)
+            }
+        }
     }
 }

@@ -32,7 +32,11 @@ public enum EventType: String, CaseIterable, Sendable {
 public enum Identifiers {
     /// 1-128 characters of `A-Za-z0-9._:-` (artist and track ids).
     public static func isID(_ text: String) -> Bool {
-        let utf8 = text.utf8
+        isID(utf8: text.utf8)
+    }
+
+    /// `isID` of a value's UTF-8 bytes.
+    public static func isID(utf8: some Collection<UInt8>) -> Bool {
         guard (1...128).contains(utf8.count) else { return false }
         return utf8.allSatisfy { byte in
             switch byte {
@@ -48,7 +52,11 @@ public enum Identifiers {
 
     /// A lowercase slug `[a-z0-9_]{1,32}` (platforms), or `[a-z_]{1,32}` when `digits` is false (actions).
     public static func isSlug(_ text: String, digits: Bool = true) -> Bool {
-        let utf8 = text.utf8
+        isSlug(utf8: text.utf8, digits: digits)
+    }
+
+    /// `isSlug` of a value's UTF-8 bytes.
+    public static func isSlug(utf8: some Collection<UInt8>, digits: Bool = true) -> Bool {
         guard (1...32).contains(utf8.count) else { return false }
         return utf8.allSatisfy { byte in
             switch byte {
@@ -61,7 +69,11 @@ public enum Identifiers {
 
     /// Exactly `length` upper-case ASCII letters (ISO 3166-1 alpha-2, ISO 4217).
     public static func isUpperCode(_ text: String, length: Int) -> Bool {
-        let utf8 = text.utf8
+        isUpperCode(utf8: text.utf8, length: length)
+    }
+
+    /// `isUpperCode` of a value's UTF-8 bytes.
+    public static func isUpperCode(utf8: some Collection<UInt8>, length: Int) -> Bool {
         return utf8.count == length && utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
 }

@@ -100,12 +100,18 @@ public struct RevenueKey: Hashable, Sendable {
     private let cachedHash: Int
 
     public init(_ event: RevenueEvent) {
-        self.artistID = event.artistID
-        self.hour = HourBucket(containing: event.occurredAt)
-        self.source = event.source
-        self.currency = event.currency
-        self.platform = event.platform ?? ""
-        self.trackID = event.trackID ?? ""
+        self.init(
+            artistID: event.artistID, hour: HourBucket(containing: event.occurredAt), source: event.source,
+            currency: event.currency, platform: event.platform ?? "", trackID: event.trackID ?? "")
+    }
+
+    public init(artistID: String, hour: HourBucket, source: RevenueSource, currency: String, platform: String, trackID: String) {
+        self.artistID = artistID
+        self.hour = hour
+        self.source = source
+        self.currency = currency
+        self.platform = platform
+        self.trackID = trackID
         var hasher = Hasher()
         hasher.combine(artistID)
         hasher.combine(hour.hoursSinceEpoch)
@@ -151,10 +157,14 @@ public struct SocialKey: Hashable, Sendable {
     private let cachedHash: Int
 
     public init(_ event: SocialEvent) {
-        self.artistID = event.artistID
-        self.hour = HourBucket(containing: event.occurredAt)
-        self.platform = event.platform
-        self.action = event.action
+        self.init(artistID: event.artistID, hour: HourBucket(containing: event.occurredAt), platform: event.platform, action: event.action)
+    }
+
+    public init(artistID: String, hour: HourBucket, platform: String, action: String) {
+        self.artistID = artistID
+        self.hour = hour
+        self.platform = platform
+        self.action = action
         var hasher = Hasher()
         hasher.combine(artistID)
         hasher.combine(hour.hoursSinceEpoch)

@@ -7,12 +7,26 @@ public enum EventDecoder {
 
     /// Decodes `value`, judging `occurred_at` against `now`.
     public static func decode(_ value: [UInt8]?, now: Timestamp) -> Result<Event, Rejection> {
-        guard let value else { return .failure(Rejection(.emptyValue, "the message value is null")) }
+        guard let value else { return .failure(nullValue) }
         return value.withUnsafeBytes { decode(bytes: $0, now: now) }
     }
 
+    /// `decodeRecord(bytes:now:)` of a message value that may be null; the record's spans index `value`.
+    public static func decodeRecord(_ value: [UInt8]?, now: Timestamp) -> Result<EventRecord, Rejection> {
+        guard let value else { return .failure(nullValue) }
+        return value.withUnsafeBytes { decodeRecord(bytes: $0, now: now) }
+    }
+
+    private static let nullValue = Rejection(.emptyValue, "the message value is null")
+
     /// Decodes the bytes of a (non-null) value, judging `occurred_at` against `now`.
     public static func decode(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<Event, Rejection> {
+        decodeRecord(bytes: bytes, now: now).map { $0.event(in: bytes) }
+    }
+
+    /// Validates the bytes of a (non-null) value as `decode(bytes:now:)` does, by the same rules, but leaves its
+    /// strings in `bytes` (`EventRecord`).
+    public static func decodeRecord(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<EventRecord, Rejection> {
         guard !bytes.isEmpty else { return .failure(Rejection(.emptyValue, "the message value is empty")) }
         guard bytes.count <= maxValueBytes else {
             return .failure(Rejection(.tooLarge, "the value is \(bytes.count) bytes; the limit is \(maxValueBytes)"))
@@ -34,7 +48,7 @@ public enum EventDecoder {
         }
     }
 
-    private static func decode(fields: Fields, now: Timestamp) throws(Rejection) -> Event {
+    private static func decode(fields: Fields, now: Timestamp) throws(Rejection) -> EventRecord {
         let type: EventType
         switch try fields.requiredEnum("type", EventType.self) {
         case .success(let known): type = known
@@ -46,21 +60,23 @@ public enum EventDecoder {
         guard occurredAt.microseconds <= now.microseconds + maxFutureSkewSeconds * 1_000_000 else {
             throw Rejection(.futureTimestamp, "occurred_at \(RFC3339.format(occurredAt)) is more than 1 hour in the future")
         }
-        let artistID = try fields.id("artist_id")
+        let artist = try fields.id("artist_id")
 
         switch type {
         case .stream:
             let durationMs = try fields.optionalInteger("duration_ms", range: 0...86_400_000)
-            return .stream(StreamEvent(
-                eventID: eventID, occurredAt: occurredAt, artistID: artistID,
-                trackID: try fields.id("track_id"),
-                platform: try fields.slug("platform"),
-                listenerID: try fields.optionalString("listener_id", lengths: 1...128),
-                country: try fields.optionalCode("country", length: 2) ?? "ZZ",
+            let track = try fields.id("track_id")
+            let platform = try fields.slug("platform")
+            let listener = try fields.optionalString("listener_id", lengths: 1...128)
+            return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .stream(.init(
+                track: track, platform: platform,
+                listenerHash: listener.map { $0.withBytes(in: fields.bytes) { MurmurHash3.hash64($0) } },
+                listener: listener,
+                country: try fields.optionalCode("country", length: 2) ?? .text("ZZ"),
                 ageRange: try fields.optionalEnum("age_range", AgeRange.self) ?? .unknown,
                 gender: try fields.optionalEnum("gender", Gender.self) ?? .unknown,
                 durationMs: durationMs
-            ))
+            )))
         case .revenue:
             guard let source = try fields.optionalEnum("source", RevenueSource.self) else {
                 throw .missing("source")
@@ -68,24 +84,23 @@ public enum EventDecoder {
             let currency = try fields.optionalCode("currency", length: 3)
             guard let currency else { throw .missing("currency") }
             let platform = try fields.optionalSlug("platform")
-            let trackID = try fields.optionalID("track_id")
-            return .revenue(RevenueEvent(
-                eventID: eventID, occurredAt: occurredAt, artistID: artistID, source: source,
-                amount: try fields.amount("amount"), currency: currency, platform: platform, trackID: trackID
-            ))
+            let track = try fields.optionalID("track_id")
+            return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .revenue(.init(
+                source: source, amount: try fields.amount("amount"), currency: currency, platform: platform, track: track
+            )))
         case .social:
             let platform = try fields.slug("platform")
             guard let action = try fields.optionalString("action", lengths: 1...32) else {
                 throw .missing("action")
             }
-            guard Identifiers.isSlug(action, digits: false) else {
+            guard fields.satisfies(action, { Identifiers.isSlug(utf8: $0, digits: false) }) else {
                 throw Rejection(.invalidValue, "action must match [a-z_]{1,32}")
             }
-            return .social(SocialEvent(
-                eventID: eventID, occurredAt: occurredAt, artistID: artistID, platform: platform, action: action,
+            return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .social(.init(
+                platform: platform, action: action,
                 count: try fields.optionalInteger("count", range: 1...1_000_000) ?? 1,
-                postID: try fields.optionalString("post_id", lengths: 1...128)
-            ))
+                post: try fields.optionalString("post_id", lengths: 1...128)
+            )))
         }
     }
 }
@@ -103,10 +118,10 @@ private struct NotACase: Error {
 }
 
 /// The members of an event object, with typed accessors that throw the matching rejection.
-/// It reads straight from the scanned bytes; strings are made only for the values an event keeps.
+/// It reads straight from the scanned bytes: a string is made only for a value with escapes or non-ASCII characters.
 private struct Fields {
     private let members: [JSONMember]
-    private let bytes: UnsafeRawBufferPointer
+    let bytes: UnsafeRawBufferPointer
 
     init(_ members: [JSONMember], in bytes: UnsafeRawBufferPointer) {
         self.members = members
@@ -141,7 +156,7 @@ private struct Fields {
         return parsed
     }
 
-    func requiredString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> String {
+    func requiredString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> EventText {
         guard let text = try optionalString(name, lengths: lengths) else { throw .missing(name) }
         return text
     }
@@ -161,14 +176,28 @@ private struct Fields {
     }
 
     /// An optional string; an explicit JSON null counts as absent.
-    func optionalString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> String? {
+    func optionalString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> EventText? {
         guard let member = try optionalStringMember(name) else { return nil }
-        // Counting characters walks the string; plain ASCII has one per byte.
-        let text = text(member)
-        guard lengths.contains(member.valueIsPlainASCII ? member.value.count : text.count) else {
+        // Plain ASCII has one character per byte and is left where it is; anything else is counted as a String.
+        let value: EventText
+        let length: Int
+        if member.valueIsPlainASCII {
+            value = .span(member.value)
+            length = member.value.count
+        } else {
+            let text = text(member)
+            value = .text(text)
+            length = text.count
+        }
+        guard lengths.contains(length) else {
             throw Rejection(.invalidValue, "\(name) must be \(lengths.lowerBound)-\(lengths.upperBound) characters")
         }
-        return text
+        return value
+    }
+
+    /// Whether a string field's UTF-8 bytes pass `check`.
+    func satisfies(_ value: EventText, _ check: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        value.withBytes(in: bytes, check)
     }
 
     /// The case of `Value` a string member names, matched on its bytes; or the text it holds instead.
@@ -191,33 +220,33 @@ private struct Fields {
         enumCase(try requiredStringMember(name), type)
     }
 
-    func id(_ name: StaticString) throws(Rejection) -> String {
+    func id(_ name: StaticString) throws(Rejection) -> EventText {
         guard let id = try optionalID(name) else { throw .missing(name) }
         return id
     }
 
-    func optionalID(_ name: StaticString) throws(Rejection) -> String? {
+    func optionalID(_ name: StaticString) throws(Rejection) -> EventText? {
         guard let text = try optionalString(name, lengths: 1...128) else { return nil }
-        guard Identifiers.isID(text) else {
+        guard satisfies(text, { Identifiers.isID(utf8: $0) }) else {
             throw Rejection(.invalidValue, "\(name) must be 1-128 characters of A-Za-z0-9._:-")
         }
         return text
     }
 
-    func slug(_ name: StaticString) throws(Rejection) -> String {
+    func slug(_ name: StaticString) throws(Rejection) -> EventText {
         guard let slug = try optionalSlug(name) else { throw .missing(name) }
         return slug
     }
 
-    func optionalSlug(_ name: StaticString) throws(Rejection) -> String? {
+    func optionalSlug(_ name: StaticString) throws(Rejection) -> EventText? {
         guard let text = try optionalString(name, lengths: 1...32) else { return nil }
-        guard Identifiers.isSlug(text) else { throw Rejection(.invalidValue, "\(name) must match [a-z0-9_]{1,32}") }
+        guard satisfies(text, { Identifiers.isSlug(utf8: $0) }) else { throw Rejection(.invalidValue, "\(name) must match [a-z0-9_]{1,32}") }
         return text
     }
 
-    func optionalCode(_ name: StaticString, length: Int) throws(Rejection) -> String? {
+    func optionalCode(_ name: StaticString, length: Int) throws(Rejection) -> EventText? {
         guard let text = try optionalString(name, lengths: 1...64) else { return nil }
-        guard Identifiers.isUpperCode(text, length: length) else {
+        guard satisfies(text, { Identifiers.isUpperCode(utf8: $0, length: length) }) else {
             throw Rejection(.invalidValue, "\(name) must be \(length) upper-case letters A-Z")
         }
         return text

@@ -1,0 +1,181 @@
+/// Additions to the hourly rollups, as `RollupDelta` holds them, with every string dimension interned into an id of
+/// one `ValueDictionary`: an event is added straight from the bytes it was decoded from (`EventRecord`), and a key
+/// is a few integers to hash and compare, with no String made, hashed or reference-counted per event.
+public struct InternedDelta: Sendable {
+    public private(set) var values = ValueDictionary()
+    public private(set) var streams: [StreamCell: StreamCounters] = [:]
+    public private(set) var revenue: [RevenueCell: RevenueCounters] = [:]
+    public private(set) var social: [SocialCell: Int64] = [:]
+    /// Unique listeners per artist and day, and per track and day (plays with a `listener_id` only).
+    public private(set) var artistListeners: [ArtistDayCell: HyperLogLog] = [:]
+    public private(set) var trackListeners: [TrackDayCell: HyperLogLog] = [:]
+    public var rejected: [RejectedMessage] = []
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty && artistListeners.isEmpty
+    }
+
+    /// Number of rows a flush of this delta writes.
+    public var rowCount: Int {
+        streams.count + revenue.count + social.count + rejected.count + artistListeners.count + trackListeners.count
+    }
+
+    /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`).
+    public mutating func add(_ record: EventRecord, in value: UnsafeRawBufferPointer) {
+        let artist = id(record.artist, value)
+        let hour = record.occurredAt.seconds.floorDiv(3600)
+        switch record.details {
+        case .stream(let stream):
+            let track = id(stream.track, value)
+            let cell = StreamCell(
+                artist: artist, track: track, platform: id(stream.platform, value), country: id(stream.country, value),
+                hour: hour, ageRange: stream.ageRange, gender: stream.gender)
+            streams[cell, default: StreamCounters()] += StreamCounters(
+                streams: stream.isStream ? 1 : 0, skips: stream.isStream ? 0 : 1, listeningMs: stream.durationMs ?? 0)
+            if let hash = stream.listenerHash {
+                let day = record.occurredAt.daysSinceEpoch
+                artistListeners[ArtistDayCell(artist: artist, day: day), default: HyperLogLog()].add(hash: hash)
+                trackListeners[TrackDayCell(artist: artist, track: track, day: day), default: HyperLogLog()].add(hash: hash)
+            }
+        case .revenue(let revenue):
+            let cell = RevenueCell(
+                artist: artist, hour: hour, source: revenue.source, currency: id(revenue.currency, value),
+                platform: id(revenue.platform, value), track: id(revenue.track, value))
+            self.revenue[cell, default: RevenueCounters()] += RevenueCounters(amount: revenue.amount, events: 1)
+        case .social(let social):
+            let cell = SocialCell(artist: artist, hour: hour, platform: id(social.platform, value), action: id(social.action, value))
+            self.social[cell, default: 0] += social.count
+        }
+    }
+
+    private mutating func id(_ text: EventText, _ value: UnsafeRawBufferPointer) -> UInt32 {
+        text.withBytes(in: value) { values.id($0) }
+    }
+
+    /// An absent optional dimension is stored as "" (as `RevenueKey` does).
+    private mutating func id(_ text: EventText?, _ value: UnsafeRawBufferPointer) -> UInt32 {
+        guard let text else { return values.id(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return id(text, value)
+    }
+
+    /// The same additions keyed by strings.
+    public var rollupDelta: RollupDelta {
+        var delta = RollupDelta()
+        for (cell, counters) in streams {
+            let key = StreamKey(
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), trackID: values[cell.track],
+                platform: values[cell.platform], country: values[cell.country], ageRange: cell.ageRange, gender: cell.gender)
+            delta.streams[key] = counters
+        }
+        for (cell, counters) in revenue {
+            let key = RevenueKey(
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), source: cell.source,
+                currency: values[cell.currency], platform: values[cell.platform], trackID: values[cell.track])
+            delta.revenue[key] = counters
+        }
+        for (cell, count) in social {
+            let key = SocialKey(
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), platform: values[cell.platform],
+                action: values[cell.action])
+            delta.social[key] = count
+        }
+        for (cell, sketch) in artistListeners {
+            delta.artistListeners[ArtistDay(artistID: values[cell.artist], day: cell.day)] = sketch
+        }
+        for (cell, sketch) in trackListeners {
+            delta.trackListeners[TrackDay(artistID: values[cell.artist], trackID: values[cell.track], day: cell.day)] = sketch
+        }
+        delta.rejected = rejected
+        return delta
+    }
+}
+
+/// A dimension value of an interned row: an id of the delta's `ValueDictionary`, or the text of an enum case.
+public enum InternedValue: Equatable, Sendable {
+    case id(UInt32)
+    case text(String)
+}
+
+/// The key of a row of a full-dimension hourly rollup with interned values (`HourlyRowKey` keyed by strings).
+public protocol InternedRowKey: Hashable, Sendable {
+    var artist: UInt32 { get }
+    /// Hours since the epoch.
+    var hour: Int64 { get }
+    /// This row's value of `dimension` ("" for a dimension the row's dataset does not have).
+    func value(of dimension: Dimension) -> InternedValue
+}
+
+public struct StreamCell: InternedRowKey {
+    public var artist: UInt32
+    public var track: UInt32
+    public var platform: UInt32
+    public var country: UInt32
+    public var hour: Int64
+    public var ageRange: AgeRange
+    public var gender: Gender
+
+    public func value(of dimension: Dimension) -> InternedValue {
+        switch dimension {
+        case .artistID: .id(artist)
+        case .trackID: .id(track)
+        case .platform: .id(platform)
+        case .country: .id(country)
+        case .ageRange: .text(ageRange.rawValue)
+        case .gender: .text(gender.rawValue)
+        case .source, .currency, .action: .text("")
+        }
+    }
+}
+
+public struct RevenueCell: InternedRowKey {
+    public var artist: UInt32
+    public var hour: Int64
+    public var source: RevenueSource
+    public var currency: UInt32
+    /// "" when the event had none.
+    public var platform: UInt32
+    /// "" when the event had none.
+    public var track: UInt32
+
+    public func value(of dimension: Dimension) -> InternedValue {
+        switch dimension {
+        case .artistID: .id(artist)
+        case .source: .text(source.rawValue)
+        case .currency: .id(currency)
+        case .platform: .id(platform)
+        case .trackID: .id(track)
+        case .country, .ageRange, .gender, .action: .text("")
+        }
+    }
+}
+
+public struct SocialCell: InternedRowKey {
+    public var artist: UInt32
+    public var hour: Int64
+    public var platform: UInt32
+    public var action: UInt32
+
+    public func value(of dimension: Dimension) -> InternedValue {
+        switch dimension {
+        case .artistID: .id(artist)
+        case .platform: .id(platform)
+        case .action: .id(action)
+        default: .text("")
+        }
+    }
+}
+
+/// An artist's UTC day (days since the epoch), the grain of the unique-listener sketches.
+public struct ArtistDayCell: Hashable, Sendable {
+    public var artist: UInt32
+    public var day: Int64
+}
+
+/// A track's UTC day, the grain of the per-track unique-listener sketches.
+public struct TrackDayCell: Hashable, Sendable {
+    public var artist: UInt32
+    public var track: UInt32
+    public var day: Int64
+}

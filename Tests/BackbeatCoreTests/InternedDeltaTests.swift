@@ -1,0 +1,84 @@
+import BackbeatCore
+import Testing
+
+/// The interned rollup (`InternedDelta`, fed from `EventRecord`s) adds exactly what the string-keyed `RollupDelta`
+/// adds from the same lines' events, and its dictionary gives one id per distinct value.
+struct InternedDeltaTests {
+    static let start = CivilDate(year: 2026, month: 10, day: 1)
+    static let now = Timestamp(seconds: (start.daysSinceEpoch + 40) * 86_400)
+
+    /// Values written with escapes, non-ASCII text and absent optional fields, beside the generator's plain ones.
+    static let handWritten = [
+        #"{"event_id":"e\u002d1","type":"stream","occurred_at":"2026-10-02T10:00:00Z","artist_id":"artist\u002d0001","track_id":"artist-0001:track-01","platform":"spotify","listener_id":"l\u00e9-1","country":"FR"}"#,
+        #"{"event_id":"e-2","type":"stream","occurred_at":"2026-10-02T10:59:59.999999Z","artist_id":"artist-0001","track_id":"artist-0001:track-01","platform":"spotify","listener_id":"lé-1","country":"FR","age_range":"25-34","gender":"female","duration_ms":10}"#,
+        #"{"event_id":"é","type":"stream","occurred_at":"2026-10-02T11:00:00+02:00","artist_id":"artist-0002","track_id":"t","platform":"sp\u006ftify"}"#,
+        #"{"event_id":"e-4","type":"revenue","occurred_at":"2026-10-03T00:00:00Z","artist_id":"artist-0001","source":"live","amount":"12.50","currency":"EUR"}"#,
+        #"{"event_id":"e-5","type":"revenue","occurred_at":"2026-10-03T00:30:00Z","artist_id":"artist-0001","source":"live","amount":1e1,"currency":"EUR","platform":"","track_id":null}"#,
+        #"{"event_id":"e-6","type":"social","occurred_at":"2026-10-03T00:30:00Z","artist_id":"artist-0003","platform":"tiktok","action":"like","count":5}"#,
+        #"{"event_id":"e-7","type":"social","occurred_at":"2026-10-03T00:31:00Z","artist_id":"artist-0003","platform":"tiktok","action":"lik\u0065"}"#,
+    ]
+
+    @Test func internedRowsAreTheRowsOfTheDecodedEvents() throws {
+        var generator = EventGenerator(.init(seed: 7, artists: 12, days: 20, start: Self.start, invalidFraction: 0.1, tracksPerArtist: 8))
+        let values = (0..<20_000).map { _ in generator.next().value ?? [] } + Self.handWritten.map { Array($0.utf8) }
+        var interned = InternedDelta()
+        var expected = RollupDelta()
+        var rejected = 0
+        for value in values {
+            value.withUnsafeBytes { bytes in
+                switch EventDecoder.decodeRecord(bytes: bytes, now: Self.now) {
+                case .success(let record):
+                    interned.add(record, in: bytes)
+                    let event = record.event(in: bytes)
+                    #expect(EventDecoder.decode(bytes: bytes, now: Self.now) == .success(event))
+                    expected.add(event)
+                case .failure(let rejection):
+                    #expect(EventDecoder.decode(bytes: bytes, now: Self.now) == .failure(rejection))
+                    rejected += 1
+                }
+            }
+        }
+        let delta = interned.rollupDelta
+        #expect(rejected > 1_000 && !expected.revenue.isEmpty && !expected.social.isEmpty)
+        #expect(delta.streams == expected.streams)
+        #expect(delta.revenue == expected.revenue)
+        #expect(delta.social == expected.social)
+        #expect(delta.artistListeners == expected.artistListeners)
+        #expect(delta.trackListeners == expected.trackListeners)
+        #expect(interned.rowCount == expected.rowCount)
+    }
+
+    @Test func escapedAndPlainSpellingsOfAValueShareAnID() throws {
+        var interned = InternedDelta()
+        for value in Self.handWritten.prefix(2) {
+            let bytes = Array(value.utf8)
+            bytes.withUnsafeBytes { bytes in
+                guard case .success(let record) = EventDecoder.decodeRecord(bytes: bytes, now: Self.now) else {
+                    Issue.record("\(value) was rejected")
+                    return
+                }
+                interned.add(record, in: bytes)
+            }
+        }
+        // Same artist, track and hour; the dimensions differ (age and gender), so two rows and one listener.
+        #expect(interned.streams.count == 2)
+        #expect(Set(interned.streams.keys.map(\.artist)).count == 1)
+        #expect(interned.rollupDelta.streams.keys.allSatisfy { $0.artistID == "artist-0001" })
+        #expect(interned.artistListeners.values.map { $0.cardinality.rounded() } == [1])
+    }
+
+    @Test func aDictionaryGivesDenseIDsInOrderOfFirstUse() {
+        var dictionary = ValueDictionary()
+        let texts = (0..<5_000).map { "value-\($0 * 7919 % 5_000)" } + [""]
+        for (index, text) in texts.enumerated() {
+            #expect(dictionary.id(text) == UInt32(index))
+        }
+        for (index, text) in texts.enumerated().reversed() {
+            #expect(dictionary.id(text) == UInt32(index), "an existing value keeps its id as the table grows")
+            #expect(dictionary[UInt32(index)] == text)
+        }
+        #expect(dictionary.count == texts.count)
+        let bytes = Array("value-17".utf8)
+        #expect(bytes.withUnsafeBytes { dictionary.id($0) } == dictionary.id("value-17"))
+    }
+}
