@@ -135,11 +135,12 @@ extension Store {
             }
         }
         let values = delta.values
-        try await appendSketches(delta.artistListeners, to: .artistListeners, on: connection) { key, copy in
+        let listeners = delta.listeners
+        try await appendSketches(listeners.artists, to: .artistListeners, on: connection) { key, copy in
             copy.value(.id(key.artist), in: values)
             copy.day(key.day)
         }
-        try await appendSketches(delta.trackListeners, to: .trackListeners, on: connection) { key, copy in
+        try await appendSketches(listeners.tracks, to: .trackListeners, on: connection) { key, copy in
             copy.value(.id(key.artist), in: values)
             copy.day(key.day)
             copy.value(.id(key.track), in: values)
@@ -176,10 +177,10 @@ extension Store {
     }
 
     /// Appends `sketches` to `table`: each key's columns (`keyColumns`), then its serialized sketch.
-    private func appendSketches<Key>(
-        _ sketches: [Key: HyperLogLog], to table: AggregateTable, on connection: PostgresConnection,
+    private func appendSketches<Sketches: Collection, Key>(
+        _ sketches: Sketches, to table: AggregateTable, on connection: PostgresConnection,
         _ keyColumns: (Key, inout CopyTextEncoder) -> Void
-    ) async throws {
+    ) async throws where Sketches.Element == (key: Key, value: HyperLogLog) {
         guard !sketches.isEmpty else { return }
         try await append(sketches, to: table, on: connection) { row, copy in
             keyColumns(row.key, &copy)

@@ -45,7 +45,7 @@ struct InternedDeltaTests {
         #expect(delta.social == expected.social)
         #expect(delta.artistListeners == expected.artistListeners)
         #expect(delta.trackListeners == expected.trackListeners)
-        #expect(interned.rowCount == expected.rowCount)
+        #expect(delta.rowCount == expected.rowCount)
     }
 
     @Test func escapedAndPlainSpellingsOfAValueShareAnID() throws {
@@ -64,7 +64,7 @@ struct InternedDeltaTests {
         #expect(interned.streams.count == 2)
         #expect(Set(interned.streams.keys.map(\.artist)).count == 1)
         #expect(interned.rollupDelta.streams.keys.allSatisfy { $0.artistID == "artist-0001" })
-        #expect(interned.artistListeners.values.map { $0.cardinality.rounded() } == [1])
+        #expect(interned.listeners.artists.map { $0.value.cardinality.rounded() } == [1])
     }
 
     @Test func aDictionaryGivesDenseIDsInOrderOfFirstUse() {
@@ -80,5 +80,14 @@ struct InternedDeltaTests {
         #expect(dictionary.count == texts.count)
         let bytes = Array("value-17".utf8)
         #expect(bytes.withUnsafeBytes { dictionary.id($0) } == dictionary.id("value-17"))
+    }
+
+    @Test(arguments: [0, 1, HyperLogLog.explicitLimit, HyperLogLog.explicitLimit + 1, 5_000])
+    func aSketchOfSortedHashesIsTheSketchOfTheirAdds(count: Int) {
+        var random = SystemRandomNumberGenerator()
+        let hashes = (0..<count).map { _ in Int64.random(in: .min ... .max, using: &random) }
+        var added = HyperLogLog()
+        for hash in hashes { added.add(hash: hash) }
+        #expect(HyperLogLog(sortedDistinctHashes: Array(Set(hashes)).sorted()) == added)
     }
 }

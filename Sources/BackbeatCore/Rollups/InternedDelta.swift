@@ -6,20 +6,15 @@ public struct InternedDelta: Sendable {
     public private(set) var streams: [StreamCell: StreamCounters] = [:]
     public private(set) var revenue: [RevenueCell: RevenueCounters] = [:]
     public private(set) var social: [SocialCell: Int64] = [:]
-    /// Unique listeners per artist and day, and per track and day (plays with a `listener_id` only).
-    public private(set) var artistListeners: [ArtistDayCell: HyperLogLog] = [:]
-    public private(set) var trackListeners: [TrackDayCell: HyperLogLog] = [:]
+    /// The listener of each play with a `listener_id`, by track and day: the unique-listener sketches are built
+    /// from these when they are read (`listeners`), one sort instead of a sketch update per play.
+    private var plays: [ListenedPlay] = []
     public var rejected: [RejectedMessage] = []
 
     public init() {}
 
     public var isEmpty: Bool {
-        streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty && artistListeners.isEmpty
-    }
-
-    /// Number of rows a flush of this delta writes.
-    public var rowCount: Int {
-        streams.count + revenue.count + social.count + rejected.count + artistListeners.count + trackListeners.count
+        streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty && plays.isEmpty
     }
 
     /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`).
@@ -35,9 +30,7 @@ public struct InternedDelta: Sendable {
             streams[cell, default: StreamCounters()] += StreamCounters(
                 streams: stream.isStream ? 1 : 0, skips: stream.isStream ? 0 : 1, listeningMs: stream.durationMs ?? 0)
             if let hash = stream.listenerHash {
-                let day = record.occurredAt.daysSinceEpoch
-                artistListeners[ArtistDayCell(artist: artist, day: day), default: HyperLogLog()].add(hash: hash)
-                trackListeners[TrackDayCell(artist: artist, track: track, day: day), default: HyperLogLog()].add(hash: hash)
+                plays.append(ListenedPlay(cell: TrackDayCell(artist: artist, track: track, day: record.occurredAt.daysSinceEpoch), hash: hash))
             }
         case .revenue(let revenue):
             let cell = RevenueCell(
@@ -81,15 +74,52 @@ public struct InternedDelta: Sendable {
                 action: values[cell.action])
             delta.social[key] = count
         }
-        for (cell, sketch) in artistListeners {
+        let listeners = self.listeners
+        for (cell, sketch) in listeners.artists {
             delta.artistListeners[ArtistDay(artistID: values[cell.artist], day: cell.day)] = sketch
         }
-        for (cell, sketch) in trackListeners {
+        for (cell, sketch) in listeners.tracks {
             delta.trackListeners[TrackDay(artistID: values[cell.artist], trackID: values[cell.track], day: cell.day)] = sketch
         }
         delta.rejected = rejected
         return delta
     }
+}
+
+extension InternedDelta {
+    /// The unique listeners per artist and day, and per track and day, of the plays added.
+    public var listeners: (artists: [(key: ArtistDayCell, value: HyperLogLog)], tracks: [(key: TrackDayCell, value: HyperLogLog)]) {
+        var plays = self.plays
+        plays.sort { ($0.cell.artist, $0.cell.day, $0.hash) < ($1.cell.artist, $1.cell.day, $1.hash) }
+        let artists = Self.sketches(ofSorted: plays) { ArtistDayCell(artist: $0.artist, day: $0.day) }
+        plays.sort { ($0.cell.artist, $0.cell.track, $0.cell.day, $0.hash) < ($1.cell.artist, $1.cell.track, $1.cell.day, $1.hash) }
+        let tracks = Self.sketches(ofSorted: plays) { $0 }
+        return (artists, tracks)
+    }
+
+    /// One sketch per run of plays with the same `key`, in `plays` sorted by key, then hash.
+    private static func sketches<Key: Equatable>(ofSorted plays: [ListenedPlay], key: (TrackDayCell) -> Key) -> [(key: Key, value: HyperLogLog)] {
+        var sketches: [(key: Key, value: HyperLogLog)] = []
+        var start = 0
+        while start < plays.count {
+            let runKey = key(plays[start].cell)
+            var hashes: [Int64] = []
+            var end = start
+            while end < plays.count, key(plays[end].cell) == runKey {
+                if hashes.last != plays[end].hash { hashes.append(plays[end].hash) }
+                end += 1
+            }
+            sketches.append((runKey, HyperLogLog(sortedDistinctHashes: hashes)))
+            start = end
+        }
+        return sketches
+    }
+}
+
+/// A play's listener hash and the track day it counts in.
+private struct ListenedPlay {
+    var cell: TrackDayCell
+    var hash: Int64
 }
 
 /// A dimension value of an interned row: an id of the delta's `ValueDictionary`, or the text of an enum case.

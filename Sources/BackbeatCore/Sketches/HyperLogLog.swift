@@ -30,6 +30,20 @@ public struct HyperLogLog: Equatable, Sendable {
 
     public init() {}
 
+    /// The sketch of `hashes`, distinct and sorted as signed integers: what adding each of them one by one gives.
+    public init(sortedDistinctHashes hashes: [Int64]) {
+        if hashes.isEmpty { return }
+        if hashes.count <= Self.explicitLimit {
+            storage = .explicit(hashes)
+            return
+        }
+        var registers = [UInt8](repeating: 0, count: Self.registerCount)
+        registers.withUnsafeMutableBufferPointer { registers in
+            for hash in hashes { Self.update(registers, with: hash) }
+        }
+        storage = .registers(registers)
+    }
+
     /// Adds a listener id (hashed as `hll_hash_text` does).
     public mutating func add(_ id: String) {
         add(hash: MurmurHash3.hash64(id))
