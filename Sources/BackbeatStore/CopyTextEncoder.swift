@@ -6,11 +6,12 @@ import PostgresNIO
 ///
 /// postgres-nio 1.33 exposes COPY FROM in text format only, so values are escaped as that format requires.
 struct CopyTextEncoder {
-    private(set) var buffer: ByteBuffer
+    /// Encoded as plain bytes (cheaper per column than a ByteBuffer's checked writes), handed over as one buffer.
+    private var bytes: [UInt8] = []
     private var columnsInRow = 0
 
     init(capacity: Int = 64 * 1024) {
-        buffer = ByteBufferAllocator().buffer(capacity: capacity)
+        bytes.reserveCapacity(capacity)
     }
 
     /// A text column, escaped.
@@ -32,16 +33,16 @@ struct CopyTextEncoder {
         separate()
         // Ids and dimension values (validated at ingest) need no escaping: copied whole.
         if value.allSatisfy({ $0 != UInt8(ascii: "\\") && $0 >= 0x20 }) {
-            buffer.writeBytes(value)
+            bytes.append(contentsOf: value)
             return
         }
         for byte in value {
             switch byte {
-            case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
-            case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
-            case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
-            case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
-            default: buffer.writeInteger(byte)
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: #"\t"#.utf8)
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: #"\n"#.utf8)
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: #"\r"#.utf8)
+            default: bytes.append(byte)
             }
         }
     }
@@ -49,7 +50,7 @@ struct CopyTextEncoder {
     /// A column whose text never needs escaping (numbers, timestamps).
     mutating func plain(_ value: String) {
         separate()
-        buffer.writeString(value)
+        bytes.append(contentsOf: value.utf8)
     }
 
     mutating func integer(_ value: some BinaryInteger) {
@@ -65,7 +66,7 @@ struct CopyTextEncoder {
             digits += 1
             rest /= 10
         }
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: digits) { bytes in
+        write(digits) { bytes in
             var remaining = value
             for index in stride(from: digits - 1, through: 0, by: -1) {
                 bytes[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
@@ -79,11 +80,11 @@ struct CopyTextEncoder {
     mutating func bytes(_ value: [UInt8]?) {
         separate()
         guard let value else {
-            buffer.writeStaticString("\\N")
+            bytes.append(contentsOf: #"\N"#.utf8)
             return
         }
-        buffer.writeStaticString("\\\\x")
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: value.count * 2) { output in
+        bytes.append(contentsOf: #"\\x"#.utf8)
+        write(value.count * 2) { output in
             for (index, byte) in value.enumerated() {
                 output[2 * index] = Self.hexDigit(byte >> 4)
                 output[2 * index + 1] = Self.hexDigit(byte & 0xF)
@@ -103,7 +104,7 @@ struct CopyTextEncoder {
         guard (0...9999).contains(date.year) else { return plain(RFC3339.format(hour.start)) }
         separate()
         let hourOfDay = Int(hour.hoursSinceEpoch - day * 24)
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 22) { output in
+        write(22) { output in
             Self.writeDate(date, into: output)
             output[10] = UInt8(ascii: " ")
             output[11] = UInt8(ascii: "0") + UInt8(hourOfDay / 10)
@@ -118,7 +119,7 @@ struct CopyTextEncoder {
         let date = CivilDate(daysSinceEpoch: daysSinceEpoch)
         guard (0...9999).contains(date.year) else { return plain(RFC3339.formatDate(date)) }
         separate()
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 10) { output in
+        write(10) { output in
             Self.writeDate(date, into: output)
             return 10
         }
@@ -172,20 +173,31 @@ struct CopyTextEncoder {
     mutating func encode<Rows: IteratorProtocol>(
         _ rows: inout Rows, upTo bytes: Int, _ encode: (Rows.Element, inout CopyTextEncoder) -> Void
     ) -> Bool {
-        while buffer.readableBytes < bytes {
+        while self.bytes.count < bytes {
             guard let row = rows.next() else { return true }
             encode(row, &self)
         }
         return false
     }
 
+    /// What is encoded, as one buffer.
+    var buffer: ByteBuffer { ByteBuffer(bytes: bytes) }
+
+    /// Appends `count` bytes that `fill` writes (it returns how many it wrote, at most `count`).
+    private mutating func write(_ count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        let written = bytes.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+        bytes.removeLast(count - written)
+    }
+
     mutating func endRow() {
-        buffer.writeInteger(UInt8(ascii: "\n"))
+        bytes.append(UInt8(ascii: "\n"))
         columnsInRow = 0
     }
 
     private mutating func separate() {
-        if columnsInRow > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+        if columnsInRow > 0 { bytes.append(UInt8(ascii: "\t")) }
         columnsInRow += 1
     }
 }

@@ -148,11 +148,11 @@ extension Store {
     }
 
     private func appendFull<Key: InternedRowKey, Counters>(
-        _ cube: Cube, _ rows: [Key: Counters], _ values: ValueDictionary, _ sums: (Counters) -> CubeRowSums,
+        _ cube: Cube, _ rows: CellTable<Key, Counters>, _ values: ValueDictionary, _ sums: (Counters) -> CubeRowSums,
         on connection: PostgresConnection
     ) async throws {
         guard !rows.isEmpty else { return }
-        try await append(rows, to: AggregateTable(cube), on: connection) { row, copy in
+        try await append(rows.rows, to: AggregateTable(cube), on: connection) { row, copy in
             let (key, counters) = row
             copy.value(.id(key.artist), in: values)
             copy.hour(HourBucket(hoursSinceEpoch: key.hour))

@@ -3,9 +3,9 @@
 /// is a few integers to hash and compare, with no String made, hashed or reference-counted per event.
 public struct InternedDelta: Sendable {
     public private(set) var values = ValueDictionary()
-    public private(set) var streams: [StreamCell: StreamCounters] = [:]
-    public private(set) var revenue: [RevenueCell: RevenueCounters] = [:]
-    public private(set) var social: [SocialCell: Int64] = [:]
+    public private(set) var streams = CellTable<StreamCell, StreamCounters>()
+    public private(set) var revenue = CellTable<RevenueCell, RevenueCounters>()
+    public private(set) var social = CellTable<SocialCell, Int64>()
     /// The listener of each play with a `listener_id`, by track and day: the unique-listener sketches are built
     /// from these when they are read (`listeners`), one sort instead of a sketch update per play.
     private var plays: [ListenedPlay] = []
@@ -27,8 +27,8 @@ public struct InternedDelta: Sendable {
             let cell = StreamCell(
                 artist: artist, track: track, platform: id(stream.platform, value), country: id(stream.country, value),
                 hour: hour, ageRange: stream.ageRange, gender: stream.gender)
-            streams[cell, default: StreamCounters()] += StreamCounters(
-                streams: stream.isStream ? 1 : 0, skips: stream.isStream ? 0 : 1, listeningMs: stream.durationMs ?? 0)
+            let added = StreamCounters(streams: stream.isStream ? 1 : 0, skips: stream.isStream ? 0 : 1, listeningMs: stream.durationMs ?? 0)
+            streams.update(cell, initial: StreamCounters()) { $0 += added }
             if let hash = stream.listenerHash {
                 plays.append(ListenedPlay(cell: TrackDayCell(artist: artist, track: track, day: record.occurredAt.daysSinceEpoch), hash: hash))
             }
@@ -36,10 +36,10 @@ public struct InternedDelta: Sendable {
             let cell = RevenueCell(
                 artist: artist, hour: hour, source: revenue.source, currency: id(revenue.currency, value),
                 platform: id(revenue.platform, value), track: id(revenue.track, value))
-            self.revenue[cell, default: RevenueCounters()] += RevenueCounters(amount: revenue.amount, events: 1)
+            self.revenue.update(cell, initial: RevenueCounters()) { $0 += RevenueCounters(amount: revenue.amount, events: 1) }
         case .social(let social):
             let cell = SocialCell(artist: artist, hour: hour, platform: id(social.platform, value), action: id(social.action, value))
-            self.social[cell, default: 0] += social.count
+            self.social.update(cell, initial: 0) { $0 += social.count }
         }
     }
 
@@ -56,19 +56,19 @@ public struct InternedDelta: Sendable {
     /// The same additions keyed by strings.
     public var rollupDelta: RollupDelta {
         var delta = RollupDelta()
-        for (cell, counters) in streams {
+        for (cell, counters) in streams.rows {
             let key = StreamKey(
                 artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), trackID: values[cell.track],
                 platform: values[cell.platform], country: values[cell.country], ageRange: cell.ageRange, gender: cell.gender)
             delta.streams[key] = counters
         }
-        for (cell, counters) in revenue {
+        for (cell, counters) in revenue.rows {
             let key = RevenueKey(
                 artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), source: cell.source,
                 currency: values[cell.currency], platform: values[cell.platform], trackID: values[cell.track])
             delta.revenue[key] = counters
         }
-        for (cell, count) in social {
+        for (cell, count) in social.rows {
             let key = SocialKey(
                 artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), platform: values[cell.platform],
                 action: values[cell.action])
@@ -129,7 +129,7 @@ public enum InternedValue: Equatable, Sendable {
 }
 
 /// The key of a row of a full-dimension hourly rollup with interned values (`HourlyRowKey` keyed by strings).
-public protocol InternedRowKey: Hashable, Sendable {
+public protocol InternedRowKey: TableKey {
     var artist: UInt32 { get }
     /// Hours since the epoch.
     var hour: Int64 { get }
@@ -157,6 +157,12 @@ public struct StreamCell: InternedRowKey {
         case .source, .currency, .action: .text("")
         }
     }
+
+    public func hash(seed: UInt64) -> UInt64 {
+        var hash = TableHash.mix(seed, UInt64(artist) << 32 | UInt64(track))
+        hash = TableHash.mix(hash, UInt64(platform) << 32 | UInt64(country))
+        return TableHash.mix(hash, UInt64(bitPattern: hour) << 16 | TableHash.ordinal(ageRange) << 8 | TableHash.ordinal(gender))
+    }
 }
 
 public struct RevenueCell: InternedRowKey {
@@ -179,6 +185,12 @@ public struct RevenueCell: InternedRowKey {
         case .country, .ageRange, .gender, .action: .text("")
         }
     }
+
+    public func hash(seed: UInt64) -> UInt64 {
+        var hash = TableHash.mix(seed, UInt64(artist) << 32 | UInt64(currency))
+        hash = TableHash.mix(hash, UInt64(platform) << 32 | UInt64(track))
+        return TableHash.mix(hash, UInt64(bitPattern: hour) << 8 | TableHash.ordinal(source))
+    }
 }
 
 public struct SocialCell: InternedRowKey {
@@ -194,6 +206,10 @@ public struct SocialCell: InternedRowKey {
         case .action: .id(action)
         default: .text("")
         }
+    }
+
+    public func hash(seed: UInt64) -> UInt64 {
+        TableHash.mix(TableHash.mix(seed, UInt64(artist) << 32 | UInt64(platform)), UInt64(bitPattern: hour) << 32 ^ UInt64(action))
     }
 }
 
