@@ -243,6 +243,11 @@ public struct JSONScanner {
         sawEscape = false
         sawNonASCII = false
         while index < bytes.count {
+            // Eight plain bytes at a time (no quote, backslash, control or non-ASCII byte among them).
+            while index + 8 <= bytes.count, Self.arePlain(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                index += 8
+            }
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
@@ -262,6 +267,18 @@ public struct JSONScanner {
             }
         }
         throw error("unterminated string")
+    }
+
+    /// Whether none of the eight bytes in `word` ends or escapes a string or needs checking as UTF-8: each is in
+    /// 0x20..<0x80 and is neither `"` nor `\`.
+    @inline(__always)
+    private static func arePlain(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // A byte is zero in x exactly when (x - 1) borrows into its high bit while x's high bit is clear.
+        func hasZeroByte(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        let control = (word &- ones &* 0x20) & ~word & highs  // some byte below 0x20 (or a borrow from one)
+        return word & highs == 0 && control == 0 && !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
     }
 
     private mutating func scanEscape() throws(JSONScanError) {

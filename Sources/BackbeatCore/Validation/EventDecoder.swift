@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Turns a raw message value into a validated `Event`, or a `Rejection` naming the first rule it breaks.
 public enum EventDecoder {
     /// Values larger than this are rejected unread.
@@ -206,7 +212,13 @@ private struct Fields {
     ) -> Result<Value, NotACase> where Value.RawValue == String {
         if member.valueIsPlainASCII {
             let bytes = raw(member)
-            for value in Value.allCases where value.rawValue.utf8.elementsEqual(bytes) { return .success(value) }
+            for value in Value.allCases {
+                var name = value.rawValue
+                let same = name.withUTF8 { name in
+                    name.count == bytes.count && (bytes.isEmpty || memcmp(name.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+                }
+                if same { return .success(value) }
+            }
             return .failure(NotACase(text: text(member)))
         }
         let text = text(member)
