@@ -10,7 +10,7 @@ public struct IntervalRollup {
     let stored: [TopicPartition: Int64]
     let replayClocks: [TopicPartition: Timestamp]
     /// The interval's aggregates, as far as read.
-    public private(set) var delta = RollupDelta()
+    public private(set) var delta = InternedDelta()
     /// The interval's valid events, as far as read.
     public private(set) var events: Int64 = 0
     /// How far the inputs reached in each Kafka partition (one past the last offset counted).
@@ -42,10 +42,11 @@ public struct IntervalRollup {
                 let position = archived.message.position
                 guard let limit = stored[position.topicPartition], position.offset < limit else { return }
                 reached[position.topicPartition] = max(reached[position.topicPartition] ?? 0, position.offset + 1)
-                if case .success(let event) = EventDecoder.decode(archived.message.value, now: archived.consumedAt) { count(event) }
+                guard let value = archived.message.value else { return }
+                value.withUnsafeBytes { count(EventDecoder.decodeRecord(bytes: $0, now: archived.consumedAt), in: $0) }
             } else {
                 guard line < plainLimit, !bytes.isEmpty else { return }
-                if case .success(let event) = EventDecoder.decode(bytes: bytes, now: now) { count(event) }
+                count(EventDecoder.decodeRecord(bytes: bytes, now: now), in: bytes)
             }
         }
         do {
@@ -70,9 +71,10 @@ public struct IntervalRollup {
         }
     }
 
-    private mutating func count(_ event: Event) {
-        guard days.contains(event.occurredAt.daysSinceEpoch) else { return }
-        delta.add(event)
+    /// Counts a valid event of the interval, decoded from `value`.
+    private mutating func count(_ decoded: Result<EventRecord, Rejection>, in value: UnsafeRawBufferPointer) {
+        guard case .success(let record) = decoded, days.contains(record.occurredAt.daysSinceEpoch) else { return }
+        delta.add(record, in: value)
         events += 1
     }
 

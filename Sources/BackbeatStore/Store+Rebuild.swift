@@ -14,7 +14,7 @@ extension Store {
     @discardableResult
     public func rebuild(
         fromDay: Int64, toDay: Int64,
-        compute: @Sendable (CountedInputs) async throws -> (delta: RollupDelta, events: Int64)
+        compute: @Sendable (CountedInputs) async throws -> (delta: InternedDelta, events: Int64)
     ) async throws -> Int64 {
         let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: fromDay))
         let end = RFC3339.formatDate(CivilDate(daysSinceEpoch: toDay + 1))
@@ -34,7 +34,7 @@ extension Store {
 
     private func swap(
         from: String, end: String,
-        compute: @Sendable (CountedInputs) async throws -> (delta: RollupDelta, events: Int64)
+        compute: @Sendable (CountedInputs) async throws -> (delta: InternedDelta, events: Int64)
     ) async throws -> Int64 {
         try await client.withTransaction(logger: logger) { connection in
             var offsets: [TopicPartition: Int64] = [:]
@@ -44,7 +44,7 @@ extension Store {
                 offsets[TopicPartition(topic: topic, partition: partition)] = offset
             }
             let clocks = try await Self.replayClocks(try await connection.query(Self.replayClocksQuery, logger: logger))
-            let (delta, counted): (RollupDelta, Int64)
+            let (delta, counted): (InternedDelta, Int64)
             do {
                 (delta, counted) = try await compute(CountedInputs(offsets: offsets, replayClocks: clocks))
             } catch {
@@ -60,7 +60,7 @@ extension Store {
                         binds: Self.binds(from, end)), logger: logger)
                 }
             }
-            try await writeAggregates([delta], on: connection)
+            try await writeAggregates(delta, on: connection)
             let inserted = try await connection.query("""
                 INSERT INTO rebuilds (from_day, to_day, events) VALUES (\(from)::date, (\(end)::date - 1), \(counted)) RETURNING id
                 """, logger: logger)
