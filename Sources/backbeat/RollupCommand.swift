@@ -43,6 +43,7 @@ struct RollupCommand: AsyncParsableCommand {
             return merged
         }
         let delta = result.delta
+        let listeners = delta.listeners
         let lines = result.lines
         let rejected = Dictionary(uniqueKeysWithValues: result.rejected.map { ($0.key.rawValue, $0.value) })
         let seconds = (clock.now - started).seconds
@@ -51,7 +52,7 @@ struct RollupCommand: AsyncParsableCommand {
             "file": file, "bytes": data.count, "lines": lines, "accepted": accepted, "rejected": rejected,
             "seconds": seconds, "threads": threads ?? ProcessInfo.processInfo.activeProcessorCount, "events_per_second": Double(lines) / seconds, "megabytes_per_second": Double(data.count) / 1_000_000 / seconds,
             "rows": ["stream_hourly": delta.streams.count, "revenue_hourly": delta.revenue.count, "social_hourly": delta.social.count,
-                     "artist_listeners_daily": delta.artistListeners.count, "track_listeners_daily": delta.trackListeners.count],
+                     "artist_listeners_daily": listeners.artists.count, "track_listeners_daily": listeners.tracks.count],
         ]
         if json {
             let encoded = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
@@ -59,7 +60,7 @@ struct RollupCommand: AsyncParsableCommand {
         } else {
             print("\(lines) events (\(accepted) accepted, \(lines - accepted) rejected) in \(String(format: "%.3f", seconds)) s: \(Int(Double(lines) / seconds)) events/s, \(String(format: "%.1f", Double(data.count) / 1_000_000 / seconds)) MB/s")
             for (reason, count) in rejected.sorted(by: { $0.value > $1.value }) { print("  rejected \(reason): \(count)") }
-            print("rows: streams \(delta.streams.count), revenue \(delta.revenue.count), social \(delta.social.count), listener days \(delta.artistListeners.count) artist / \(delta.trackListeners.count) track")
+            print("rows: streams \(delta.streams.count), revenue \(delta.revenue.count), social \(delta.social.count), listener days \(listeners.artists.count) artist / \(listeners.tracks.count) track")
         }
     }
 }

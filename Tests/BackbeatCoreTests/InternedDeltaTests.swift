@@ -48,6 +48,28 @@ struct InternedDeltaTests {
         #expect(delta.rowCount == expected.rowCount)
     }
 
+    @Test func mergingDeltasAddsWhatOneDeltaOfAllTheLinesAdds() {
+        var generator = EventGenerator(.init(seed: 11, artists: 6, days: 5, start: Self.start, invalidFraction: 0.05, tracksPerArtist: 4))
+        let values = (0..<6_000).map { _ in generator.next().value ?? [] }
+        func delta(_ values: ArraySlice<[UInt8]>) -> InternedDelta {
+            var delta = InternedDelta()
+            for value in values {
+                value.withUnsafeBytes { bytes in
+                    if case .success(let record) = EventDecoder.decodeRecord(bytes: bytes, now: Self.now) { delta.add(record, in: bytes) }
+                }
+            }
+            return delta
+        }
+        // The second part meets values in another order, so its ids differ from the first's.
+        var merged = delta(values[3_000...])
+        merged.merge(delta(values[..<3_000]))
+        let whole = delta(values[...]).rollupDelta
+        let sum = merged.rollupDelta
+        #expect(sum.streams == whole.streams && sum.revenue == whole.revenue && sum.social == whole.social)
+        #expect(sum.artistListeners == whole.artistListeners && sum.trackListeners == whole.trackListeners)
+        #expect(!whole.streams.isEmpty && !whole.trackListeners.isEmpty)
+    }
+
     @Test func escapedAndPlainSpellingsOfAValueShareAnID() throws {
         var interned = InternedDelta()
         for value in Self.handWritten.prefix(2) {

@@ -43,6 +43,35 @@ public struct InternedDelta: Sendable {
         }
     }
 
+    /// Adds everything `other` added (its ids, of its own dictionary, are interned again here).
+    public mutating func merge(_ other: InternedDelta) {
+        var ids: [UInt32] = []
+        ids.reserveCapacity(other.values.count)
+        for id in 0..<UInt32(other.values.count) { ids.append(other.values.withBytes(id) { values.id($0) }) }
+        for (cell, counters) in other.streams.rows {
+            var cell = cell
+            (cell.artist, cell.track, cell.platform, cell.country) = (ids[Int(cell.artist)], ids[Int(cell.track)], ids[Int(cell.platform)], ids[Int(cell.country)])
+            streams.update(cell, initial: StreamCounters()) { $0 += counters }
+        }
+        for (cell, counters) in other.revenue.rows {
+            var cell = cell
+            (cell.artist, cell.currency, cell.platform, cell.track) = (ids[Int(cell.artist)], ids[Int(cell.currency)], ids[Int(cell.platform)], ids[Int(cell.track)])
+            revenue.update(cell, initial: RevenueCounters()) { $0 += counters }
+        }
+        for (cell, count) in other.social.rows {
+            var cell = cell
+            (cell.artist, cell.platform, cell.action) = (ids[Int(cell.artist)], ids[Int(cell.platform)], ids[Int(cell.action)])
+            social.update(cell, initial: 0) { $0 += count }
+        }
+        plays.reserveCapacity(plays.count + other.plays.count)
+        for play in other.plays {
+            var play = play
+            (play.cell.artist, play.cell.track) = (ids[Int(play.cell.artist)], ids[Int(play.cell.track)])
+            plays.append(play)
+        }
+        rejected.append(contentsOf: other.rejected)
+    }
+
     private mutating func id(_ text: EventText, _ value: UnsafeRawBufferPointer) -> UInt32 {
         text.withBytes(in: value) { values.id($0) }
     }

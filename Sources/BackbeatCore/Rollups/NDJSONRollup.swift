@@ -2,7 +2,7 @@
 public enum NDJSONRollup {
     /// What a rollup of some lines produced.
     public struct Result: Sendable {
-        public var delta = RollupDelta()
+        public var delta = InternedDelta()
         public var lines = 0
         public var rejected: [Rejection.Reason: Int] = [:]
 
@@ -26,8 +26,8 @@ public enum NDJSONRollup {
             if end > start {
                 result.lines += 1
                 let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-                switch EventDecoder.decode(bytes: line, now: now) {
-                case .success(let event): result.delta.add(event)
+                switch EventDecoder.decodeRecord(bytes: line, now: now) {
+                case .success(let record): result.delta.add(record, in: line)
                 case .failure(let rejection): result.rejected[rejection.reason, default: 0] += 1
                 }
             }
