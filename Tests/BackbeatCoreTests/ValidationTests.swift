@@ -108,6 +108,19 @@ import Testing
         #expect(reason(stream(replacing: (#""type":"stream""#, #""type":"streams""#))) == .unknownType)
     }
 
+    @Test func fieldsAreFoundByTheirKeysHoweverWritten() {
+        // A key written with escapes names its field.
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist\u005fid":"a1""#))) == nil)
+        #expect(reason(stream(replacing: (#""platform":"spotify""#, #""\u0070latform":"x y""#))) == .invalidValue)
+        // Keys as long as a field's, or differing in case or by a prefix, name none: the field is missing.
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_ix":"a1""#))) == .missingField)
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""Artist_id":"a1""#))) == .missingField)
+        #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_i":"a1""#))) == .missingField)
+        // Unknown fields, many of them, before the known ones are ignored.
+        let unknown = (0..<300).map { #""x\#($0)":\#($0),"# }.joined()
+        #expect(reason(stream(replacing: (#"{"event_id""#, "{" + unknown + #""event_id""#))) == nil)
+    }
+
     @Test func identifiersAndSlugs() {
         #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":"A-z0.9_:x""#))) == nil)
         #expect(reason(stream(replacing: (#""artist_id":"a1""#, #""artist_id":"a b""#))) == .invalidValue)
