@@ -40,9 +40,12 @@ public struct StreamEvent: Equatable, Sendable {
     public static let streamThresholdMs: Int64 = 30_000
 
     /// A play counts as a stream when its duration is unknown or at least 30 s.
-    public var isStream: Bool {
+    public var isStream: Bool { Self.isStream(durationMs: durationMs) }
+
+    /// Whether a play of `durationMs` (nil: unknown) counts as a stream.
+    public static func isStream(durationMs: Int64?) -> Bool {
         guard let durationMs else { return true }
-        return durationMs >= Self.streamThresholdMs
+        return durationMs >= streamThresholdMs
     }
 
     public init(

@@ -79,7 +79,13 @@ public struct StreamCounters: Equatable, Sendable {
     }
 
     public init(_ event: StreamEvent) {
-        self.init(streams: event.isStream ? 1 : 0, skips: event.isStream ? 0 : 1, listeningMs: event.durationMs ?? 0)
+        self.init(playOf: event.durationMs)
+    }
+
+    /// The measures of one play of `durationMs` (nil: unknown): a stream or a skip (`StreamEvent.isStream`).
+    public init(playOf durationMs: Int64?) {
+        let isStream = StreamEvent.isStream(durationMs: durationMs)
+        self.init(streams: isStream ? 1 : 0, skips: isStream ? 0 : 1, listeningMs: durationMs ?? 0)
     }
 
     public static func += (lhs: inout StreamCounters, rhs: StreamCounters) {

@@ -46,11 +46,6 @@ public struct EventRecord: Equatable, Sendable {
         public var gender: Gender
         public var durationMs: Int64?
 
-        /// A play counts as a stream when its duration is unknown or at least 30 s (`StreamEvent.isStream`).
-        public var isStream: Bool {
-            guard let durationMs else { return true }
-            return durationMs >= StreamEvent.streamThresholdMs
-        }
     }
 
     public struct RevenueDetails: Equatable, Sendable {

@@ -1,0 +1,103 @@
+/// A dimension value of an interned row: an id of the delta's `ValueDictionary`, or the text of an enum case.
+public enum InternedValue: Equatable, Sendable {
+    case id(UInt32)
+    case text(String)
+}
+
+/// The key of a row of a full-dimension hourly rollup with interned values (`HourlyRowKey` keyed by strings).
+public protocol InternedRowKey: TableKey {
+    var artist: UInt32 { get }
+    /// Hours since the epoch.
+    var hour: Int64 { get }
+    /// This row's value of `dimension` ("" for a dimension the row's dataset does not have).
+    func value(of dimension: Dimension) -> InternedValue
+}
+
+public struct StreamCell: InternedRowKey {
+    public var artist: UInt32
+    public var track: UInt32
+    public var platform: UInt32
+    public var country: UInt32
+    public var hour: Int64
+    public var ageRange: AgeRange
+    public var gender: Gender
+
+    public func value(of dimension: Dimension) -> InternedValue {
+        switch dimension {
+        case .artistID: .id(artist)
+        case .trackID: .id(track)
+        case .platform: .id(platform)
+        case .country: .id(country)
+        case .ageRange: .text(ageRange.rawValue)
+        case .gender: .text(gender.rawValue)
+        case .source, .currency, .action: .text("")
+        }
+    }
+
+    public func hash(seed: UInt64) -> UInt64 {
+        var hash = TableHash.mix(seed, UInt64(artist) << 32 | UInt64(track))
+        hash = TableHash.mix(hash, UInt64(platform) << 32 | UInt64(country))
+        return TableHash.mix(hash, UInt64(bitPattern: hour) << 16 | TableHash.ordinal(ageRange) << 8 | TableHash.ordinal(gender))
+    }
+}
+
+public struct RevenueCell: InternedRowKey {
+    public var artist: UInt32
+    public var hour: Int64
+    public var source: RevenueSource
+    public var currency: UInt32
+    /// "" when the event had none.
+    public var platform: UInt32
+    /// "" when the event had none.
+    public var track: UInt32
+
+    public func value(of dimension: Dimension) -> InternedValue {
+        switch dimension {
+        case .artistID: .id(artist)
+        case .source: .text(source.rawValue)
+        case .currency: .id(currency)
+        case .platform: .id(platform)
+        case .trackID: .id(track)
+        case .country, .ageRange, .gender, .action: .text("")
+        }
+    }
+
+    public func hash(seed: UInt64) -> UInt64 {
+        var hash = TableHash.mix(seed, UInt64(artist) << 32 | UInt64(currency))
+        hash = TableHash.mix(hash, UInt64(platform) << 32 | UInt64(track))
+        return TableHash.mix(hash, UInt64(bitPattern: hour) << 8 | TableHash.ordinal(source))
+    }
+}
+
+public struct SocialCell: InternedRowKey {
+    public var artist: UInt32
+    public var hour: Int64
+    public var platform: UInt32
+    public var action: UInt32
+
+    public func value(of dimension: Dimension) -> InternedValue {
+        switch dimension {
+        case .artistID: .id(artist)
+        case .platform: .id(platform)
+        case .action: .id(action)
+        default: .text("")
+        }
+    }
+
+    public func hash(seed: UInt64) -> UInt64 {
+        TableHash.mix(TableHash.mix(seed, UInt64(artist) << 32 | UInt64(platform)), UInt64(bitPattern: hour) << 32 ^ UInt64(action))
+    }
+}
+
+/// An artist's UTC day (days since the epoch), the grain of the unique-listener sketches.
+public struct ArtistDayCell: Hashable, Sendable {
+    public var artist: UInt32
+    public var day: Int64
+}
+
+/// A track's UTC day, the grain of the per-track unique-listener sketches.
+public struct TrackDayCell: Hashable, Sendable {
+    public var artist: UInt32
+    public var track: UInt32
+    public var day: Int64
+}
