@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(
             name: "BackbeatServerTests",
             dependencies: [
-                "BackbeatCore", "BackbeatStore", "BackbeatServer",
+                "BackbeatCore", "BackbeatStore", "BackbeatServer", "BackbeatTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

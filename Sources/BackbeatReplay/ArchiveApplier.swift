@@ -12,7 +12,8 @@ struct ArchiveApplier: LineApplier {
     private var touched: [TopicPartition: Int64?] = [:]
     /// Partitions whose run header has been read.
     private var runs: Set<TopicPartition> = []
-    private var delta = InternedDelta()
+    /// What the messages applied since the last write add, by partition.
+    private var deltas: [TopicPartition: InternedDelta] = [:]
     private var line: Int64 = 0
     private(set) var linesSinceFlush = 0
 
@@ -76,11 +77,11 @@ struct ArchiveApplier: LineApplier {
             case .success(let record):
                 // A record is decoded from a value, so an accepted message has one.
                 try (message.value ?? []).withUnsafeBytes { value in
-                    if let republish { try republish.send(record.event(in: value), value: value) } else { delta.add(record, in: value) }
+                    if let republish { try republish.send(record.event(in: value), value: value) } else { deltas[partition, default: InternedDelta()].add(record, in: value) }
                 }
                 report.accepted += 1
             case .failure(let rejection):
-                delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
+                deltas[partition, default: InternedDelta()].rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
                 report.rejected[rejection.reason, default: 0] += 1
             }
             linesSinceFlush += 1
@@ -90,17 +91,17 @@ struct ArchiveApplier: LineApplier {
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
         guard !touched.isEmpty else { return nil }
         let parts = touched.map { partition, expected in
-            FlushBatch.Part(topicPartition: partition, generation: 0, expectedOffset: expected, newOffset: positions[partition]!, delta: RollupDelta())
+            FlushBatch.Part(
+                topicPartition: partition, generation: 0, expectedOffset: expected, newOffset: positions[partition]!,
+                delta: deltas[partition] ?? InternedDelta())
         }.sorted { $0.topicPartition < $1.topicPartition }
         let batch = FlushBatch(parts: parts)
-        // The batch's rows, of whichever partitions, are written beside the parts' offset moves.
-        let rows = delta
         touched = [:]
-        delta = InternedDelta()
+        deltas = [:]
         linesSinceFlush = 0
         return { [path] store in
             do {
-                try await store.write(batch, interned: rows)
+                try await store.write(batch)
             } catch let conflict as OffsetConflict {
                 throw ReplayError("\(path): the stored offset of \(conflict.topicPartition) moved during the replay (is a consumer "
                     + "running on it?); run the replay again: what was applied stays applied, nothing is counted twice")

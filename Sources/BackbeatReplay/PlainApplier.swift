@@ -48,14 +48,13 @@ struct PlainApplier: LineApplier {
 
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
         guard line > (expected ?? 0) else { return nil }
-        let part = FlushBatch.Part(topicPartition: position, generation: 0, expectedOffset: expected, newOffset: line, delta: RollupDelta())
-        let rows = delta
+        let part = FlushBatch.Part(topicPartition: position, generation: 0, expectedOffset: expected, newOffset: line, delta: delta)
         expected = line
         delta = InternedDelta()
         linesSinceFlush = 0
         return { [path] store in
             do {
-                try await store.write(FlushBatch(parts: [part]), interned: rows)
+                try await store.write(FlushBatch(parts: [part]))
             } catch is OffsetConflict {
                 throw ReplayError("\(path): another replay of the same input is running (its stored position moved)")
             }

@@ -140,16 +140,6 @@ struct CopyTextEncoder {
         output[9] = UInt8(ascii: "0") + UInt8(date.day % 10)
     }
 
-    /// One row of `cube`'s table: the artist, the bucket (hours since the epoch in an hourly cube, days in a daily
-    /// one), the value of each of the cube's dimensions (`dimension(index)`) and the measures.
-    mutating func cubeRow(_ cube: Cube, artistID: String, bucket: Int64, dimension: (Int) -> String, _ sums: CubeRowSums) {
-        text(artistID)
-        if cube.grain == .hour { hour(HourBucket(hoursSinceEpoch: bucket)) } else { day(bucket) }
-        for index in cube.dimensions.indices { text(dimension(index)) }
-        measures(sums, of: cube.dataset)
-        endRow()
-    }
-
     /// A cube row's measures, as its dataset's columns hold them.
     mutating func measures(_ sums: CubeRowSums, of dataset: Dataset) {
         switch dataset {

@@ -8,24 +8,18 @@ extension Store {
     /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
     /// `layer`, when given, is the in-memory layer built from exactly this batch's deltas (`serve`'s in-flight
-    /// layer): the listener sketches are read from it rather than unioned again.
-    ///
-    /// `interned`, when given, holds rows to write beside the parts' deltas: the rows and rejected messages of the
-    /// batch's parts, kept interned (`replay`).
+    /// layer): the listener sketches are read from it rather than built again.
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
-    public func write(
-        _ batch: FlushBatch, interned: InternedDelta? = nil, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = []
-    ) async throws {
-        let deltas = batch.parts.map(\.delta)
+    public func write(_ batch: FlushBatch, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = []) async throws {
+        let delta = batch.mergedDelta
         do {
             try await client.withTransaction(logger: logger) { connection in
                 for part in batch.parts {
                     try await moveOffset(part, on: connection)
                 }
-                try await writeAggregates(deltas, layer: layer, on: connection)
-                if let interned { try await writeAggregates(interned, on: connection) }
-                try await writeRejected(batch.rejected + (interned?.rejected ?? []), on: connection)
+                try await writeAggregates(delta, layer: layer, on: connection)
+                try await writeRejected(delta.rejected, on: connection)
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
                 }
@@ -99,40 +93,21 @@ extension Store {
         }
     }
 
-    /// Appends the rows that `deltas` add to every appended aggregate's `_delta` table (`AggregateTable`), by COPY
-    /// alone: each delta's full hourly rows as they are (keyed by every dimension already), one delta after the
-    /// other, then the listener sketches unioned over all deltas, or read from `layer`, the in-memory cubes of exactly
-    /// these deltas. The derived cubes' views sum the full delta rows, so nothing is written for them; a key written
-    /// twice still answers once.
-    func writeAggregates(_ deltas: [RollupDelta], layer: CubeMemory? = nil, on connection: PostgresConnection) async throws {
-        for cube in Cube.all where cube.isFull {
-            switch cube.dataset {
-            case .streams: try await appendFull(cube, deltas.map(\.streams), CubeRowSums.init, on: connection)
-            case .revenue: try await appendFull(cube, deltas.map(\.revenue), CubeRowSums.init, on: connection)
-            case .social: try await appendFull(cube, deltas.map(\.social), CubeRowSums.init(socialCount:), on: connection)
-            }
-        }
-        try await appendListeners(layer?.listeners ?? RollupDelta.listeners(of: deltas), on: connection)
-    }
-
-    private func appendFull<Key: HourlyRowKey, Counters>(
-        _ cube: Cube, _ deltas: [[Key: Counters]], _ sums: (Counters) -> CubeRowSums, on connection: PostgresConnection
-    ) async throws {
-        guard deltas.contains(where: { !$0.isEmpty }) else { return }
-        try await append(deltas.joined(), to: AggregateTable(cube), on: connection) { row, copy in
-            let (key, counters) = row
-            copy.cubeRow(cube, artistID: key.artistID, bucket: key.hour.hoursSinceEpoch, dimension: { key.value(of: cube.dimensions[$0]) }, sums(counters))
-        }
-    }
-
-    /// Appends the rows of an interned delta, as `writeAggregates(_:layer:on:)` appends a delta's.
-    func writeAggregates(_ delta: InternedDelta, on connection: PostgresConnection) async throws {
+    /// Appends the rows `delta` adds to every appended aggregate's `_delta` table (`AggregateTable`), by COPY alone:
+    /// its full hourly rows (keyed by every dimension already), then its listener sketches, or `layer`'s, the
+    /// in-memory cubes of exactly this delta. The derived cubes' views sum the full delta rows, so nothing is
+    /// written for them; a key written twice (by two flushes) still answers once.
+    func writeAggregates(_ delta: InternedDelta, layer: CubeMemory? = nil, on connection: PostgresConnection) async throws {
         for cube in Cube.all where cube.isFull {
             switch cube.dataset {
             case .streams: try await appendFull(cube, delta.streams, delta.values, CubeRowSums.init, on: connection)
             case .revenue: try await appendFull(cube, delta.revenue, delta.values, CubeRowSums.init, on: connection)
             case .social: try await appendFull(cube, delta.social, delta.values, CubeRowSums.init(socialCount:), on: connection)
             }
+        }
+        if let layer {
+            try await appendListeners(layer.listeners, on: connection)
+            return
         }
         let values = delta.values
         let listeners = delta.listeners

@@ -118,7 +118,7 @@ struct GenerateCommand: AsyncParsableCommand {
         func flush() throws {
             let parts = lines.map { partition, archive in
                 FlushBatch.Part(topicPartition: partition, generation: 0, expectedOffset: flushed[partition],
-                                newOffset: next[partition]!, delta: RollupDelta(), archive: archive)
+                                newOffset: next[partition]!, archive: archive)
             }
             _ = try writer.append(parts, now: now)
             writer.committed()

@@ -116,6 +116,55 @@ import Testing
         }
     }
 
+    /// Each partition interns its own values, and a failed batch goes back under newer work interned apart: the
+    /// batches taken still hold exactly what the accepted events add, cells and listener sketches alike, and each
+    /// event only once.
+    @Test func batchesHoldExactlyTheAcceptedEventsAcrossPartitionsAndRestores() throws {
+        let start = CivilDate(year: 2026, month: 6, day: 1)
+        var generator = EventGenerator(.init(seed: 7, artists: 6, days: 10, start: start, invalidFraction: 0.05))
+        let partitions = (0..<3).map { TopicPartition(topic: "events", partition: $0) }
+        var ledger = IngestLedger()
+        for partition in partitions { ledger.assign(partition, storedOffset: nil) }
+        var next = [TopicPartition: Int64]()
+        var accepted = RollupDelta()
+        var rejected = 0
+        func consume(_ count: Int) {
+            for index in 0..<count {
+                let partition = partitions[index % partitions.count]
+                let offset = next[partition, default: 0]
+                next[partition] = offset + 1
+                let message = ConsumedMessage(
+                    position: MessagePosition(topicPartition: partition, offset: offset), key: nil, value: generator.next().value)
+                let outcome = ledger.ingest(message, now: now, onAccepted: { accepted.add($0) })
+                if case .rejected = outcome { rejected += 1 }
+                // A redelivery of what was just consumed is not counted again.
+                #expect(ledger.ingest(message, now: now) == .ignored)
+            }
+        }
+
+        consume(600)
+        let taken_failed = ledger.takeBatch()
+        let failed = try #require(taken_failed)
+        consume(900)
+        ledger.restore(failed)
+        let taken_retried = ledger.takeBatch()
+        let retried = try #require(taken_retried)
+        consume(300)
+        let taken_last = ledger.takeBatch()
+        let last = try #require(taken_last)
+
+        #expect(retried.parts.map(\.expectedOffset) == [nil, nil, nil])
+        #expect(last.parts.map(\.expectedOffset) == [500, 500, 500])
+        var taken = retried.mergedDelta
+        taken.merge(last.mergedDelta)
+        let written = taken.rollupDelta
+        #expect(written.streams == accepted.streams && written.revenue == accepted.revenue && written.social == accepted.social)
+        #expect(written.artistListeners == accepted.artistListeners && written.trackListeners == accepted.trackListeners)
+        #expect(!accepted.streams.isEmpty && !accepted.trackListeners.isEmpty)
+        #expect(written.rejected.count == rejected && rejected > 0)
+        #expect(retried.rowCount + last.rowCount >= written.streams.count + written.revenue.count + written.social.count)
+    }
+
     @Test func revokeDropsUnflushedWork() {
         var ledger = IngestLedger()
         ledger.assign(partition, storedOffset: 0)

@@ -1,6 +1,7 @@
 import BackbeatCore
 import BackbeatServer
 import BackbeatStore
+import BackbeatTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -153,11 +154,9 @@ import Testing
         try await withStore(url: try #require(components.string)) { store in
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             _ = try await store.migrate(try Migration.load(from: root.appendingPathComponent("sql")))
-            var delta = RollupDelta()
-            for event in events { delta.add(event) }
             try await store.write(FlushBatch(parts: [FlushBatch.Part(
                 topicPartition: TopicPartition(topic: "streams", partition: 0), generation: 0, expectedOffset: nil,
-                newOffset: Int64(events.count), delta: delta)]))
+                newOffset: Int64(events.count), delta: InternedDelta(events: events))]))
             let token = APIToken.generate()
             _ = try await store.addToken(artistID: artist, label: "route tests", hash: APIToken.hash(token))
             try await body(store, token)

@@ -17,7 +17,7 @@ extension CubeMemory {
     }
 
     /// Every listener sketch held, per artist and day and per track and day, sealed and open parts unioned: for a
-    /// flush's in-flight layer, what `RollupDelta.listeners(of:)` unions from its deltas.
+    /// flush's in-flight layer, the sketches of the batch it holds.
     public var listeners: (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) {
         var artists: [ArtistDay: HyperLogLog] = [:]
         var tracks: [TrackDay: HyperLogLog] = [:]

@@ -2,7 +2,8 @@
 ///
 /// This is the exactly-once bookkeeping, kept pure so it is tested without Kafka or PostgreSQL:
 /// - a partition is owned from `assign` (with the offset stored in PostgreSQL) until `revoke`;
-/// - `ingest` validates a message and adds it to its partition's delta, ignoring anything not owned or already seen;
+/// - `ingest` validates a message and adds it to its partition's delta (an `InternedDelta`: each partition interns
+///   its own values, and a batch's deltas are merged when written), ignoring anything not owned or already seen;
 /// - `takeBatch` hands the deltas and the offset range (stored → next) to a flush, which must store the new offset
 ///   only if the stored one is still the expected one;
 /// - after a failed flush `restore` puts the batch back; after a conflict `markStale` drops the partition so that
@@ -17,7 +18,7 @@ public struct IngestLedger: Sendable {
         var storedOffset: Int64?
         /// One past the last offset consumed.
         var nextOffset: Int64?
-        var delta = RollupDelta()
+        var delta = InternedDelta()
         /// Archive lines of the messages in `delta` (empty unless archiving).
         var archive: [UInt8] = []
     }
@@ -38,14 +39,17 @@ public struct IngestLedger: Sendable {
     /// Number of rows waiting across all partitions.
     public var pendingRowCount: Int { partitions.values.reduce(0) { $0 + $1.delta.rowCount } }
 
-    /// Bytes assumed per pending row of a delta (keys of a few short strings, counters, dictionary overhead).
+    /// Bytes assumed per pending row of a delta (its cell, counters and share of the table and dictionary).
     public static let bytesPerPendingRow = 200
+    /// Bytes assumed per play kept for the listener sketches (its track day and listener hash).
+    public static let bytesPerPendingPlay = 24
 
-    /// An estimate of the memory held by unflushed work: rows at `bytesPerPendingRow`, archive lines and rejected
-    /// messages at their size. What backpressure compares with its bound.
+    /// An estimate of the memory held by unflushed work: rows at `bytesPerPendingRow`, plays at
+    /// `bytesPerPendingPlay`, archive lines and rejected messages at their size. What backpressure compares with its bound.
     public var pendingBytes: Int {
         partitions.values.reduce(0) { total, state in
-            total + state.delta.rowCount * Self.bytesPerPendingRow + state.archive.count
+            total + state.delta.rowCount * Self.bytesPerPendingRow + state.delta.playCount * Self.bytesPerPendingPlay
+                + state.archive.count
                 + state.delta.rejected.reduce(0) { $0 + ($1.value?.count ?? 0) + ($1.key?.count ?? 0) }
         }
     }
@@ -55,10 +59,11 @@ public struct IngestLedger: Sendable {
         partitions.mapValues(\.storedOffset)
     }
 
-    /// Everything consumed and not yet taken by a flush, all partitions added together.
+    /// Everything consumed and not yet taken by a flush, all partitions added together, keyed by strings (what the
+    /// in-memory layers are rebuilt from when ownership changes or a flush fails).
     public var pendingDelta: RollupDelta {
         var merged = RollupDelta()
-        for state in partitions.values { merged.merge(state.delta) }
+        for state in partitions.values { merged.merge(state.delta.rollupDelta) }
         return merged
     }
 
@@ -83,9 +88,10 @@ public struct IngestLedger: Sendable {
         case ignored
     }
 
-    /// Validates `message` against `now` and adds it to its partition's delta; `onAccepted` sees each valid event.
+    /// Validates `message` against `now` and adds it to its partition's delta; `onAccepted`, if given, sees each
+    /// valid event (made only then).
     @discardableResult
-    public mutating func ingest(_ message: ConsumedMessage, now: Timestamp, onAccepted: (Event) -> Void = { _ in }) -> Outcome {
+    public mutating func ingest(_ message: ConsumedMessage, now: Timestamp, onAccepted: ((Event) -> Void)? = nil) -> Outcome {
         let partition = message.position.topicPartition
         guard var state = partitions[partition] else { return .ignored }
         if let next = state.nextOffset, message.position.offset < next { return .ignored }
@@ -93,10 +99,13 @@ public struct IngestLedger: Sendable {
         defer { partitions[partition] = state }
         state.nextOffset = message.position.offset + 1
         if archiving { ArchiveLine.appendMessage(message, consumedAt: now, to: &state.archive) }
-        switch EventDecoder.decode(message.value, now: now) {
-        case .success(let event):
-            state.delta.add(event)
-            onAccepted(event)
+        switch EventDecoder.decodeRecord(message.value, now: now) {
+        case .success(let record):
+            let value = message.value ?? []
+            value.withUnsafeBytes { bytes in
+                state.delta.add(record, in: bytes)
+                onAccepted?(record.event(in: bytes))
+            }
             return .accepted
         case .failure(let rejection):
             state.delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
@@ -114,7 +123,7 @@ public struct IngestLedger: Sendable {
                 expectedOffset: state.storedOffset, newOffset: next, delta: state.delta, archive: state.archive
             ))
             state.storedOffset = next
-            state.delta = RollupDelta()
+            state.delta = InternedDelta()
             state.archive = []
             partitions[partition] = state
         }
@@ -158,11 +167,11 @@ public struct FlushBatch: Sendable {
         public var expectedOffset: Int64?
         /// The offset to store.
         public var newOffset: Int64
-        public var delta: RollupDelta
+        public var delta: InternedDelta
         /// Archive lines of the part's messages (empty unless archiving).
         public var archive: [UInt8]
 
-        public init(topicPartition: TopicPartition, generation: UInt64, expectedOffset: Int64?, newOffset: Int64, delta: RollupDelta, archive: [UInt8] = []) {
+        public init(topicPartition: TopicPartition, generation: UInt64, expectedOffset: Int64?, newOffset: Int64, delta: InternedDelta = InternedDelta(), archive: [UInt8] = []) {
             self.topicPartition = topicPartition
             self.generation = generation
             self.expectedOffset = expectedOffset
@@ -178,9 +187,10 @@ public struct FlushBatch: Sendable {
         self.parts = parts
     }
 
-    /// All parts' deltas added together.
-    public var mergedDelta: RollupDelta {
-        var merged = RollupDelta()
+    /// All parts' deltas added together (one dictionary).
+    public var mergedDelta: InternedDelta {
+        guard parts.count != 1 else { return parts[0].delta }
+        var merged = InternedDelta()
         for part in parts { merged.merge(part.delta) }
         return merged
     }

@@ -17,6 +17,12 @@ public struct InternedDelta: Sendable {
         streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty && plays.isEmpty
     }
 
+    /// Rows of the full hourly tables: one per cell.
+    public var rowCount: Int { streams.count + revenue.count + social.count }
+
+    /// Plays kept for the listener sketches.
+    public var playCount: Int { plays.count }
+
     /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`).
     public mutating func add(_ record: EventRecord, in value: UnsafeRawBufferPointer) {
         let artist = id(record.artist, value)

@@ -76,16 +76,4 @@ public struct RollupDelta: Sendable {
         for (key, sketch) in other.trackListeners { trackListeners[key, default: HyperLogLog()].formUnion(sketch) }
         rejected.append(contentsOf: other.rejected)
     }
-
-    /// The listener sketches of `deltas` unioned per artist and day, and per track and day.
-    public static func listeners(of deltas: [RollupDelta]) -> (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) {
-        guard deltas.count > 1 else { return (deltas.first?.artistListeners ?? [:], deltas.first?.trackListeners ?? [:]) }
-        var artists: [ArtistDay: HyperLogLog] = [:]
-        var tracks: [TrackDay: HyperLogLog] = [:]
-        for delta in deltas {
-            for (key, sketch) in delta.artistListeners { artists[key, default: HyperLogLog()].formUnion(sketch) }
-            for (key, sketch) in delta.trackListeners { tracks[key, default: HyperLogLog()].formUnion(sketch) }
-        }
-        return (artists, tracks)
-    }
 }

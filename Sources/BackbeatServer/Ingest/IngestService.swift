@@ -134,7 +134,7 @@ public final class IngestService: Service, Sendable {
                 let keep = memory != nil
                 if keep { consumed.reserveCapacity(messages.count) }
                 for message in messages {
-                    let outcome = ledger.ingest(message, now: now, onAccepted: { if keep { consumed.append($0) } })
+                    let outcome = ledger.ingest(message, now: now, onAccepted: keep ? { consumed.append($0) } : nil)
                     tally.add(topic: message.position.topicPartition.topic, outcome)
                 }
                 memory?.addPending(consumed)

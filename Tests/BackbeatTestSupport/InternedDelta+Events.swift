@@ -1,0 +1,16 @@
+import BackbeatCore
+
+extension InternedDelta {
+    /// The delta of `events` as a consumer adds them: each written as its JSON line, decoded and added (judged
+    /// against its own time, so none is in the future).
+    public init(events: some Sequence<Event>) {
+        self.init()
+        for event in events {
+            let line = Array(EventEncoder.json(event).utf8)
+            guard case .success(let record) = EventDecoder.decodeRecord(line, now: event.occurredAt) else {
+                preconditionFailure("a valid event is rejected once written as JSON: \(EventEncoder.json(event))")
+            }
+            line.withUnsafeBytes { add(record, in: $0) }
+        }
+    }
+}
