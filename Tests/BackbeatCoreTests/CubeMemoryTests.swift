@@ -1,4 +1,5 @@
 import BackbeatCore
+import BackbeatTestSupport
 import Testing
 
 /// The in-memory cubes answer every query exactly as a brute-force scan of the full hourly rows does, whether the
@@ -72,10 +73,8 @@ import Testing
         var memory = CubeMemory()
         var all = RollupDelta()
         func add(_ slice: ArraySlice<Event>) {
-            for event in slice {
-                memory.add(event)
-                all.add(event)
-            }
+            memory.add(InternedDelta(events: slice))
+            for event in slice { all.add(event) }
         }
         add(events[0..<20_000])
         #expect(memory.seal(daysBefore: Self.firstDay + 100, minimumOpenFraction: 0.25) == Self.dayCount, "never sealed: all sealed")

@@ -1,4 +1,5 @@
 import BackbeatCore
+import BackbeatTestSupport
 import Testing
 
 /// The in-memory layers' rows and sketches against the same sums computed naively, per event.
@@ -35,9 +36,10 @@ import Testing
         }
     }
 
-    /// The poll loop adds each event to the pending layer as it comes: the layer is the one its delta would make,
-    /// in every cube and sketch, and the days before the horizon are left out the same way.
-    @Test func eventsAddedOneByOneMakeTheLayerTheirDeltaMakes() {
+    /// The poll loop adds what each poll consumed (an interned delta of its own) to the pending layer: the layer is
+    /// the one the events' delta would make, in every cube and sketch, and the days before the horizon are left out
+    /// the same way.
+    @Test func pollsAddedAsInternedDeltasMakeTheLayerTheirDeltaMakes() {
         var generator = EventGenerator(.init(seed: 12, artists: 4, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))
         let events = (0..<6_000).compactMap { _ in generator.next().event }
         var delta = RollupDelta()
@@ -45,7 +47,9 @@ import Testing
         let secondDay = CivilDate(year: 2026, month: 10, day: 2).daysSinceEpoch
         for horizon in [Int64.min, secondDay] {
             var oneByOne = CubeMemory(horizonDay: horizon)
-            for event in events { oneByOne.add(event) }
+            for poll in stride(from: 0, to: events.count, by: 700) {
+                oneByOne.add(InternedDelta(events: events[poll..<min(poll + 700, events.count)]))
+            }
             var fromDelta = CubeMemory(horizonDay: horizon)
             fromDelta.add(delta)
             for cube in CubeMemory.cubes {

@@ -28,7 +28,7 @@ struct HostileInputPropertyTests {
             let outcomes = [before.value, mutant, after.value].enumerated().map { offset, value in
                 ledger.ingest(
                     ConsumedMessage(position: MessagePosition(topicPartition: Self.partition, offset: Int64(offset)), key: nil, value: value),
-                    now: Self.now, onAccepted: { accepted.append($0) })
+                    now: Self.now, onAccepted: { accepted.append($0.event(in: $1)) })
             }
 
             #expect(outcomes[0] == .accepted && outcomes[2] == .accepted, "valid neighbours of a \(mutation) mutant are counted")

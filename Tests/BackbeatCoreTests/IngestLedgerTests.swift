@@ -135,7 +135,7 @@ import Testing
                 next[partition] = offset + 1
                 let message = ConsumedMessage(
                     position: MessagePosition(topicPartition: partition, offset: offset), key: nil, value: generator.next().value)
-                let outcome = ledger.ingest(message, now: now, onAccepted: { accepted.add($0) })
+                let outcome = ledger.ingest(message, now: now, onAccepted: { accepted.add($0.event(in: $1)) })
                 if case .rejected = outcome { rejected += 1 }
                 // A redelivery of what was just consumed is not counted again.
                 #expect(ledger.ingest(message, now: now) == .ignored)

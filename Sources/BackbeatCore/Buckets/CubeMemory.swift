@@ -43,22 +43,41 @@ public struct CubeMemory: Sendable {
         }
     }
 
-    /// Adds one valid event to every held cube and to its day's listener sketches, as adding a delta that holds
-    /// only this event would (`RollupDelta.add`); an event of a day before `horizonDay` is skipped.
-    public mutating func add(_ event: Event) {
-        switch event {
-        case .stream(let stream):
-            add(row: StreamKey(stream), of: .streams, Measures(StreamCounters(stream)))
-            let day = stream.occurredAt.daysSinceEpoch
-            guard let listener = stream.listenerID, day >= horizonDay else { return }
-            let hash = MurmurHash3.hash64(listener)
-            let artist = symbols.id(stream.artistID)
-            let track = symbols.id(stream.trackID)
-            days[day, default: DayBucket(cubeCount: Self.cubes.count)].addListener(hash, artist: artist, track: track)
-        case .revenue(let revenue):
-            add(row: RevenueKey(revenue), of: .revenue, Measures(RevenueCounters(amount: revenue.amount, events: 1)))
-        case .social(let social):
-            add(row: SocialKey(social), of: .social, Measures(socialCount: social.count))
+    /// Adds an interned delta's cells to every held cube, and each of its plays to its day's listener sketches, as
+    /// adding its events one by one would; days before `horizonDay` are skipped. Each value of the delta's
+    /// dictionary is looked up here once, not once per event.
+    public mutating func add(_ delta: InternedDelta) {
+        var ids: [UInt32] = []
+        ids.reserveCapacity(delta.values.count)
+        for id in 0..<UInt32(delta.values.count) { ids.append(symbols.id(delta.values[id])) }
+        for (cell, counters) in delta.streams.rows { add(row: cell, ids, of: .streams, Measures(counters)) }
+        for (cell, counters) in delta.revenue.rows { add(row: cell, ids, of: .revenue, Measures(counters)) }
+        for (cell, count) in delta.social.rows { add(row: cell, ids, of: .social, Measures(socialCount: count)) }
+        delta.forEachPlay { cell, hash in
+            guard cell.day >= horizonDay else { return }
+            days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].addListener(hash, artist: ids[Int(cell.artist)], track: ids[Int(cell.track)])
+        }
+    }
+
+    /// Adds the measures of one interned full hourly row to every held cube of its dataset; `ids` maps its
+    /// dictionary's ids to `symbols`.
+    private mutating func add(row key: some InternedRowKey, _ ids: [UInt32], of dataset: Dataset, _ measures: Measures) {
+        let (day, hour) = dayAndHour(HourBucket(hoursSinceEpoch: key.hour))
+        guard day >= horizonDay else { return }
+        func symbol(_ dimension: Dimension) -> UInt32 {
+            switch key.value(of: dimension) {
+            case .id(let id): ids[Int(id)]
+            case .text(let text): symbols.id(text)
+            }
+        }
+        let cubes = Self.cubes
+        for index in cubes.indices where cubes[index].dataset == dataset {
+            let dimensions = cubes[index].dimensions
+            let cell = CellKey(
+                hour: cubes[index].grain == .hour ? hour : 0,
+                d0: dimensions.count > 0 ? symbol(dimensions[0]) : 0,
+                d1: dimensions.count > 1 ? symbol(dimensions[1]) : 0)
+            add(cube: index, day: day, artist: ids[Int(key.artist)], cell: cell, measures)
         }
     }
 

@@ -89,9 +89,11 @@ public struct IngestLedger: Sendable {
     }
 
     /// Validates `message` against `now` and adds it to its partition's delta; `onAccepted`, if given, sees each
-    /// valid event (made only then).
+    /// valid event's record and the bytes its strings are spans of.
     @discardableResult
-    public mutating func ingest(_ message: ConsumedMessage, now: Timestamp, onAccepted: ((Event) -> Void)? = nil) -> Outcome {
+    public mutating func ingest(
+        _ message: ConsumedMessage, now: Timestamp, onAccepted: ((EventRecord, UnsafeRawBufferPointer) -> Void)? = nil
+    ) -> Outcome {
         let partition = message.position.topicPartition
         guard var state = partitions[partition] else { return .ignored }
         if let next = state.nextOffset, message.position.offset < next { return .ignored }
@@ -104,7 +106,7 @@ public struct IngestLedger: Sendable {
             let value = message.value ?? []
             value.withUnsafeBytes { bytes in
                 state.delta.add(record, in: bytes)
-                onAccepted?(record.event(in: bytes))
+                onAccepted?(record, bytes)
             }
             return .accepted
         case .failure(let rejection):

@@ -23,6 +23,11 @@ public struct InternedDelta: Sendable {
     /// Plays kept for the listener sketches.
     public var playCount: Int { plays.count }
 
+    /// Each play with a listener, in the order added: the track day it counts in and the listener's hash.
+    public func forEachPlay(_ body: (TrackDayCell, Int64) -> Void) {
+        for play in plays { body(play.cell, play.hash) }
+    }
+
     /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`).
     public mutating func add(_ record: EventRecord, in value: UnsafeRawBufferPointer) {
         let artist = id(record.artist, value)

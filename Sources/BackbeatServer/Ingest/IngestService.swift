@@ -130,11 +130,11 @@ public final class IngestService: Service, Sendable {
             let now = Timestamp.wallClock()
             var tally = ServiceMetrics.PollTally()
             ledger.withLock { ledger in
-                var consumed: [Event] = []
+                // The in-memory layer takes what this poll added, interned apart from the partitions' deltas.
+                var consumed = InternedDelta()
                 let keep = memory != nil
-                if keep { consumed.reserveCapacity(messages.count) }
                 for message in messages {
-                    let outcome = ledger.ingest(message, now: now, onAccepted: keep ? { consumed.append($0) } : nil)
+                    let outcome = ledger.ingest(message, now: now, onAccepted: keep ? { consumed.add($0, in: $1) } : nil)
                     tally.add(topic: message.position.topicPartition.topic, outcome)
                 }
                 memory?.addPending(consumed)

@@ -66,12 +66,10 @@ final class LiveMemory: Sendable {
 
     // MARK: - Called under the ledger's lock
 
-    /// Adds events just consumed.
-    func addPending(_ events: [Event]) {
-        guard !events.isEmpty else { return }
-        state.withLock { state in
-            for event in events { state.pending.add(event) }
-        }
+    /// Adds what a poll just consumed.
+    func addPending(_ consumed: InternedDelta) {
+        guard !consumed.isEmpty else { return }
+        state.withLock { $0.pending.add(consumed) }
     }
 
     /// Ownership changed (assignment, revocation, conflict): memory alone no longer answers; `pending` becomes
