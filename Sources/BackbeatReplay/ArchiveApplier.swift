@@ -6,21 +6,42 @@ import BackbeatStore
 struct ArchiveApplier: LineApplier {
     let path: String
     let republish: Republisher?
-    /// The next offset of each partition: stored, or as far as this replay has applied.
-    private var positions: [TopicPartition: Int64]
-    /// The stored offset of each partition touched since the last flush (the expected value of its move).
-    private var touched: [TopicPartition: Int64?] = [:]
-    /// Partitions whose run header has been read.
-    private var runs: Set<TopicPartition> = []
-    /// What the messages applied since the last write add, by partition.
-    private var deltas: [TopicPartition: InternedDelta] = [:]
+    /// The offsets stored when the replay started.
+    private let stored: [TopicPartition: Int64]
+    /// What this replay knows of each partition it has met, but the one in `current`.
+    private var partitions: [TopicPartition: Progress] = [:]
+    /// The partition of the last line, kept out of `partitions`: an archive holds runs of one partition's
+    /// messages, so a line's partition is almost always the last one's, found without a hash.
+    private var current: (partition: TopicPartition, progress: Progress)?
     private var line: Int64 = 0
     private(set) var linesSinceFlush = 0
 
+    /// One partition's state in this replay.
+    private struct Progress {
+        /// The next offset: stored, or as far as this replay has applied (nil: neither).
+        var position: Int64?
+        /// Whether the header of its run has been read.
+        var runStarted = false
+        /// Whether a message was applied since the last write, and the stored offset it then expected.
+        var touched = false
+        var expected: Int64?
+        /// What the messages applied since the last write add.
+        var delta = InternedDelta()
+    }
+
     init(path: String, stored: [TopicPartition: Int64], republish: Republisher?) {
         self.path = path
-        self.positions = stored
+        self.stored = stored
         self.republish = republish
+    }
+
+    /// Runs `body` on `partition`'s progress, which it makes the current one.
+    private mutating func withProgress<Result>(of partition: TopicPartition, _ body: (inout Progress) throws -> Result) rethrows -> Result {
+        if current?.partition != partition {
+            if let current { partitions[current.partition] = current.progress }
+            current = (partition, partitions.removeValue(forKey: partition) ?? Progress(position: stored[partition]))
+        }
+        return try body(&current!.progress)
     }
 
     /// What one archive line says on its own.
@@ -33,7 +54,7 @@ struct ArchiveApplier: LineApplier {
     }
 
     var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Decoded {
-        { [stored = positions] bytes, _ in
+        { [stored] bytes, _ in
             guard !bytes.isEmpty else { return .empty }
             switch Result(catching: { () throws(ArchiveLineError) in try ArchiveLine.decode(bytes) }) {
             case .failure(let error): return .damaged(error)
@@ -54,50 +75,54 @@ struct ArchiveApplier: LineApplier {
         case .damaged(let error):
             throw ReplayError("\(path): line \(line): \(error)")
         case .header(let run):
-            let partition = run.topicPartition
-            if let at = positions[partition], let from = run.fromOffset, from > at {
-                throw ReplayError("\(path): line \(line): the archive continues \(partition) from offset \(from), "
-                    + "but the database holds it only up to offset \(at); replay the archive's earlier segments first")
+            try withProgress(of: run.topicPartition) { [path, line] progress in
+                if let at = progress.position, let from = run.fromOffset, from > at {
+                    throw ReplayError("\(path): line \(line): the archive continues \(run.topicPartition) from offset \(from), "
+                        + "but the database holds it only up to offset \(at); replay the archive's earlier segments first")
+                }
+                progress.runStarted = true
             }
-            runs.insert(partition)
         case .message(let archived, let event):
             let message = archived.message
-            let partition = message.position.topicPartition
-            guard runs.contains(partition) else {
-                throw ReplayError("\(path): line \(line): a message of \(partition) before the header of its run")
-            }
-            if let at = positions[partition], message.position.offset < at {
-                report.alreadyApplied += 1
-                return
-            }
-            if touched[partition] == nil { touched[partition] = .some(positions[partition]) }
-            positions[partition] = message.position.offset + 1
-            // Decoded ahead unless the offsets stored at the start covered it, and those are skipped above.
-            switch event ?? EventDecoder.decodeRecord(message.value, now: archived.consumedAt) {
-            case .success(let record):
-                // A record is decoded from a value, so an accepted message has one.
-                try (message.value ?? []).withUnsafeBytes { value in
-                    if let republish { try republish.send(record.event(in: value), value: value) } else { deltas[partition, default: InternedDelta()].add(record, in: value) }
+            let applied = try withProgress(of: message.position.topicPartition) { [path, line, republish] progress -> Bool in
+                guard progress.runStarted else {
+                    throw ReplayError("\(path): line \(line): a message of \(message.position.topicPartition) before the header of its run")
                 }
-                report.accepted += 1
-            case .failure(let rejection):
-                deltas[partition, default: InternedDelta()].rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
-                report.rejected[rejection.reason, default: 0] += 1
+                if let at = progress.position, message.position.offset < at { return false }
+                if !progress.touched { (progress.touched, progress.expected) = (true, progress.position) }
+                progress.position = message.position.offset + 1
+                // Decoded ahead unless the offsets stored at the start covered it, and those are skipped above.
+                switch event ?? EventDecoder.decodeRecord(message.value, now: archived.consumedAt) {
+                case .success(let record):
+                    // A record is decoded from a value, so an accepted message has one.
+                    try (message.value ?? []).withUnsafeBytes { value in
+                        if let republish { try republish.send(record.event(in: value), value: value) } else { progress.delta.add(record, in: value) }
+                    }
+                    report.accepted += 1
+                case .failure(let rejection):
+                    progress.delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
+                    report.rejected[rejection.reason, default: 0] += 1
+                }
+                return true
             }
-            linesSinceFlush += 1
+            if applied { linesSinceFlush += 1 } else { report.alreadyApplied += 1 }
         }
     }
 
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
-        guard !touched.isEmpty else { return nil }
-        let parts = touched.map { partition, expected in
-            FlushBatch.Part(
-                topicPartition: partition, generation: 0, expectedOffset: expected, newOffset: positions[partition]!,
-                delta: deltas[partition] ?? InternedDelta())
-        }.sorted { $0.topicPartition < $1.topicPartition }
+        if let current { partitions[current.partition] = current.progress }
+        current = nil
+        var parts: [FlushBatch.Part] = []
+        for (partition, var progress) in partitions where progress.touched {
+            parts.append(FlushBatch.Part(
+                topicPartition: partition, generation: 0, expectedOffset: progress.expected, newOffset: progress.position!,
+                delta: progress.delta))
+            (progress.touched, progress.expected, progress.delta) = (false, nil, InternedDelta())
+            partitions[partition] = progress
+        }
+        guard !parts.isEmpty else { return nil }
+        parts.sort { $0.topicPartition < $1.topicPartition }
         let batch = FlushBatch(parts: parts)
-        touched = [:]
-        deltas = [:]
         linesSinceFlush = 0
         return { [path] store in
             do {

@@ -20,11 +20,12 @@ struct CopyTextEncoder {
         value.withUTF8 { text(utf8: UnsafeRawBufferPointer($0)) }
     }
 
-    /// An interned dimension value: its text in `values`, or the text it holds.
+    /// An interned dimension value: its text in `values`, or its fixed text.
     mutating func value(_ value: InternedValue, in values: ValueDictionary) {
-        switch value {
-        case .id(let id): values.withBytes(id) { text(utf8: $0) }
-        case .text(let value): text(value)
+        if case .id(let id) = value {
+            values.withBytes(id) { text(utf8: $0) }
+        } else {
+            text(value.fixedText ?? "")
         }
     }
 

@@ -47,37 +47,29 @@ public struct CubeMemory: Sendable {
     /// adding its events one by one would; days before `horizonDay` are skipped. Each value of the delta's
     /// dictionary is looked up here once, not once per event.
     public mutating func add(_ delta: InternedDelta) {
-        var ids: [UInt32] = []
-        ids.reserveCapacity(delta.values.count)
-        for id in 0..<UInt32(delta.values.count) { ids.append(symbols.id(delta.values[id])) }
-        for (cell, counters) in delta.streams.rows { add(row: cell, ids, of: .streams, Measures(counters)) }
-        for (cell, counters) in delta.revenue.rows { add(row: cell, ids, of: .revenue, Measures(counters)) }
-        for (cell, count) in delta.social.rows { add(row: cell, ids, of: .social, Measures(socialCount: count)) }
+        let mapped = DeltaSymbols(delta.values, in: &symbols)
+        for (cell, counters) in delta.streams.rows { add(row: cell, mapped, of: .streams, Measures(counters)) }
+        for (cell, counters) in delta.revenue.rows { add(row: cell, mapped, of: .revenue, Measures(counters)) }
+        for (cell, count) in delta.social.rows { add(row: cell, mapped, of: .social, Measures(socialCount: count)) }
         delta.forEachPlay { cell, hash in
             guard cell.day >= horizonDay else { return }
-            days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].addListener(hash, artist: ids[Int(cell.artist)], track: ids[Int(cell.track)])
+            days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].addListener(hash, artist: mapped.ids[Int(cell.artist)], track: mapped.ids[Int(cell.track)])
         }
     }
 
-    /// Adds the measures of one interned full hourly row to every held cube of its dataset; `ids` maps its
-    /// dictionary's ids to `symbols`.
-    private mutating func add(row key: some InternedRowKey, _ ids: [UInt32], of dataset: Dataset, _ measures: Measures) {
+    /// Adds the measures of one interned full hourly row to every held cube of its dataset; `mapped` gives the
+    /// symbol of each of its values.
+    private mutating func add(row key: some InternedRowKey, _ mapped: DeltaSymbols, of dataset: Dataset, _ measures: Measures) {
         let (day, hour) = dayAndHour(HourBucket(hoursSinceEpoch: key.hour))
         guard day >= horizonDay else { return }
-        func symbol(_ dimension: Dimension) -> UInt32 {
-            switch key.value(of: dimension) {
-            case .id(let id): ids[Int(id)]
-            case .text(let text): symbols.id(text)
-            }
-        }
         let cubes = Self.cubes
         for index in cubes.indices where cubes[index].dataset == dataset {
             let dimensions = cubes[index].dimensions
             let cell = CellKey(
                 hour: cubes[index].grain == .hour ? hour : 0,
-                d0: dimensions.count > 0 ? symbol(dimensions[0]) : 0,
-                d1: dimensions.count > 1 ? symbol(dimensions[1]) : 0)
-            add(cube: index, day: day, artist: ids[Int(key.artist)], cell: cell, measures)
+                d0: dimensions.count > 0 ? mapped[key.value(of: dimensions[0])] : 0,
+                d1: dimensions.count > 1 ? mapped[key.value(of: dimensions[1])] : 0)
+            add(cube: index, day: day, artist: mapped.ids[Int(key.artist)], cell: cell, measures)
         }
     }
 
@@ -220,6 +212,37 @@ extension DayBucket {
             trackListeners[ArtistTrack(artist: artist, track: track), default: HyperLogLog()].formUnion(sketch)
         } else {
             artistListeners[artist, default: HyperLogLog()].formUnion(sketch)
+        }
+    }
+}
+
+/// The symbols of one interned delta's values, each looked up once: its dictionary's ids, and the few fixed
+/// texts of the enum dimensions (by case ordinal).
+private struct DeltaSymbols {
+    let ids: [UInt32]
+    let ageRanges: [UInt32]
+    let genders: [UInt32]
+    let sources: [UInt32]
+    let none: UInt32
+
+    init(_ values: ValueDictionary, in symbols: inout Symbols) {
+        var ids: [UInt32] = []
+        ids.reserveCapacity(values.count)
+        for id in 0..<UInt32(values.count) { ids.append(symbols.id(values[id])) }
+        self.ids = ids
+        ageRanges = AgeRange.allCases.map { symbols.id($0.rawValue) }
+        genders = Gender.allCases.map { symbols.id($0.rawValue) }
+        sources = RevenueSource.allCases.map { symbols.id($0.rawValue) }
+        none = symbols.id("")
+    }
+
+    subscript(value: InternedValue) -> UInt32 {
+        switch value {
+        case .id(let id): ids[Int(id)]
+        case .ageRange(let value): ageRanges[Int(TableHash.ordinal(value))]
+        case .gender(let value): genders[Int(TableHash.ordinal(value))]
+        case .source(let value): sources[Int(TableHash.ordinal(value))]
+        case .none: none
         }
     }
 }

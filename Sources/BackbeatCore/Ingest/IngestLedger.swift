@@ -59,12 +59,10 @@ public struct IngestLedger: Sendable {
         partitions.mapValues(\.storedOffset)
     }
 
-    /// Everything consumed and not yet taken by a flush, all partitions added together, keyed by strings (what the
-    /// in-memory layers are rebuilt from when ownership changes or a flush fails).
-    public var pendingDelta: RollupDelta {
-        var merged = RollupDelta()
-        for state in partitions.values { merged.merge(state.delta.rollupDelta) }
-        return merged
+    /// Everything consumed and not yet taken by a flush: each owned partition's delta (what the in-memory pending
+    /// layer is rebuilt from when ownership changes or a flush fails).
+    public var pendingDeltas: [InternedDelta] {
+        partitions.values.map(\.delta)
     }
 
     /// Starts owning `partition`, whose stored next offset is `storedOffset`.

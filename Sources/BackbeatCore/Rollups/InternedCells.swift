@@ -1,7 +1,22 @@
-/// A dimension value of an interned row: an id of the delta's `ValueDictionary`, or the text of an enum case.
+/// A dimension value of an interned row: an id of the delta's `ValueDictionary`, a case of an enum dimension, or
+/// none (a dimension the row's dataset does not have, written as "").
 public enum InternedValue: Equatable, Sendable {
     case id(UInt32)
-    case text(String)
+    case ageRange(AgeRange)
+    case gender(Gender)
+    case source(RevenueSource)
+    case none
+
+    /// The text of a value that is not an id.
+    public var fixedText: String? {
+        switch self {
+        case .id: nil
+        case .ageRange(let value): value.rawValue
+        case .gender(let value): value.rawValue
+        case .source(let value): value.rawValue
+        case .none: ""
+        }
+    }
 }
 
 /// The key of a row of a full-dimension hourly rollup with interned values (`HourlyRowKey` keyed by strings).
@@ -28,9 +43,9 @@ public struct StreamCell: InternedRowKey {
         case .trackID: .id(track)
         case .platform: .id(platform)
         case .country: .id(country)
-        case .ageRange: .text(ageRange.rawValue)
-        case .gender: .text(gender.rawValue)
-        case .source, .currency, .action: .text("")
+        case .ageRange: .ageRange(ageRange)
+        case .gender: .gender(gender)
+        case .source, .currency, .action: .none
         }
     }
 
@@ -54,11 +69,11 @@ public struct RevenueCell: InternedRowKey {
     public func value(of dimension: Dimension) -> InternedValue {
         switch dimension {
         case .artistID: .id(artist)
-        case .source: .text(source.rawValue)
+        case .source: .source(source)
         case .currency: .id(currency)
         case .platform: .id(platform)
         case .trackID: .id(track)
-        case .country, .ageRange, .gender, .action: .text("")
+        case .country, .ageRange, .gender, .action: .none
         }
     }
 
@@ -80,7 +95,7 @@ public struct SocialCell: InternedRowKey {
         case .artistID: .id(artist)
         case .platform: .id(platform)
         case .action: .id(action)
-        default: .text("")
+        default: .none
         }
     }
 

@@ -188,14 +188,14 @@ public final class IngestService: Service, Sendable {
             refreshPartitionList()
             ledger.withLock { ledger in
                 for partition in partitions { ledger.assign(partition, storedOffset: stored[partition]) }
-                memory?.ownershipChanged(pending: ledger.pendingDelta)
+                memory?.ownershipChanged(pending: ledger.pendingDeltas)
             }
             return stored
         } catch {
             logger.error("cannot read stored offsets; partitions will be retried", metadata: ["error": "\(error)"])
             ledger.withLock { ledger in
                 for partition in partitions { ledger.markStale(partition) }
-                memory?.ownershipChanged(pending: ledger.pendingDelta)
+                memory?.ownershipChanged(pending: ledger.pendingDeltas)
             }
             return [:]
         }
@@ -204,7 +204,7 @@ public final class IngestService: Service, Sendable {
     private func revoked(_ partitions: [TopicPartition]) {
         ledger.withLock { ledger in
             for partition in partitions { ledger.revoke(partition) }
-            memory?.ownershipChanged(pending: ledger.pendingDelta)
+            memory?.ownershipChanged(pending: ledger.pendingDeltas)
         }
     }
 
@@ -264,7 +264,7 @@ public final class IngestService: Service, Sendable {
             ledger.withLock { ledger in
                 ledger.restore(batch)
                 ledger.markStale(conflict.topicPartition)
-                memory?.flushFailed(pending: ledger.pendingDelta, ownershipChanged: true)
+                memory?.flushFailed(pending: ledger.pendingDeltas, ownershipChanged: true)
             }
             return true
         } catch {
@@ -273,7 +273,7 @@ public final class IngestService: Service, Sendable {
             logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
             ledger.withLock { ledger in
                 ledger.restore(batch)
-                memory?.flushFailed(pending: ledger.pendingDelta)
+                memory?.flushFailed(pending: ledger.pendingDeltas)
             }
             return false
         }
@@ -402,7 +402,7 @@ extension IngestService {
         let installed = ledger.withLock { ledger -> Bool in
             let stored = ledger.storedOffsets
             guard Set(stored.keys) == all, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return false }
-            memory.install(loaded, pending: ledger.pendingDelta, sealedDays: sealed, droppedDays: dropped)
+            memory.install(loaded, pending: ledger.pendingDeltas, sealedDays: sealed, droppedDays: dropped)
             return true
         }
         if installed {

@@ -74,7 +74,7 @@ final class LiveMemory: Sendable {
 
     /// Ownership changed (assignment, revocation, conflict): memory alone no longer answers; `pending` becomes
     /// the ledger's unflushed work.
-    func ownershipChanged(pending: RollupDelta) {
+    func ownershipChanged(pending: [InternedDelta]) {
         let rebuilt = Self.layer(pending)
         state.withLock {
             $0.complete = false
@@ -105,7 +105,7 @@ final class LiveMemory: Sendable {
 
     /// A flush failed and its batch went back to the ledger, whose unflushed work `pending` becomes again;
     /// after an offset conflict, ownership changed too.
-    func flushFailed(pending: RollupDelta, ownershipChanged: Bool = false) {
+    func flushFailed(pending: [InternedDelta], ownershipChanged: Bool = false) {
         let rebuilt = Self.layer(pending)
         state.withLock {
             $0.inFlight = nil
@@ -119,7 +119,7 @@ final class LiveMemory: Sendable {
 
     /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets equal the snapshot's (already
     /// sealed and trimmed: the counts are for the statistics).
-    func install(_ durable: CubeMemory, pending: RollupDelta, sealedDays: Int, droppedDays: Int) {
+    func install(_ durable: CubeMemory, pending: [InternedDelta], sealedDays: Int, droppedDays: Int) {
         let rebuilt = Self.layer(pending)
         state.withLock {
             $0.durable = durable
@@ -188,9 +188,10 @@ final class LiveMemory: Sendable {
 
     var isComplete: Bool { state.withLock { $0.complete } }
 
-    private static func layer(_ delta: RollupDelta) -> CubeMemory {
+    /// The cubes of the ledger's unflushed work, each partition's delta added as it stands.
+    private static func layer(_ deltas: [InternedDelta]) -> CubeMemory {
         var memory = CubeMemory()
-        memory.add(delta)
+        for delta in deltas { memory.add(delta) }
         return memory
     }
 }
