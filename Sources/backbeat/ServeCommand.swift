@@ -5,6 +5,7 @@ import BackbeatServer
 import BackbeatStore
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// `backbeat serve`: consume, aggregate, flush and answer queries.
 struct ServeCommand: AsyncParsableCommand {
@@ -27,6 +28,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("compaction-interval"), help: "How often flushed rows are merged into one row per key, e.g. 5s or 60s (env BACKBEAT_COMPACTION_INTERVAL; default 5s).")
     var compactionInterval: String?
+
+    @Option(name: .customLong("shutdown-timeout"), help: "On SIGTERM or SIGINT, how long the final flush, the last compaction and closing may take before the rest is cancelled, e.g. 30s (env BACKBEAT_SHUTDOWN_TIMEOUT; default 30s). Work cut off is not lost: unflushed events are consumed again, uncompacted rows wait in the delta tables.")
+    var shutdownTimeout: String?
 
     @Option(name: .customLong("admin-token"), help: "Bearer token that reads every artist (env BACKBEAT_ADMIN_TOKEN; required).")
     var adminToken: String?
@@ -80,6 +84,11 @@ struct ServeCommand: AsyncParsableCommand {
         let compactionText = setting(compactionInterval, "BACKBEAT_COMPACTION_INTERVAL") ?? "5s"
         guard let compaction = parseDuration(compactionText) else {
             throw ValidationError("--compaction-interval \(compactionText) is not a duration such as 5s or 60s")
+        }
+
+        let shutdownText = setting(shutdownTimeout, "BACKBEAT_SHUTDOWN_TIMEOUT") ?? "30s"
+        guard let shutdownLimit = parseDuration(shutdownText) else {
+            throw ValidationError("--shutdown-timeout \(shutdownText) is not a duration such as 30s")
         }
 
         let daysText = setting(memoryDays.map(String.init), "BACKBEAT_MEMORY_DAYS") ?? "35"
@@ -138,7 +147,12 @@ struct ServeCommand: AsyncParsableCommand {
                 pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters),
             httpPort: port, adminToken: token, compactionInterval: compaction, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger))
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
-        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        // A stop is bounded: past `shutdownLimit` what still runs is cancelled, and whatever ignores its
+        // cancellation for 10 s more ends the process (a stop must never hang: a supervisor would kill it anyway).
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = shutdownLimit
+        group.maximumCancellationDuration = .seconds(10)
+        try await ServiceGroup(configuration: group).run()
         withExtendedLifetime(devBroker) {}
         logger.info("stopped")
     }

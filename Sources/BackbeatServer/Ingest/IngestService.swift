@@ -94,6 +94,10 @@ public final class IngestService: Service, Sendable {
         // Final flush: retry for a while so that a clean stop leaves nothing to consume again.
         for attempt in 1...10 {
             if await flushOnce(consumer: consumer) { break }
+            if Task.isCancelled {
+                logger.warning("stop cut short (--shutdown-timeout): what was not flushed will be consumed again")
+                break
+            }
             logger.warning("final flush failed; retrying", metadata: ["attempt": "\(attempt)"])
             try? await Task.sleep(for: .milliseconds(500))
         }

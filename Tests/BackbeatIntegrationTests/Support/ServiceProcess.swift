@@ -57,10 +57,19 @@ final class ServiceProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    /// Sends SIGTERM and returns the exit status.
-    func terminate() -> Int32 {
+    /// Sends SIGTERM and returns the exit status; -1 when the process has not exited within `deadline` (it is then
+    /// killed, and the end of its log printed, so that a hang fails its test instead of holding the whole run).
+    func terminate(deadline: Duration = .seconds(60)) -> Int32 {
         process.terminate()
-        process.waitUntilExit()
+        let clock = ContinuousClock()
+        let end = clock.now + deadline
+        while process.isRunning && clock.now < end { Thread.sleep(forTimeInterval: 0.05) }
+        guard !process.isRunning else {
+            print("backbeat (pid \(process.processIdentifier)) did not stop within \(deadline) of SIGTERM; killing it. Its log ends:\n"
+                  + log().split(separator: "\n", omittingEmptySubsequences: false).suffix(30).joined(separator: "\n"))
+            kill()
+            return -1
+        }
         return process.terminationStatus
     }
 
