@@ -63,6 +63,35 @@ import Testing
         withExtendedLifetime(broker) {}
     }
 
+    /// The broker goes away for good while the service consumes (its port refuses connections), then the service is
+    /// told to stop: leaving the group cannot finish (librdkafka waits for the broker), but the stop is bounded and
+    /// ends with status 0 after the final flush. (What was consumed and not flushed is consumed again by the next
+    /// instance: the exactly-once tests cover that; here the broker and its messages are gone.)
+    @Test func aStopWhileTheBrokerIsGoneIsBounded() async throws {
+        var broker: DevBroker? = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 12)
+        let bootstrap = try #require(broker).bootstrapServers
+        let database = try await TestEnvironment.freshDatabase("brokergone")
+        let workload = Workload(events: 30_000, seed: 29, invalidFraction: 0.01)
+        // librdkafka's default session timeout (45 s), not the tests' short one: closing waits up to that long.
+        let service = try ServiceProcess(brokers: bootstrap, postgresURL: database, flushInterval: "200ms",
+                                         arguments: ["--kafka-property", "session.timeout.ms=45000"])
+        try await service.waitUntilHealthy()
+        try await service.waitForLog("partitions assigned")
+        try workload.publish(0..<workload.messages.count, to: bootstrap)
+        try await TestEnvironment.withStore(url: database) { store in
+            try await waitUntil(timeout: .seconds(60), "some events to be flushed") { try await storedOffsetTotal(store.client) > 0 }
+        }
+
+        broker = nil
+        try await Task.sleep(for: .seconds(2))
+        let stopping = ContinuousClock.now
+        let status = service.terminate(deadline: .seconds(60))
+        let took = ContinuousClock.now - stopping
+        #expect(status == 0 && took < .seconds(25), "stopped after \(took) with status \(status); log: \(service.log())")
+        #expect(service.log().contains("ingest stopped"))
+        #expect(service.log().contains("could not leave the consumer group"), "the stop did not wait for the group")
+    }
+
     /// With `--log-format json` every line of the log, librdkafka's included, is one JSON object with the fixed fields.
     func expectJSONLines(_ log: String) throws {
         let lines = log.split(separator: "\n")

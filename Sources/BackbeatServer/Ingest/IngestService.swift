@@ -102,7 +102,13 @@ public final class IngestService: Service, Sendable {
             try? await Task.sleep(for: .milliseconds(500))
         }
         try archive.withLock { try $0?.closeAll() }
-        consumer.close()
+        // Leaving the group waits for the broker; with the broker gone it may never return.
+        do {
+            try await awaitBlocking(limit: Self.leaveGroupLimit) { consumer.close() }
+        } catch {
+            logger.warning("could not leave the consumer group in time (is the broker reachable?); the group moves the partitions on after session.timeout.ms",
+                           metadata: ["error": "\(error)"])
+        }
         self.consumer.withLock { $0 = nil }
         logger.info("ingest stopped", metadata: ["accepted": "\(stats.accepted)", "rejected": "\(stats.rejected)"])
     }
@@ -112,6 +118,8 @@ public final class IngestService: Service, Sendable {
     /// How long the polling thread waits for PostgreSQL (stored offsets, inside a rebalance callback) before it
     /// treats the read as failed: the partitions are then marked stale and sought again on a later poll.
     static let storeWaitLimit: Duration = .seconds(10)
+    /// How long a stop waits for the consumer to leave its group.
+    static let leaveGroupLimit: Duration = .seconds(10)
 
     /// Starts the OS thread that polls; the returned task finishes when it exits.
     private func startPollingThread(_ consumer: KafkaConsumer) -> Task<Void, Never> {

@@ -41,3 +41,26 @@ func awaitBlocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) asyn
         DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
     }
 }
+
+/// Runs blocking `work` on a dispatch thread and awaits it for at most `limit`: then, or when the awaiting task is
+/// cancelled, it throws (`WaitTimedOut`, `CancellationError`) and the work goes on alone, its result dropped. For
+/// librdkafka calls that may never return, such as leaving a group whose broker is gone.
+func awaitBlocking<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    @Sendable func finish(_ result: Result<T, any Error>) {
+        waiting.withLock { $0.take() }?.resume(with: result)
+    }
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            waiting.withLock { $0 = continuation }
+            DispatchQueue.global().async { finish(Result { try work() }) }
+            let (seconds, attoseconds) = limit.components
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) {
+                finish(.failure(WaitTimedOut(limit: limit)))
+            }
+            if Task.isCancelled { finish(.failure(CancellationError())) }
+        }
+    } onCancel: {
+        finish(.failure(CancellationError()))
+    }
+}
