@@ -32,6 +32,8 @@ public struct CompactionService: Service {
             if moved > 0 {
                 logger.debug("compacted", metadata: ["rows": "\(moved)", "duration": "\(ContinuousClock.now - started)"])
             }
+        } catch where Task.isCancelled {
+            logger.notice("compaction cut short by the stop; the rows wait in the delta tables")
         } catch {
             logger.warning("compaction failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
         }
