@@ -29,4 +29,24 @@ import Testing
         #expect(throws: WaitTimedOut.self) { try outcome.get() }
         #expect(waited < .seconds(20), "waited \(waited)")
     }
+
+    /// A blocking call awaited with a limit (leaving a group whose broker is gone): its result when it returns in
+    /// time; at the limit, or when the awaiting task is cancelled, the wait ends while the call goes on alone.
+    @Test func aBlockingCallIsAwaitedAtMostItsLimit() async throws {
+        #expect(try await awaitBlocking(limit: .seconds(5)) { 42 } == 42)
+
+        let released = DispatchSemaphore(value: 0)
+        defer { released.signal(); released.signal() }
+        let started = ContinuousClock.now
+        await #expect(throws: WaitTimedOut.self) {
+            try await awaitBlocking(limit: .milliseconds(200)) { released.wait() }
+        }
+        #expect(ContinuousClock.now - started < .seconds(20))
+
+        let waiting = Task { try await awaitBlocking(limit: .seconds(60)) { released.wait() } }
+        try await Task.sleep(for: .milliseconds(100))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(ContinuousClock.now - started < .seconds(20), "cancellation ended the wait, not the 60 s limit")
+    }
 }
