@@ -19,9 +19,7 @@ func blockingAwait<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () 
         result.withLock { $0 = outcome }
         done.signal()
     }
-    let (seconds, attoseconds) = limit.components
-    let nanoseconds = Int(min(seconds, Int64(Int.max / 1_000_000_000 - 1))) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-    guard done.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else {
+    guard done.wait(timeout: .now() + DispatchTimeInterval(limit)) == .success else {
         task.cancel()
         throw WaitTimedOut(limit: limit)
     }
@@ -54,13 +52,21 @@ func awaitBlocking<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () 
         try await withCheckedThrowingContinuation { continuation in
             waiting.withLock { $0 = continuation }
             DispatchQueue.global().async { finish(Result { try work() }) }
-            let (seconds, attoseconds) = limit.components
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + DispatchTimeInterval(limit)) {
                 finish(.failure(WaitTimedOut(limit: limit)))
             }
             if Task.isCancelled { finish(.failure(CancellationError())) }
         }
     } onCancel: {
         finish(.failure(CancellationError()))
+    }
+}
+
+extension DispatchTimeInterval {
+    /// `duration` in nanoseconds, capped at about 292 years (what an `Int` of nanoseconds holds).
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let wholeSeconds = Int(min(max(seconds, 0), Int64(Int.max / 1_000_000_000 - 1)))
+        self = .nanoseconds(wholeSeconds * 1_000_000_000 + Int(max(attoseconds, 0) / 1_000_000_000))
     }
 }
