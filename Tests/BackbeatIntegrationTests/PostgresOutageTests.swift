@@ -29,30 +29,57 @@ import Testing
         try #require(try await HTTP.get(service.baseURL + "/readyz", token: nil).json() as? [String: Any])
     }
 
+    /// A throw-away PostgreSQL, a dev broker (three topics of four partitions) and a service flushing to them every
+    /// 200 ms, with the first `flushed` messages of its workload published and flushed.
+    struct Flushing {
+        var directory: String
+        var port: String
+        var database: String
+        var broker: DevBroker
+        var service: ServiceProcess
+
+        init(_ workload: Workload, upTo flushed: Int, arguments: [String]) async throws {
+            let instance = try PostgresOutageTests.pgInstance(["start"]).split(separator: " ").map(String.init)
+            (directory, port) = (instance[0], instance[1])
+            database = "postgres://postgres@127.0.0.1:\(port)/backbeat"
+            do {
+                broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
+                service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms",
+                                             arguments: arguments)
+                try await service.waitUntilHealthy()
+                try await service.waitForLog("partitions assigned")
+                try workload.publish(0..<flushed, to: broker.bootstrapServers)
+                try await TestEnvironment.withStore(url: database) { [database] store in
+                    try await waitUntil(timeout: .seconds(60), "the first \(flushed) messages to be flushed") {
+                        try await storedOffsetTotal(store.client) == Int64(flushed)
+                    }
+                }
+            } catch {
+                Self.remove(directory)
+                throw error
+            }
+        }
+
+        /// Deletes a PostgreSQL instance, frozen or not.
+        static func remove(_ directory: String) {
+            _ = try? PostgresOutageTests.pgInstance(["thaw", directory])
+            _ = try? PostgresOutageTests.pgInstance(["remove", directory])
+        }
+    }
+
     @Test func anOutageLongerThanTheFlushIntervalPausesConsumptionAndLosesNothing() async throws {
-        let instance = try Self.pgInstance(["start"]).split(separator: " ").map(String.init)
-        let (directory, port) = (instance[0], instance[1])
-        defer { _ = try? Self.pgInstance(["remove", directory]) }
-        let database = "postgres://postgres@127.0.0.1:\(port)/backbeat"
-        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
         let workload = Workload(events: 30_000, seed: 31, invalidFraction: 0.01)
         let third = workload.messages.count / 3
         let limit = 256 * 1024
-        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms",
-                                         arguments: ["--pending-limit", String(limit), "--memory-days", "0",
-                                                     // Fast failover as in every test, and a small prefetch: what librdkafka
-                                                     // fetched before the pause still arrives, on top of the bound.
-                                                     "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=500",
-                                                     "--kafka-property", "queued.max.messages.kbytes=64", "--kafka-property", "fetch.max.bytes=1048576",
-                                                     "--kafka-property", "max.partition.fetch.bytes=16384"])
-        try await service.waitUntilHealthy()
-        try await service.waitForLog("partitions assigned")
-        try workload.publish(0..<third, to: broker.bootstrapServers)
-        try await TestEnvironment.withStore(url: database) { store in
-            try await waitUntil(timeout: .seconds(60), "the first third to be flushed") {
-                try await storedOffsetTotal(store.client) == Int64(third)
-            }
-        }
+        let run = try await Flushing(workload, upTo: third,
+                                     arguments: ["--pending-limit", String(limit), "--memory-days", "0",
+                                                 // Fast failover as in every test, and a small prefetch: what librdkafka
+                                                 // fetched before the pause still arrives, on top of the bound.
+                                                 "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=500",
+                                                 "--kafka-property", "queued.max.messages.kbytes=64", "--kafka-property", "fetch.max.bytes=1048576",
+                                                 "--kafka-property", "max.partition.fetch.bytes=16384"])
+        let (directory, port, database, broker, service) = (run.directory, run.port, run.database, run.broker, run.service)
+        defer { Flushing.remove(directory) }
 
         // The database goes away; events keep coming.
         try Self.pgInstance(["stop", directory])
@@ -81,23 +108,11 @@ import Testing
     /// stop, so its final flush can never finish: the stop still ends within `--shutdown-timeout` and the cancellation
     /// grace, and nothing is lost: the next instance consumes what was not flushed and counts everything once.
     @Test func aStopWhilePostgreSQLHangsIsBoundedAndLosesNothing() async throws {
-        let instance = try Self.pgInstance(["start"]).split(separator: " ").map(String.init)
-        let (directory, port) = (instance[0], instance[1])
-        defer { _ = try? Self.pgInstance(["thaw", directory]); _ = try? Self.pgInstance(["remove", directory]) }
-        let database = "postgres://postgres@127.0.0.1:\(port)/backbeat"
-        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
         let workload = Workload(events: 6_000, seed: 37, invalidFraction: 0.01)
         let half = workload.messages.count / 2
-        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms",
-                                         arguments: ["--memory-days", "0", "--shutdown-timeout", "2s"])
-        try await service.waitUntilHealthy()
-        try await service.waitForLog("partitions assigned")
-        try workload.publish(0..<half, to: broker.bootstrapServers)
-        try await TestEnvironment.withStore(url: database) { store in
-            try await waitUntil(timeout: .seconds(60), "the first half to be flushed") {
-                try await storedOffsetTotal(store.client) == Int64(half)
-            }
-        }
+        let run = try await Flushing(workload, upTo: half, arguments: ["--memory-days", "0", "--shutdown-timeout", "2s"])
+        let (directory, database, broker, service) = (run.directory, run.database, run.broker, run.service)
+        defer { Flushing.remove(directory) }
 
         try Self.pgInstance(["freeze", directory])
         try workload.publish(half..<workload.messages.count, to: broker.bootstrapServers)
