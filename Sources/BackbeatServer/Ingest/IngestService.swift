@@ -79,7 +79,7 @@ public final class IngestService: Service, Sendable {
                 } catch {
                     break
                 }
-                failures = await flushOnce(consumer: consumer) ? 0 : failures + 1
+                failures = await flushOnce(consumer: consumer) == .failed ? failures + 1 : 0
                 sealArchiveSegments()
                 recordGauges(consumer)
                 await noticeRebuilds()
@@ -93,11 +93,7 @@ public final class IngestService: Service, Sendable {
         await pollingDone.value
         // Final flush: retry for a while so that a clean stop leaves nothing to consume again.
         for attempt in 1...10 {
-            if await flushOnce(consumer: consumer) { break }
-            if Task.isCancelled {
-                logger.warning("stop cut short (--shutdown-timeout): what was not flushed will be consumed again")
-                break
-            }
+            guard await flushOnce(consumer: consumer) == .failed else { break }
             logger.warning("final flush failed; retrying", metadata: ["attempt": "\(attempt)"])
             try? await Task.sleep(for: .milliseconds(500))
         }
@@ -243,14 +239,24 @@ public final class IngestService: Service, Sendable {
 
     // MARK: - Flushing
 
-    /// Writes one batch; returns false when the store failed (the batch is put back for the next attempt).
+    /// How a flush ended.
+    enum FlushOutcome {
+        /// The batch is durable, or there was nothing to write, or an offset conflict dropped a partition's part.
+        case done
+        /// The store failed: the batch is put back for the next attempt.
+        case failed
+        /// The stop's timeout cancelled the write: the batch is put back, and no attempt should follow.
+        case cutShort
+    }
+
+    /// Writes one batch.
     @discardableResult
-    func flushOnce(consumer: KafkaConsumer) async -> Bool {
+    func flushOnce(consumer: KafkaConsumer) async -> FlushOutcome {
         let taken = ledger.withLock { ledger -> (FlushBatch, (epoch: UInt64, layer: CubeMemory)?)? in
             guard let batch = ledger.takeBatch() else { return nil }
             return (batch, memory?.flushStarted())
         }
-        guard let (batch, inFlight) = taken else { return true }
+        guard let (batch, inFlight) = taken else { return .done }
         let started = ContinuousClock.now
         do {
             let now = Self.now()
@@ -268,7 +274,7 @@ public final class IngestService: Service, Sendable {
             counters.withLock { $0.flushes += 1 }
             metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: batch.rowCount)
             logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
-            return true
+            return .done
         } catch let conflict as OffsetConflict {
             rollBackArchive()
             metrics.recordFlush(outcome: "conflict", duration: ContinuousClock.now - started, rows: 0)
@@ -278,16 +284,21 @@ public final class IngestService: Service, Sendable {
                 ledger.markStale(conflict.topicPartition)
                 memory?.flushFailed(pending: ledger.pendingDeltas, ownershipChanged: true)
             }
-            return true
+            return .done
         } catch {
             rollBackArchive()
-            metrics.recordFlush(outcome: "failed", duration: ContinuousClock.now - started, rows: 0)
-            logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
+            let cutShort = Task.isCancelled
+            metrics.recordFlush(outcome: cutShort ? "cut_short" : "failed", duration: ContinuousClock.now - started, rows: 0)
+            if cutShort {
+                logger.warning("stop cut short (--shutdown-timeout): what was not flushed will be consumed again")
+            } else {
+                logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
+            }
             ledger.withLock { ledger in
                 ledger.restore(batch)
                 memory?.flushFailed(pending: ledger.pendingDeltas)
             }
-            return false
+            return cutShort ? .cutShort : .failed
         }
     }
 }
