@@ -230,10 +230,12 @@ private struct DeltaSymbols {
         ids.reserveCapacity(values.count)
         for id in 0..<UInt32(values.count) { ids.append(symbols.id(values[id])) }
         self.ids = ids
-        ageRanges = AgeRange.allCases.map { symbols.id($0.rawValue) }
-        genders = Gender.allCases.map { symbols.id($0.rawValue) }
-        sources = RevenueSource.allCases.map { symbols.id($0.rawValue) }
-        none = symbols.id("")
+        // The enum cases by the texts the store writes for them (`fixedText`).
+        func fixed(_ value: InternedValue) -> UInt32 { symbols.id(value.fixedText ?? "") }
+        ageRanges = AgeRange.allCases.map { fixed(.ageRange($0)) }
+        genders = Gender.allCases.map { fixed(.gender($0)) }
+        sources = RevenueSource.allCases.map { fixed(.source($0)) }
+        none = fixed(.none)
     }
 
     subscript(value: InternedValue) -> UInt32 {
