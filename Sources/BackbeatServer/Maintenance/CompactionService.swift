@@ -25,15 +25,23 @@ public struct CompactionService: Service {
         }
     }
 
+    /// How long one round is awaited. A large round (millions of delta rows after a long catch-up) takes minutes;
+    /// a round whose statement went out as its connection broke has been seen never to return (postgres-nio 1.33.2),
+    /// and waiting for it would end compaction for good, and hang the stop.
+    static let roundLimit: Duration = .seconds(600)
+
     private func compactOnce() async {
         let started = ContinuousClock.now
         do {
-            let moved = try await store.compact()
+            let moved = try await awaitTask(limit: Self.roundLimit) { [store] in try await store.compact() }
             if moved > 0 {
                 logger.debug("compacted", metadata: ["rows": "\(moved)", "duration": "\(ContinuousClock.now - started)"])
             }
         } catch where Task.isCancelled {
             logger.notice("compaction cut short by the stop; the rows wait in the delta tables")
+        } catch let timedOut as WaitTimedOut {
+            // Its transaction, if the server still runs it, holds the compaction lock: later rounds skip until it ends.
+            logger.warning("compaction round abandoned; the next round starts over", metadata: ["error": "\(timedOut)"])
         } catch {
             logger.warning("compaction failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
         }

@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 
-// Bridges between Swift concurrency and the plain threads librdkafka blocks.
+// Waits with a bound between Swift concurrency and calls that block a thread (librdkafka's) or may never return.
 
 /// Runs async `work` and blocks the calling thread until it finishes, or throws `WaitTimedOut` after `limit`
 /// (the work is then cancelled and its result dropped).
@@ -44,21 +44,50 @@ func awaitBlocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) asyn
 /// cancelled, it throws (`WaitTimedOut`, `CancellationError`) and the work goes on alone, its result dropped. For
 /// librdkafka calls that may never return, such as leaving a group whose broker is gone.
 func awaitBlocking<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-    let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
-    @Sendable func finish(_ result: Result<T, any Error>) {
+    try await BoundedWait<T>().run(limit: limit) { wait in
+        DispatchQueue.global().async { wait.finish(Result { try work() }) }
+    }
+}
+
+/// Runs async `work` in a task of its own and awaits it for at most `limit`: then, or when the awaiting task is
+/// cancelled, the work is cancelled and the wait ends at once (`WaitTimedOut`, `CancellationError`), even if the work
+/// ignores its cancellation and never returns. For calls into a library that can hang: a PostgreSQL statement sent
+/// just as its connection broke has been seen never to return.
+func awaitTask<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+    let task = Task { try await work() }
+    do {
+        return try await BoundedWait<T>().run(limit: limit) { wait in
+            Task { wait.finish(await task.result) }
+        }
+    } catch {
+        task.cancel()
+        throw error
+    }
+}
+
+/// One wait of `awaitBlocking(limit:)` or `awaitTask(limit:)`: the first of the work's result, the limit and the
+/// awaiting task's cancellation ends it; what comes later is dropped.
+private final class BoundedWait<T: Sendable>: Sendable {
+    private let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+    func finish(_ result: Result<T, any Error>) {
         waiting.withLock { $0.take() }?.resume(with: result)
     }
-    return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            waiting.withLock { $0 = continuation }
-            DispatchQueue.global().async { finish(Result { try work() }) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + DispatchTimeInterval(limit)) {
-                finish(.failure(WaitTimedOut(limit: limit)))
+
+    /// Waits for the result that `start` arranges to hand to `finish`.
+    func run(limit: Duration, start: (BoundedWait<T>) -> Void) async throws -> T {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                waiting.withLock { $0 = continuation }
+                start(self)
+                DispatchQueue.global().asyncAfter(deadline: .now() + DispatchTimeInterval(limit)) { [self] in
+                    finish(.failure(WaitTimedOut(limit: limit)))
+                }
+                if Task.isCancelled { finish(.failure(CancellationError())) }
             }
-            if Task.isCancelled { finish(.failure(CancellationError())) }
+        } onCancel: {
+            finish(.failure(CancellationError()))
         }
-    } onCancel: {
-        finish(.failure(CancellationError()))
     }
 }
 
