@@ -64,6 +64,7 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "backbeat"),
-        services: [store.client, CompactionService(store: store, interval: configuration.compactionInterval, logger: logger), ingest],
+        services: [store.client, CompactionService(store: store, interval: configuration.compactionInterval, logger: logger,
+                                                     ingestIsCatchingUp: { ingest.isCatchingUp }), ingest],
         logger: logger)
 }

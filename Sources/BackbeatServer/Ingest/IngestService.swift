@@ -28,6 +28,8 @@ public final class IngestService: Service, Sendable {
     private let paused = Atomic<Bool>(false)
     /// `IngestLedger.pendingBytes` as of the last poll.
     private let pendingBytes = Atomic<Int>(0)
+    /// Messages of the owned partitions not yet durable (high watermark less stored offset), as of the last flush.
+    private let lag = Atomic<Int64>(0)
     fileprivate let consumer = Mutex<KafkaConsumer?>(nil)
     /// Where rejected messages go besides `rejected_events` (nil: nowhere else); set up by `run`.
     private let deadLetters = Mutex<DeadLetterTopic?>(nil)
@@ -46,6 +48,13 @@ public final class IngestService: Service, Sendable {
 
     /// Totals since start, for logs and tests.
     public var stats: IngestCounters { counters.withLock { $0 } }
+
+    /// How many messages not yet durable make the ingest count as catching up.
+    static let catchUpLag: Int64 = 100_000
+
+    /// Whether more than `catchUpLag` messages of the owned partitions wait to be made durable: a backlog after a stop
+    /// or an outage, or producers faster than the ingest. Compaction yields to it for a while (`CompactionService`).
+    public var isCatchingUp: Bool { lag.load(ordering: .relaxed) > Self.catchUpLag }
 
     /// Whether a Kafka broker answers (false before the consumer exists).
     public func isBrokerReachable() async -> Bool {
@@ -362,6 +371,7 @@ extension IngestService {
             lag[partition] = max(0, watermarks.high - (offset ?? watermarks.low))
         }
         metrics.recordLag(lag)
+        self.lag.store(lag.values.reduce(0, +), ordering: .relaxed)
         let state = backpressure
         metrics.recordIngestState(pendingBytes: state.pendingBytes, paused: state.paused)
         if let layers = memory?.snapshot() {

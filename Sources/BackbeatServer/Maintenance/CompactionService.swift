@@ -2,8 +2,9 @@ import BackbeatStore
 import Logging
 import ServiceLifecycle
 
-/// Moves flushed rows from the append-only `_delta` tables into the merged ones (`Store.compact`) every `interval`,
-/// and once more on shutdown, after ingest's final flush (services stop in reverse order).
+/// Moves flushed rows from the append-only `_delta` tables into the merged ones (`Store.compact`) every `interval`
+/// (deferred while the ingest catches up: `Schedule`), and once more on shutdown, after ingest's final flush (services
+/// stop in reverse order).
 ///
 /// Flushes only append, so this keeps the deltas that readers scan beside the merged tables short. A failure is
 /// logged and tried again at the next interval: nothing is lost, the rows wait in the delta tables meanwhile.
@@ -11,17 +12,40 @@ public struct CompactionService: Service {
     let store: Store
     let interval: Duration
     let logger: Logger
+    /// Whether the ingest is catching up (`IngestService.isCatchingUp`); rounds are deferred meanwhile.
+    let ingestIsCatchingUp: @Sendable () -> Bool
 
-    public init(store: Store, interval: Duration = .seconds(5), logger: Logger) {
+    public init(store: Store, interval: Duration = .seconds(5), logger: Logger, ingestIsCatchingUp: @escaping @Sendable () -> Bool = { false }) {
         self.store = store
         self.interval = interval
         self.logger = logger
+        self.ingestIsCatchingUp = ingestIsCatchingUp
     }
 
+    /// The longest a round yields to a catching-up ingest.
+    static let maximumDeferral: Duration = .seconds(60)
+
     public func run() async throws {
+        var schedule = Schedule(maximumDeferral: Self.maximumDeferral, lastRound: .now)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            // The round on a stop always runs.
+            if !Task.isShuttingDownGracefully && schedule.defers(at: .now, ingestIsCatchingUp: ingestIsCatchingUp()) { continue }
             await compactOnce()
+            schedule.lastRound = .now
+        }
+    }
+
+    /// When a periodic round yields to the ingest. A round's PostgreSQL work per row is several times a flush's, on
+    /// the same cores: while a backlog is being made durable, it is deferred, at most `maximumDeferral` after the
+    /// last round. The rows wait in the delta tables meanwhile (every query counts them); one larger round later also
+    /// costs less than many small ones (the derived cubes' rows fold together).
+    struct Schedule {
+        var maximumDeferral: Duration
+        var lastRound: ContinuousClock.Instant
+
+        func defers(at now: ContinuousClock.Instant, ingestIsCatchingUp: Bool) -> Bool {
+            ingestIsCatchingUp && now - lastRound < maximumDeferral
         }
     }
 
