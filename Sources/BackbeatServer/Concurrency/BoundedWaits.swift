@@ -26,7 +26,7 @@ func blockingAwait<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () 
     return try result.withLock { $0! }.get()
 }
 
-/// `blockingAwait`'s work did not finish within its limit.
+/// The work of a bounded wait (`blockingAwait`, `awaitBlocking(limit:)`, `awaitTask`) did not finish within its limit.
 struct WaitTimedOut: Error, CustomStringConvertible {
     var limit: Duration
     var description: String { "no answer within \(limit)" }
