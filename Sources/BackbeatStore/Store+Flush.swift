@@ -73,19 +73,20 @@ extension Store {
 
     private func writeRejected(_ rejected: [RejectedMessage], on connection: PostgresConnection) async throws {
         guard !rejected.isEmpty else { return }
-        var copy = CopyTextEncoder()
+        var copy = CopyBinaryEncoder(first: true)
         for message in rejected {
             copy.text(message.position.topicPartition.topic)
-            copy.integer(message.position.topicPartition.partition)
-            copy.integer(message.position.offset)
+            copy.int32(message.position.topicPartition.partition)
+            copy.int64(message.position.offset)
             copy.bytes(message.key)
             copy.bytes(message.storedValue)
             copy.text(message.rejection.reason.rawValue)
             copy.text(message.rejection.detail)
             copy.endRow()
         }
+        copy.finish()
         let data = copy.buffer
-        try await connection.copyFrom(
+        try await connection.copyBinary(
             table: "rejected_events", columns: ["topic", "partition", "offset", "key", "value", "reason", "detail"],
             logger: logger
         ) { writer in
@@ -154,7 +155,7 @@ extension Store {
     /// Appends `sketches` to `table`: each key's columns (`keyColumns`), then its serialized sketch.
     private func appendSketches<Sketches: Collection, Key>(
         _ sketches: Sketches, to table: AggregateTable, on connection: PostgresConnection,
-        _ keyColumns: (Key, inout CopyTextEncoder) -> Void
+        _ keyColumns: (Key, inout CopyBinaryEncoder) -> Void
     ) async throws where Sketches.Element == (key: Key, value: HyperLogLog) {
         guard !sketches.isEmpty else { return }
         try await append(sketches, to: table, on: connection) { row, copy in
@@ -165,17 +166,19 @@ extension Store {
     }
 
     /// COPYs `rows` into `table`'s `_delta` table, each encoded by `encode`, in chunks of about
-    /// `CopyTextEncoder.chunkBytes` (a chunk is encoded without suspending, then sent).
+    /// `CopyBinaryEncoder.chunkBytes` (a chunk is encoded without suspending, then sent).
     private func append<Rows: Sequence>(
         _ rows: Rows, to table: AggregateTable, on connection: PostgresConnection,
-        _ encode: (Rows.Element, inout CopyTextEncoder) -> Void
+        _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
     ) async throws {
-        try await connection.copyFrom(table: table.delta, columns: table.columns, logger: logger) { writer in
+        try await connection.copyBinary(table: table.delta, columns: table.columns, logger: logger) { writer in
             var iterator = rows.makeIterator()
             var exhausted = false
+            var first = true
             while !exhausted {
-                var copy = CopyTextEncoder()
-                exhausted = copy.encode(&iterator, upTo: CopyTextEncoder.chunkBytes, encode)
+                var copy = CopyBinaryEncoder(first: first)
+                first = false
+                exhausted = copy.encode(&iterator, upTo: CopyBinaryEncoder.chunkBytes, encode)
                 try await writer.write(copy.buffer)
             }
         }

@@ -55,4 +55,52 @@ import Testing
             #expect(try await store.storedOffsets(for: [partition]) == [partition: 5])
         }
     }
+
+    /// The flush's COPY writes each column in its type's binary form: what PostgreSQL stores reads back as the events
+    /// said, for times before and after PostgreSQL's epoch (2000-01-01), amounts of every sign and size and their
+    /// sums, sketches, and a rejected message with NUL bytes.
+    @Test func everyColumnIsStoredAsTheEventsSaid() async throws {
+        let database = try await TestEnvironment.freshDatabase("binary")
+        let position = TopicPartition(topic: "mixed", partition: 7)
+        let events: [String] = [
+            ("0001-01-01T00:59:59Z", "0.000001"), ("1970-01-01T00:00:00Z", "-34.992286"), ("1999-12-31T23:30:00Z", "0"),
+            ("2000-01-01T00:00:00Z", "12"), ("2026-10-02T10:30:00Z", "999999999999.999999"), ("2026-10-02T10:45:00Z", "999999999999.999999"),
+        ].enumerated().map { n, event in
+            #"{"event_id":"r\#(n)","type":"revenue","occurred_at":"\#(event.0)","artist_id":"a1","source":"merch","amount":"\#(event.1)","currency":"EUR"}"#
+        } + [
+            #"{"event_id":"s1","type":"stream","occurred_at":"1999-12-31T23:59:00Z","artist_id":"a1","track_id":"a1:t","platform":"deezer","listener_id":"l1","country":"SE","age_range":"25-34","gender":"female","duration_ms":40000}"#,
+            #"{"event_id":"s2","type":"stream","occurred_at":"1999-12-31T23:59:00Z","artist_id":"a1","track_id":"a1:t","platform":"deezer","listener_id":"l2","country":"SE","age_range":"25-34","gender":"female","duration_ms":1000}"#,
+            "{\"event_id\":\"bad\u{0}",
+        ]
+        var ledger = IngestLedger()
+        ledger.assign(position, storedOffset: nil)
+        for (offset, event) in events.enumerated() {
+            ledger.ingest(ConsumedMessage(position: MessagePosition(topicPartition: position, offset: Int64(offset)), key: [0, 1, 0], value: Array(event.utf8)),
+                          now: Timestamp(seconds: 1_900_000_000))
+        }
+        let taken = ledger.takeBatch()
+        let batch = try #require(taken)
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            try await store.write(batch)
+            func texts(_ sql: String) async throws -> [String] {
+                var rows: [String] = []
+                for try await text in try await store.client.query(PostgresQuery(unsafeSQL: sql)).decode(String.self) { rows.append(text) }
+                return rows
+            }
+            #expect(try await texts("SELECT concat_ws(' ', artist_id, hour AT TIME ZONE 'UTC', source, currency, amount, events) FROM revenue_hourly_delta ORDER BY hour") == [
+                "a1 0001-01-01 00:00:00 merch EUR 0.000001 1", "a1 1970-01-01 00:00:00 merch EUR -34.992286 1",
+                "a1 1999-12-31 23:00:00 merch EUR 0.000000 1", "a1 2000-01-01 00:00:00 merch EUR 12.000000 1",
+                "a1 2026-10-02 10:00:00 merch EUR 1999999999999.999998 2",
+            ])
+            #expect(try await texts("SELECT concat_ws(' ', hour AT TIME ZONE 'UTC', track_id, platform, country, age_range, gender, streams, skips, listening_ms) FROM stream_hourly_delta") == [
+                "1999-12-31 23:00:00 a1:t deezer SE 25-34 female 1 1 41000",
+            ])
+            #expect(try await texts("SELECT concat_ws(' ', artist_id, day, hll_cardinality(listeners)) FROM artist_listeners_daily_delta") == ["a1 1999-12-31 2"])
+            #expect(try await texts("SELECT concat_ws(' ', track_id, day, hll_cardinality(listeners)) FROM track_listeners_daily_delta") == ["a1:t 1999-12-31 2"])
+            #expect(try await texts("SELECT concat_ws(' ', topic, partition, \"offset\", encode(key, 'hex'), length(value), reason) FROM rejected_events") == [
+                "mixed 7 8 000100 \(events[8].utf8.count) invalid_json",
+            ])
+        }
+    }
 }
