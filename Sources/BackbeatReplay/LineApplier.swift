@@ -16,6 +16,12 @@ protocol LineApplier {
     /// Takes what was applied since the last flush: the write that stores it with the input's position in one
     /// transaction (nil when there is nothing to write).
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)?
+    /// Completes `report` with what was still being worked out when the input's lines began (its identity).
+    func complete(_ report: inout ReplayReport) async throws
+}
+
+extension LineApplier {
+    func complete(_ report: inout ReplayReport) async throws {}
 }
 
 /// A block of lines with each line decoded.

@@ -27,13 +27,23 @@ public struct Replayer: Sendable {
     /// Replays one input into `store` (nil: validate and count only, or republish); returns its report. Events
     /// before a damaged part are applied, then the error is thrown. `observer` hears of the progress.
     public func replay(_ path: String, store: Store?, observer: inout some ReplayObserver) async throws -> ReplayReport {
+        do {
+            return try await replay(path, identity: nil, store: store, observer: &observer)
+        } catch let started as StartedBefore {
+            // Nothing was written: the input is replayed again from what its earlier runs stored.
+            return try await replay(path, identity: started.identity, store: store, observer: &observer)
+        }
+    }
+
+    /// Replays `path` once; `identity`, when already known, is the input's.
+    private func replay(_ path: String, identity: String?, store: Store?, observer: inout some ReplayObserver) async throws -> ReplayReport {
         let reader = try InputReader(path: path)
         var report = ReplayReport(path: path)
         guard let first = try reader.next() else {
             observer.finished(report)
             return report
         }
-        var applier = try await makeApplier(path, firstChunk: first, store: store, report: &report)
+        var applier = try await makeApplier(path, firstChunk: first, identity: identity, store: store, report: &report)
         try await replay(reader, first: first, into: &applier, store: store, report: &report, observer: &observer)
         return report
     }
@@ -77,6 +87,7 @@ public struct Replayer: Sendable {
             try await flush()
             try await writing?.value
             writing = nil
+            try await applier.complete(&report)
             observer.finished(report)
         }
         do {
@@ -115,7 +126,9 @@ public struct Replayer: Sendable {
         try await finish()
     }
 
-    private func makeApplier(_ path: String, firstChunk: [UInt8], store: Store?, report: inout ReplayReport) async throws -> any LineApplier {
+    private func makeApplier(
+        _ path: String, firstChunk: [UInt8], identity known: String?, store: Store?, report: inout ReplayReport
+    ) async throws -> any LineApplier {
         if firstChunk.withUnsafeBytes({ ArchiveLine.isHeader($0) }) {
             report.kind = .archive
             return ArchiveApplier(path: path, stored: try await store?.storedKafkaOffsets() ?? [:], republish: republish)
@@ -123,13 +136,37 @@ public struct Replayer: Sendable {
         guard path != "-" || inputID != nil else {
             throw ReplayError("stdin holds plain events: give --input-id NAME, so that a second run can resume")
         }
-        let identity = path == "-" ? inputID! : try InputIdentity.of(path: path)
+        if path != "-", known == nil, let store, republish == nil {
+            // Most replays of a file are its first: its lines are decoded and added while its identity (a pass over
+            // the whole file) is computed, and the first write checks that nothing of it was stored before.
+            let now = clock()
+            let identity = Task { try InputIdentity.of(path: path) }
+            let position = Task { try await Self.confirmFirstReplay(identity: identity, now: now, store: store) }
+            return PlainApplier(path: path, position: .confirming(identity: identity, position: position), stored: nil, now: now, republish: nil)
+        }
+        let identity = try known ?? (path == "-" ? inputID! : InputIdentity.of(path: path))
         let position = TopicPartition(topic: "replay:" + identity, partition: 0)
         let stored = try await store?.storedOffsets(for: [position])[position]
         let now = try await store?.replayClock(for: position, now: clock()) ?? clock()
         report.kind = .plain(identity: identity)
         report.alreadyApplied = stored ?? 0
-        return PlainApplier(path: path, position: position, stored: stored, now: now, republish: republish)
+        return PlainApplier(path: path, position: .known(position), stored: stored, now: now, republish: republish)
+    }
+
+    /// The position of an input whose replay began at `now` as its first: stored under its identity, with `now` as
+    /// its replay clock. Throws `StartedBefore` when an earlier run stored a position or a clock for it.
+    private static func confirmFirstReplay(identity: Task<String, Error>, now: Timestamp, store: Store) async throws -> TopicPartition {
+        let identity = try await identity.value
+        let position = TopicPartition(topic: "replay:" + identity, partition: 0)
+        let stored = try await store.storedOffsets(for: [position])[position]
+        let clock = try await store.replayClock(for: position, now: now)
+        guard stored == nil, clock == now else { throw StartedBefore(identity: identity) }
+        return position
+    }
+
+    /// A replay that began as an input's first found that an earlier run had stored its position or clock.
+    private struct StartedBefore: Error {
+        let identity: String
     }
 }
 

@@ -1,3 +1,4 @@
+import BackbeatArchive
 import BackbeatCore
 import BackbeatReplay
 import BackbeatStore
@@ -39,6 +40,8 @@ import Testing
             #expect(first.rejectedCount == workload.invalidCount && workload.invalidCount > 0)
             #expect(first.alreadyApplied == 0)
             #expect(reports.finished.count == 1 && reports.progressCalls > 0)
+            guard case .plain(let identity) = first.kind else { Issue.record("\(first.kind)"); return }
+            #expect(identity == (try InputIdentity.of(path: path)))
 
             let second = try await replayer.replay(path, store: store, observer: &reports)
             #expect(second.alreadyApplied == Int64(workload.messages.count))
@@ -81,6 +84,39 @@ import Testing
             let rebuilt = try await GroundTruth.read(from: store)
             #expect(rebuilt == replayed, "\(rebuilt.difference(from: replayed))")
             #expect(rebuilt.streams.values.map { $0[0] }.reduce(0, +) == 2)
+        }
+    }
+
+    /// A file's replay decodes its lines while the file's identity is computed, as if it were the file's first; when
+    /// an earlier run had stored the file's clock (and was stopped before its first commit) or its position, the
+    /// replay starts over from them.
+    @Test func aReplayStartsOverFromWhatAnEarlierRunStored() async throws {
+        let earlierClock = Timestamp.wallClock() + -5 * 3600
+        let ahead = earlierClock + (EventDecoder.maxFutureSkewSeconds + 20)
+        func line(_ id: String, _ at: Timestamp) -> [UInt8] {
+            Array(#"{"event_id":"\#(id)","type":"stream","occurred_at":"\#(RFC3339.format(at))","artist_id":"artist-restart","track_id":"t1","platform":"spotify","duration_ms":31000}"#.utf8)
+        }
+        let path = try Self.writeFile([line("then", earlierClock), line("ahead", ahead), line("later", earlierClock + 60)])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let database = try await TestEnvironment.freshDatabase("inprocess_restart")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            let position = TopicPartition(topic: "replay:" + (try InputIdentity.of(path: path)), partition: 0)
+            #expect(try await store.replayClock(for: position, now: earlierClock) == earlierClock)
+            // By this run's own clock (now), the line "ahead" is in the past and would count.
+            let replayer = Replayer(batchLines: 1)
+            var reports = Reports()
+            let report = try await replayer.replay(path, store: store, observer: &reports)
+            #expect(report.accepted == 2 && report.rejected[.futureTimestamp] == 1 && report.alreadyApplied == 0)
+            #expect(try await store.storedOffsets(for: [position]) == [position: 3])
+            #expect(try await GroundTruth.read(from: store).streams.values.map { $0[0] }.reduce(0, +) == 2)
+
+            // Again, with the stored clock as this run's own: only the stored position says the file was replayed.
+            var again = Replayer(batchLines: 1)
+            again.clock = { earlierClock }
+            let second = try await again.replay(path, store: store, observer: &reports)
+            #expect(second.alreadyApplied == 3 && second.accepted == 0)
+            #expect(try await GroundTruth.read(from: store).streams.values.map { $0[0] }.reduce(0, +) == 2)
         }
     }
 
