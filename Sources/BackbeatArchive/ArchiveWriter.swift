@@ -11,9 +11,10 @@ import Glibc
 /// it outgrows `segmentBytes`, when its partition's run breaks (another consumer moved the offset), or at shutdown.
 ///
 /// Each flush appends one zstd frame per partition and fsyncs it *before* PostgreSQL commits; the segment's length
-/// is stored in that transaction (`ArchiveSegmentPosition`). After a failed commit `rolledBack()` cuts the frames
-/// off again; after a crash `recover` cuts every leftover open segment to its stored length and seals it. So a
-/// segment holds exactly the messages whose effect is in the aggregates: no gap, no duplicate line.
+/// is stored in that transaction (`ArchiveSegmentPosition`). After a commit that failed `rolledBack()` cuts the frames
+/// off again; after one whose outcome is unknown (its answer lost) `settle` keeps or cuts them by the lengths
+/// PostgreSQL stored; after a crash `recover` cuts every leftover open segment to its stored length and seals it. So
+/// a segment holds exactly the messages whose effect is in the aggregates: no gap, no duplicate line.
 ///
 /// `@unchecked Sendable` because it is not thread-safe itself: its owner serialises every call (the ingest service
 /// keeps it in a `Mutex` and only its flush loop calls it).
@@ -119,18 +120,47 @@ public final class ArchiveWriter: @unchecked Sendable {
     /// The flush did not commit: cuts the frames it appended off again (its messages come back in a later flush).
     public func rolledBack() throws {
         for (partition, segment) in segments where segment.bytes != segment.committedBytes {
-            if segment.committedBytes == 0 {
-                try segment.handle.close()
-                try FileManager.default.removeItem(at: directory.appendingPathComponent(segment.name + Self.openSuffix))
-                segments[partition] = nil
-                continue
-            }
-            try segment.handle.truncate(atOffset: UInt64(segment.committedBytes))
-            try segment.handle.seekToEnd()
-            try segment.handle.synchronize()
-            segment.bytes = segment.committedBytes
-            segment.nextOffset = segment.committedNextOffset
+            try cutBack(partition, segment)
         }
+    }
+
+    /// The segments holding frames of a flush whose outcome is not known yet (neither `committed` nor `rolledBack`):
+    /// its transaction failed in a way that may have come after PostgreSQL committed it (a lost answer).
+    public var unsettled: [String] {
+        segments.values.filter { $0.bytes != $0.committedBytes }.map(\.name)
+    }
+
+    /// Settles the `unsettled` segments by the lengths PostgreSQL stored with the last committed flush (`stored[name]`;
+    /// missing: none): a segment whose stored length is its length committed with the flush, and keeps its frames;
+    /// any other is cut back to what was committed before. Returns whether the flush had committed.
+    @discardableResult
+    public func settle(stored: [String: Int64]) throws -> Bool {
+        var landed = false
+        for (partition, segment) in segments where segment.bytes != segment.committedBytes {
+            if stored[segment.name] == segment.bytes {
+                segment.committedBytes = segment.bytes
+                segment.committedNextOffset = segment.nextOffset
+                landed = true
+            } else {
+                try cutBack(partition, segment)
+            }
+        }
+        return landed
+    }
+
+    /// Cuts `segment` back to its committed frames (removes it if it has none).
+    private func cutBack(_ partition: TopicPartition, _ segment: Segment) throws {
+        if segment.committedBytes == 0 {
+            try segment.handle.close()
+            try FileManager.default.removeItem(at: directory.appendingPathComponent(segment.name + Self.openSuffix))
+            segments[partition] = nil
+            return
+        }
+        try segment.handle.truncate(atOffset: UInt64(segment.committedBytes))
+        try segment.handle.seekToEnd()
+        try segment.handle.synchronize()
+        segment.bytes = segment.committedBytes
+        segment.nextOffset = segment.committedNextOffset
     }
 
     /// Seals segments that are full, whose hour has passed, or (when `keeping` is given) whose partition is no

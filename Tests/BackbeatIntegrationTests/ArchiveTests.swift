@@ -105,6 +105,46 @@ import Testing
         withExtendedLifetime(broker) {}
     }
 
+    /// A flush whose COMMIT landed but whose answer was lost keeps its archive frames (PostgreSQL counted their
+    /// messages): the archive still holds every message once, and a replay of it counts what the live one counts.
+    @Test func aFlushWhoseCommitAnswerIsLostKeepsItsArchivedMessages() async throws {
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 2)
+        let live = try await TestEnvironment.freshDatabase("archive_lost_answer")
+        let proxy = try CommitAnswerLosingProxy(postgresURL: live)
+        defer { proxy.close() }
+        let archive = NSTemporaryDirectory() + "backbeat-archive-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: archive) }
+        let workload = Workload(events: 6_000, seed: 27, invalidFraction: 0.01)
+        let half = workload.messages.count / 2
+        try await TestEnvironment.withStore(url: live) { store in
+            let service = try ServiceProcess(
+                brokers: broker.bootstrapServers, postgresURL: proxy.url, flushInterval: "200ms",
+                arguments: ["--archive-dir", archive, "--compaction-interval", "3600s"])
+            try await service.waitForLog("partitions assigned")
+            try workload.publish(0..<half, to: broker.bootstrapServers)
+            try await waitUntil(timeout: .seconds(60), "a committed flush") { try await storedOffsetTotal(store.client) > 0 }
+            proxy.arm()
+            try workload.publish(half..<workload.messages.count, to: broker.bootstrapServers)
+            try await waitUntil(timeout: .seconds(60), "every message counted") {
+                try await storedOffsetTotal(store.client) == Int64(workload.messages.count)
+            }
+            // The next flush, or the stop, settles the archive; the stop seals it.
+            #expect(service.terminate() == 0)
+            #expect(proxy.answersLost == 1)
+            #expect(service.log().contains("archive: the failed flush had committed (its answer was lost); its frames stay"))
+        }
+        let (messages, open) = try Self.archivedMessages(in: archive)
+        #expect(open.isEmpty, "left open: \(open)")
+        #expect(messages.count == workload.messages.count, "archived \(messages.count) of \(workload.messages.count) messages")
+        #expect(Set(messages.map(\.message.position)).count == messages.count, "no message archived twice")
+        let replayed = try await TestEnvironment.freshDatabase("archive_lost_answer_replayed")
+        let replay = try ReplayTests.run(["replay", archive], postgresURL: replayed)
+        #expect(replay.status == 0, "\(replay.output)")
+        let (liveAll, replayedAll) = (try await Self.everything(live), try await Self.everything(replayed))
+        #expect(replayedAll.truth == liveAll.truth && replayedAll.rejected == liveAll.rejected)
+        withExtendedLifetime(broker) {}
+    }
+
     @Test func aGeneratedArchiveReplaysOnceAndRefusesAGapInAPartition() async throws {
         let (directory, workload) = try Self.generateArchive(seed: 3)
         let database = try await TestEnvironment.freshDatabase("archive_generated")

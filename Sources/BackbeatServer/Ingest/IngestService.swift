@@ -106,7 +106,11 @@ public final class IngestService: Service, Sendable {
             logger.warning("final flush failed; retrying", metadata: ["attempt": "\(attempt)"])
             try? await Task.sleep(for: .milliseconds(500))
         }
-        try archive.withLock { try $0?.closeAll() }
+        if await settleArchive() {
+            try archive.withLock { try $0?.closeAll() }
+        } else {
+            logger.warning("archive: segments left open; the next start repairs them from the lengths PostgreSQL stored")
+        }
         // Leaving the group waits for the broker; with the broker gone it may never return.
         do {
             try await awaitBlocking(limit: Self.leaveGroupLimit) { consumer.close() }
@@ -261,12 +265,14 @@ public final class IngestService: Service, Sendable {
     /// Writes one batch.
     @discardableResult
     func flushOnce(consumer: KafkaConsumer) async -> FlushOutcome {
+        guard await settleArchive() else { return .failed }
         let taken = ledger.withLock { ledger -> (FlushBatch, (epoch: UInt64, layer: CubeMemory)?)? in
             guard let batch = ledger.takeBatch() else { return nil }
             return (batch, memory?.flushStarted())
         }
         guard let (batch, inFlight) = taken else { return .done }
         let started = ContinuousClock.now
+        var writing = false
         do {
             let now = Self.now()
             let segments = try archive.withLock { try $0?.append(batch.parts, now: now) } ?? []
@@ -275,6 +281,7 @@ public final class IngestService: Service, Sendable {
                 try await awaitBlocking { try deadLetters.send(rejected) }
                 metrics.recordDeadLetters(rejected.count)
             }
+            writing = true
             try await store.write(batch, layer: inFlight?.layer, archive: segments)
             archive.withLock { $0?.committed() }
             if let inFlight { memory?.flushCommitted(epoch: inFlight.epoch) }
@@ -295,7 +302,9 @@ public final class IngestService: Service, Sendable {
             }
             return .done
         } catch {
-            rollBackArchive()
+            // A write that failed may have failed after PostgreSQL committed it (its answer lost): its archive frames
+            // stay until the next flush or the stop settles them (`settleArchive`).
+            if !writing { rollBackArchive() }
             let cutShort = Task.isCancelled
             metrics.recordFlush(outcome: cutShort ? "cut_short" : "failed", duration: ContinuousClock.now - started, rows: 0)
             if cutShort {
@@ -335,11 +344,37 @@ extension IngestService {
         logger.info("archiving consumed messages", metadata: ["directory": "\(directory)"])
     }
 
-    /// Cuts off what the failed flush appended. If even that fails the archive could hold lines that are not
-    /// counted, so the service stops; the next start repairs the segments from PostgreSQL.
+    /// Cuts off what the failed flush appended.
     fileprivate func rollBackArchive() {
+        repairArchive { try $0.rolledBack() }
+    }
+
+    /// Settles the archive frames of a flush whose write failed (`ArchiveWriter.settle`): kept if PostgreSQL stored
+    /// them, so the flush had committed and only its answer was lost, cut off otherwise. False while PostgreSQL
+    /// cannot say: nothing may be appended until it does.
+    fileprivate func settleArchive() async -> Bool {
+        let names = archive.withLock { $0?.unsettled ?? [] }
+        guard !names.isEmpty else { return true }
+        let stored: [String: Int64]
         do {
-            try archive.withLock { try $0?.rolledBack() }
+            stored = try await store.archiveSegmentLengths(names)
+        } catch {
+            logger.warning("archive: cannot learn yet whether the last failed flush committed; will ask again", metadata: ["error": "\(error)"])
+            return false
+        }
+        var landed = false
+        repairArchive { landed = try $0.settle(stored: stored) }
+        logger.notice(landed
+            ? "archive: the failed flush had committed (its answer was lost); its frames stay"
+            : "archive: the failed flush had not committed; its frames are cut off")
+        return true
+    }
+
+    /// Runs `repair` on the archive. If it fails the archive could hold lines that are not counted, so the service
+    /// stops; the next start repairs the segments from PostgreSQL.
+    private func repairArchive(_ repair: (ArchiveWriter) throws -> Void) {
+        do {
+            try archive.withLock { writer in try writer.map(repair) }
         } catch {
             logger.critical("archive: cannot cut back an uncommitted flush; stopping (a restart repairs the archive)", metadata: ["error": "\(error)"])
             fatalError("archive rollback failed: \(error)")
