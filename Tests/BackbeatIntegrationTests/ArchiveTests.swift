@@ -141,6 +141,7 @@ import Testing
         let replay = try ReplayTests.run(["replay", archive], postgresURL: replayed)
         #expect(replay.status == 0, "\(replay.output)")
         let (liveAll, replayedAll) = (try await Self.everything(live), try await Self.everything(replayed))
+        #expect(liveAll.truth == workload.truth, "\(liveAll.truth.difference(from: workload.truth))")
         #expect(replayedAll.truth == liveAll.truth && replayedAll.rejected == liveAll.rejected)
         withExtendedLifetime(broker) {}
     }
