@@ -84,6 +84,12 @@ public final class ArchiveWriter: @unchecked Sendable {
         var positions: [ArchiveSegmentPosition] = []
         for part in parts where !part.archive.isEmpty {
             let partition = part.topicPartition
+            if let segment = segments[partition], segment.committedBytes > 0, (part.expectedOffset ?? .min) < segment.committedNextOffset {
+                // Its messages are archived and committed already (a flush whose answer was lost, retried): PostgreSQL
+                // stored an offset past them (or, for no expected offset, one at all), so this flush meets an offset
+                // conflict for it; nothing is appended.
+                continue
+            }
             if let segment = segments[partition], segment.nextOffset != part.expectedOffset || segment.bytes != segment.committedBytes {
                 // The run broke (the stored offset moved under us): this segment ends here.
                 try close(partition)
