@@ -26,6 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("flush-interval"), help: "How often rollups are flushed, e.g. 1s or 500ms (env BACKBEAT_FLUSH_INTERVAL; default 1s).")
     var flushInterval: String?
 
+    @Option(name: .customLong("flush-timeout"), help: "How long one flush to PostgreSQL may take before serve treats PostgreSQL or the connection to it as hung and exits with an error, e.g. 300s (env BACKBEAT_FLUSH_TIMEOUT; default 300s). Nothing is lost: a restart consumes again from the offsets PostgreSQL stored.")
+    var flushTimeout: String?
+
     @Option(name: .customLong("compaction-interval"), help: "How often flushed rows are merged into one row per key, e.g. 5s or 60s (env BACKBEAT_COMPACTION_INTERVAL; default 5s).")
     var compactionInterval: String?
 
@@ -80,6 +83,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard let port = Int(portText), (0...65535).contains(port) else { throw ValidationError("--http-port must be 0-65535") }
         let intervalText = setting(flushInterval, "BACKBEAT_FLUSH_INTERVAL") ?? "1s"
         guard let interval = parseDuration(intervalText) else { throw ValidationError("--flush-interval \(intervalText) is not a duration such as 1s or 500ms") }
+
+        let flushTimeoutText = setting(flushTimeout, "BACKBEAT_FLUSH_TIMEOUT") ?? "300s"
+        guard let flushLimit = parseDuration(flushTimeoutText) else {
+            throw ValidationError("--flush-timeout \(flushTimeoutText) is not a duration such as 300s")
+        }
 
         let compactionText = setting(compactionInterval, "BACKBEAT_COMPACTION_INTERVAL") ?? "5s"
         guard let compaction = parseDuration(compactionText) else {
@@ -141,7 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
         let configuration = ServeConfiguration(
-            ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, kafka: kafka,
+            ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, flushTimeout: flushLimit, kafka: kafka,
                 memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),
                 archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes),
                 pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters),

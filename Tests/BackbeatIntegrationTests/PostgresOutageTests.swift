@@ -60,6 +60,24 @@ import Testing
             }
         }
 
+        /// Makes PostgreSQL hang (`pg-instance freeze`), then publishes `range` of `workload`.
+        func freezeAndPublish(_ workload: Workload, _ range: Range<Int>) throws {
+            try PostgresOutageTests.pgInstance(["freeze", directory])
+            try workload.publish(range, to: broker.bootstrapServers)
+        }
+
+        /// Lets the frozen PostgreSQL run again; then a new instance counts every event of `workload` once.
+        func thawAndExpectTheNextInstanceToCountEverything(_ workload: Workload) async throws {
+            try PostgresOutageTests.pgInstance(["thaw", directory])
+            let next = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms", arguments: ["--memory-days", "0"])
+            try await next.waitUntilHealthy()
+            try await TestEnvironment.withStore(url: database) { store in
+                try await expectGroundTruth(workload, in: store, within: .seconds(60))
+            }
+            #expect(next.terminate() == 0)
+            withExtendedLifetime(broker) {}
+        }
+
         /// Deletes a PostgreSQL instance, frozen or not.
         static func remove(_ directory: String) {
             _ = try? PostgresOutageTests.pgInstance(["thaw", directory])
@@ -111,11 +129,10 @@ import Testing
         let workload = Workload(events: 6_000, seed: 37, invalidFraction: 0.01)
         let half = workload.messages.count / 2
         let run = try await Flushing(workload, upTo: half, arguments: ["--memory-days", "0", "--shutdown-timeout", "2s"])
-        let (directory, database, broker, service) = (run.directory, run.database, run.broker, run.service)
-        defer { Flushing.remove(directory) }
+        defer { Flushing.remove(run.directory) }
+        let service = run.service
 
-        try Self.pgInstance(["freeze", directory])
-        try workload.publish(half..<workload.messages.count, to: broker.bootstrapServers)
+        try run.freezeAndPublish(workload, half..<workload.messages.count)
         try await Task.sleep(for: .seconds(1))  // consumed, and a flush stuck on the hung database
         let stopping = ContinuousClock.now
         let status = service.terminate(deadline: .seconds(40))
@@ -123,13 +140,28 @@ import Testing
         #expect(status != -1 && took < .seconds(20), "stopped after \(took) (status \(status)); log: \(service.log())")
         #expect(service.log().contains("stop cut short"), "the final flush was cut off by the shutdown timeout")
 
-        try Self.pgInstance(["thaw", directory])
-        let next = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms", arguments: ["--memory-days", "0"])
-        try await next.waitUntilHealthy()
-        try await TestEnvironment.withStore(url: database) { store in
-            try await expectGroundTruth(workload, in: store, within: .seconds(60))
-        }
-        #expect(next.terminate() == 0)
-        withExtendedLifetime(broker) {}
+        try await run.thawAndExpectTheNextInstanceToCountEverything(workload)
+    }
+
+    /// PostgreSQL hangs while the service runs (its processes stopped: connections stay open, nothing answers), so a
+    /// flush never returns: past `--flush-timeout` the service exits with an error instead of waiting forever, and
+    /// nothing is lost: once PostgreSQL answers again, the next instance counts every event once.
+    @Test func aFlushThatHangsEndsTheServiceAndLosesNothing() async throws {
+        let workload = Workload(events: 6_000, seed: 41, invalidFraction: 0.01)
+        let half = workload.messages.count / 2
+        let run = try await Flushing(workload, upTo: half, arguments: ["--memory-days", "0", "--flush-timeout", "3s"])
+        defer { Flushing.remove(run.directory) }
+        let service = run.service
+
+        let frozen = ContinuousClock.now
+        try run.freezeAndPublish(workload, half..<workload.messages.count)
+        // The flush of the second half hangs; 3 s later the service gives up and exits on its own.
+        try await waitUntil(timeout: .seconds(40), "serve to exit after its flush hung (log: \(service.logPath))") { !service.process.isRunning }
+        let took = ContinuousClock.now - frozen
+        #expect(service.process.terminationStatus != 0)
+        #expect(took >= .seconds(3), "exited after \(took), before the flush timeout")
+        #expect(service.log().contains("a flush did not return within --flush-timeout"), "\(service.log())")
+
+        try await run.thawAndExpectTheNextInstanceToCountEverything(workload)
     }
 }

@@ -8,6 +8,9 @@ public struct IngestConfiguration: Sendable {
     public var groupID: String
     /// How often pending deltas are written to PostgreSQL.
     public var flushInterval: Duration
+    /// How long one flush may take before the ingest gives up on PostgreSQL (or the connection to it) as hung and
+    /// stops with an error (`FlushHung`): a restart resumes from the offsets PostgreSQL stored.
+    public var flushTimeout: Duration
     /// Most messages taken from librdkafka per poll.
     public var pollBatchSize: Int
     /// Extra librdkafka consumer properties.
@@ -41,7 +44,7 @@ public struct IngestConfiguration: Sendable {
 
     public init(
         brokers: String, topics: [String] = ["streams", "revenue", "social"], groupID: String = "backbeat",
-        flushInterval: Duration = .seconds(1), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration(),
+        flushInterval: Duration = .seconds(1), flushTimeout: Duration = .seconds(300), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration(),
         memory: MemoryConfiguration = MemoryConfiguration(), archiveDirectory: String? = nil,
         archiveSegmentBytes: Int64 = 128 << 20, pendingLimitBytes: Int = 256 << 20,
         deadLetterTopic: String? = nil
@@ -50,6 +53,7 @@ public struct IngestConfiguration: Sendable {
         self.topics = topics
         self.groupID = groupID
         self.flushInterval = flushInterval
+        self.flushTimeout = flushTimeout
         self.pollBatchSize = pollBatchSize
         self.kafka = kafka
         self.memory = memory

@@ -78,7 +78,7 @@ public final class IngestService: Service, Sendable {
         logger.info("consuming", metadata: ["brokers": "\(configuration.brokers)", "topics": "\(configuration.topics.joined(separator: ","))", "group": "\(configuration.groupID)"])
 
         let pollingDone = startPollingThread(consumer)
-        await withGracefulShutdownHandler {
+        let hung = await withGracefulShutdownHandler { () -> Bool in
             var failures = 0
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 do {
@@ -88,21 +88,27 @@ public final class IngestService: Service, Sendable {
                 } catch {
                     break
                 }
-                failures = await flushOnce(consumer: consumer) == .failed ? failures + 1 : 0
+                let outcome = await flushOnce(consumer: consumer)
+                if outcome == .hung { return true }
+                failures = outcome == .failed ? failures + 1 : 0
                 sealArchiveSegments()
                 recordGauges(consumer)
                 await noticeRebuilds()
                 await loadSnapshotIfOwningEverything()
                 memory?.maintain(today: Self.today())
             }
+            return false
         } onGracefulShutdown: { [self] in
             stopPolling.store(true, ordering: .relaxed)
         }
         stopPolling.store(true, ordering: .relaxed)
         await pollingDone.value
+        if hung { try await stopAfterHungFlush(consumer) }
         // Final flush: retry for a while so that a clean stop leaves nothing to consume again.
         for attempt in 1...10 {
-            guard await flushOnce(consumer: consumer) == .failed else { break }
+            let outcome = await flushOnce(consumer: consumer)
+            if outcome == .hung { try await stopAfterHungFlush(consumer) }
+            guard outcome == .failed else { break }
             logger.warning("final flush failed; retrying", metadata: ["attempt": "\(attempt)"])
             try? await Task.sleep(for: .milliseconds(500))
         }
@@ -120,6 +126,15 @@ public final class IngestService: Service, Sendable {
         }
         self.consumer.withLock { $0 = nil }
         logger.info("ingest stopped", metadata: ["accepted": "\(stats.accepted)", "rejected": "\(stats.rejected)"])
+    }
+
+    /// Ends the ingest after a flush hung (polling has stopped): the consumer leaves its group (bounded), but nothing
+    /// more is written, settled or sealed (PostgreSQL does not answer, and the hung transaction may yet commit):
+    /// the next start repairs the archive and consumes again from the stored offsets.
+    private func stopAfterHungFlush(_ consumer: KafkaConsumer) async throws -> Never {
+        _ = try? await awaitBlocking(limit: Self.leaveGroupLimit) { consumer.close() }
+        self.consumer.withLock { $0 = nil }
+        throw FlushHung(limit: configuration.flushTimeout)
     }
 
     // MARK: - Polling thread
@@ -260,6 +275,8 @@ public final class IngestService: Service, Sendable {
         case failed
         /// The stop's timeout cancelled the write: the batch is put back, and no attempt should follow.
         case cutShort
+        /// The write did not return within `flushTimeout`: PostgreSQL or the connection to it hangs.
+        case hung
     }
 
     /// Writes one batch.
@@ -282,7 +299,10 @@ public final class IngestService: Service, Sendable {
                 metrics.recordDeadLetters(rejected.count)
             }
             writing = true
-            try await store.write(batch, layer: inFlight?.layer, archive: segments)
+            let layer = inFlight?.layer
+            try await awaitTask(limit: configuration.flushTimeout) { [store] in
+                try await store.write(batch, layer: layer, archive: segments)
+            }
             archive.withLock { $0?.committed() }
             if let inFlight { memory?.flushCommitted(epoch: inFlight.epoch) }
             FreedMemory.release()
@@ -301,6 +321,12 @@ public final class IngestService: Service, Sendable {
                 memory?.flushFailed(pending: ledger.pendingDeltas, ownershipChanged: true)
             }
             return .done
+        } catch is WaitTimedOut {
+            // Its transaction may still commit once PostgreSQL answers again: nothing more is written by this process.
+            metrics.recordFlush(outcome: "hung", duration: ContinuousClock.now - started, rows: 0)
+            logger.critical("a flush did not return within --flush-timeout; PostgreSQL or the connection to it hangs. Stopping: a restart resumes from the offsets PostgreSQL stored",
+                            metadata: ["flush_timeout": "\(configuration.flushTimeout)"])
+            return .hung
         } catch {
             // A write that failed may have failed after PostgreSQL committed it (its answer lost): its archive frames
             // stay until the next flush or the stop settles them (`settleArchive`).
@@ -479,6 +505,15 @@ extension IngestService {
                 "bytes": "\(loaded.byteCount)", "duration": "\(ContinuousClock.now - started)",
             ])
         }
+    }
+}
+
+/// A flush did not return within `IngestConfiguration.flushTimeout`: the ingest stopped.
+public struct FlushHung: Error, CustomStringConvertible {
+    public let limit: Duration
+
+    public var description: String {
+        "a flush to PostgreSQL did not return within \(limit) (--flush-timeout): PostgreSQL or the connection to it hangs; a restart resumes from the stored offsets"
     }
 }
 
