@@ -85,9 +85,9 @@ public final class ArchiveWriter: @unchecked Sendable {
         for part in parts where !part.archive.isEmpty {
             let partition = part.topicPartition
             if let segment = segments[partition], segment.committedBytes > 0, (part.expectedOffset ?? .min) < segment.committedNextOffset {
-                // Its messages are archived and committed already (a flush whose answer was lost, retried): PostgreSQL
-                // stored an offset past them (or, for no expected offset, one at all), so this flush meets an offset
-                // conflict for it; nothing is appended.
+                // Its messages are archived and committed already (a flush whose answer was lost, retried before its
+                // partition was sought again): PostgreSQL stored an offset past them (or, for no expected offset, one
+                // at all), so this flush meets an offset conflict for it; nothing is appended.
                 continue
             }
             if let segment = segments[partition], segment.nextOffset != part.expectedOffset || segment.bytes != segment.committedBytes {
@@ -138,20 +138,21 @@ public final class ArchiveWriter: @unchecked Sendable {
 
     /// Settles the `unsettled` segments by the lengths PostgreSQL stored with the last committed flush (`stored[name]`;
     /// missing: none): a segment whose stored length is its length committed with the flush, and keeps its frames;
-    /// any other is cut back to what was committed before. Returns whether the flush had committed.
+    /// any other is cut back to what was committed before. Returns the partitions whose frames were kept (empty: the
+    /// flush had not committed).
     @discardableResult
-    public func settle(stored: [String: Int64]) throws -> Bool {
-        var landed = false
+    public func settle(stored: [String: Int64]) throws -> [TopicPartition] {
+        var landed: [TopicPartition] = []
         for (partition, segment) in segments where segment.bytes != segment.committedBytes {
             if stored[segment.name] == segment.bytes {
                 segment.committedBytes = segment.bytes
                 segment.committedNextOffset = segment.nextOffset
-                landed = true
+                landed.append(partition)
             } else {
                 try cutBack(partition, segment)
             }
         }
-        return landed
+        return landed.sorted()
     }
 
     /// Cuts `segment` back to its committed frames (removes it if it has none).

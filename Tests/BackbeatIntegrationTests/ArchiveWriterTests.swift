@@ -30,7 +30,7 @@ import Testing
             let first = try #require(try writer.append([Self.part(expected: firstExpected, new: 100)], now: Self.now).first)
             // The answer was lost; PostgreSQL stored the segment's length, so the flush had committed.
             #expect(writer.unsettled == [first.name])
-            #expect(try writer.settle(stored: [first.name: first.bytes]))
+            #expect(try writer.settle(stored: [first.name: first.bytes]) == [Self.partition])
             #expect(writer.unsettled.isEmpty)
             // The batch comes back merged with newer messages and is retried from the same expected offset: the
             // segment already holds those messages, so nothing is appended (PostgreSQL answers with a conflict).
@@ -47,7 +47,7 @@ import Testing
             let committed = try #require(try writer.append([Self.part(expected: nil, new: 100)], now: Self.now).first)
             writer.committed()
             let failed = try #require(try writer.append([Self.part(expected: 100, new: 150)], now: Self.now).first)
-            #expect(!(try writer.settle(stored: [committed.name: committed.bytes])))
+            #expect(try writer.settle(stored: [committed.name: committed.bytes]).isEmpty)
             #expect(try Self.length(committed, in: directory) == committed.bytes)
             let retried = try #require(try writer.append([Self.part(expected: 100, new: 160)], now: Self.now).first)
             #expect(retried.name == failed.name && retried.nextOffset == 160)

@@ -388,11 +388,20 @@ extension IngestService {
             logger.warning("archive: cannot learn yet whether the last failed flush committed; will ask again", metadata: ["error": "\(error)"])
             return false
         }
-        var landed = false
+        var landed: [TopicPartition] = []
         repairArchive { landed = try $0.settle(stored: stored) }
-        logger.notice(landed
-            ? "archive: the failed flush had committed (its answer was lost); its frames stay"
-            : "archive: the failed flush had not committed; its frames are cut off")
+        if landed.isEmpty {
+            logger.notice("archive: the failed flush had not committed; its frames are cut off")
+            return true
+        }
+        logger.notice("archive: the failed flush had committed (its answer was lost); its frames stay",
+                      metadata: ["partitions": "\(landed.map(\.description).joined(separator: ","))"])
+        // Its batch went back to the ledger as failed, but PostgreSQL stored these partitions' offsets past it: they
+        // are consumed again from there, as after an offset conflict, rather than written again to meet one.
+        ledger.withLock { ledger in
+            for partition in landed { ledger.markStale(partition) }
+            memory?.ownershipChanged(pending: ledger.pendingDeltas)
+        }
         return true
     }
 
