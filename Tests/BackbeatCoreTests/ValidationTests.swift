@@ -219,6 +219,36 @@ import Testing
         #expect(reason(stream(#","x":01"#)) == .invalidJSON)
     }
 
+    /// A key given twice makes an event ambiguous, whichever field it names (or none) and however it is written; the
+    /// rejection names the first member that repeats an earlier key.
+    @Test func everyRepeatedKeyIsRejected() {
+        func detail(_ json: String) -> String? {
+            if case .failure(let rejection) = decode(json), rejection.reason == .duplicateField { return rejection.detail }
+            return nil
+        }
+        let full = [
+            stream(#","listener_id":"l1","country":"SE","age_range":"65+","gender":"male","duration_ms":30000"#),
+            revenue(amount: #""1.5""#, extra: #","platform":"spotify","track_id":"t1""#),
+            social(#","count":2,"post_id":"p1""#),
+        ]
+        for event in full {
+            // Each member of the event, given again at the end.
+            let object = event.dropFirst().dropLast()
+            let members = object.split(separator: ",").map(String.init)
+            for member in members {
+                let key = String(member.split(separator: ":")[0].dropFirst().dropLast())
+                #expect(detail(String(event.dropLast()) + "," + member + "}") == "the member \"\(key)\" appears more than once")
+            }
+        }
+        #expect(detail(stream(#","artist\u005fid":"a2""#)) == #"the member "artist_id" appears more than once"#)
+        #expect(detail(stream(#","x":1,"y":2,"x":3"#)) == #"the member "x" appears more than once"#)
+        #expect(detail(stream(#","x":1,"\u0078":2"#)) == #"the member "x" appears more than once"#)
+        #expect(detail(stream(#","y":1,"y":2,"platform":"x""#)) == #"the member "y" appears more than once"#, "the first repeat")
+        #expect(detail(stream(#","platform":"x","y":1,"y":2"#)) == #"the member "platform" appears more than once"#)
+        #expect(reason(stream(#","x":1,"X":2,"x1":3,"platforms":"x""#)) == nil)
+        #expect(reason(stream(#","x":1,"x":2,"y":]"#)) == .invalidJSON, "invalid JSON after a repeat")
+    }
+
     @Test func sizeLimitIs64KiB() {
         let base = stream(#","pad":""#)
         let fits = base + String(repeating: "x", count: 65_536 - base.utf8.count - 2) + "\"}"

@@ -56,6 +56,16 @@ public struct JSONScanner {
 
     /// Indexes `bytes` as one JSON object and returns its members in document order.
     public static func scanObject(_ bytes: UnsafeRawBufferPointer) throws(JSONScanError) -> [JSONMember] {
+        var members: [JSONMember] = []
+        members.reserveCapacity(16)
+        try scanMembers(bytes) { members.append($0) }
+        try checkDuplicates(members, in: bytes)
+        return members
+    }
+
+    /// Validates `bytes` as one JSON object and hands its members to `visit` in document order, keeping none and
+    /// leaving duplicate keys to the caller (who may tell them apart faster, knowing which keys it wants).
+    public static func scanMembers(_ bytes: UnsafeRawBufferPointer, _ visit: (JSONMember) -> Void) throws(JSONScanError) {
         var scanner = JSONScanner(bytes)
         scanner.skipWhitespace()
         guard scanner.index < bytes.count else { throw .invalidJSON("the value is empty or only whitespace") }
@@ -66,11 +76,15 @@ public struct JSONScanner {
             guard scanner.index == bytes.count else { throw scanner.error("unexpected data after the value") }
             throw .notAnObject("the value is a JSON \(kind.typeName), not an object")
         }
-        let members = try scanner.scanTopObject()
+        try scanner.scanTopObject(visit)
         scanner.skipWhitespace()
         guard scanner.index == bytes.count else { throw scanner.error("unexpected data after the object") }
-        try checkDuplicates(members, in: bytes)
-        return members
+    }
+
+    /// The error for `member`, whose key an earlier member of the same object has already.
+    public static func duplicate(_ member: JSONMember, in bytes: UnsafeRawBufferPointer) -> JSONScanError {
+        let key = string(member.key, hasEscapes: member.keyHasEscapes, in: bytes)
+        return .duplicateKey("the member \"\(clip(key))\" appears more than once")
     }
 
     /// The decoded text of a string member's key or value.
@@ -95,14 +109,12 @@ public struct JSONScanner {
     private static func checkDuplicates(_ members: [JSONMember], in bytes: UnsafeRawBufferPointer) throws(JSONScanError) {
         guard members.count > 1 else { return }
         for i in 1..<members.count {
-            for j in 0..<i where sameKey(members[i], members[j], in: bytes) {
-                let key = string(members[i].key, hasEscapes: members[i].keyHasEscapes, in: bytes)
-                throw .duplicateKey("the member \"\(clip(key))\" appears more than once")
-            }
+            for j in 0..<i where sameKey(members[i], members[j], in: bytes) { throw duplicate(members[i], in: bytes) }
         }
     }
 
-    private static func sameKey(_ a: JSONMember, _ b: JSONMember, in bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Whether two members' keys are the same text, however written.
+    public static func sameKey(_ a: JSONMember, _ b: JSONMember, in bytes: UnsafeRawBufferPointer) -> Bool {
         if a.keyHasEscapes || b.keyHasEscapes {
             return string(a.key, hasEscapes: a.keyHasEscapes, in: bytes) == string(b.key, hasEscapes: b.keyHasEscapes, in: bytes)
         }
@@ -113,14 +125,12 @@ public struct JSONScanner {
 
     // MARK: - Grammar
 
-    private mutating func scanTopObject() throws(JSONScanError) -> [JSONMember] {
+    private mutating func scanTopObject(_ visit: (JSONMember) -> Void) throws(JSONScanError) {
         index += 1  // '{'
-        var members: [JSONMember] = []
-        members.reserveCapacity(16)
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             index += 1
-            return members
+            return
         }
         while true {
             skipWhitespace()
@@ -141,13 +151,13 @@ public struct JSONScanner {
                 valueHasEscapes = sawEscape
                 valueIsPlainASCII = !sawEscape && !sawNonASCII
             }
-            members.append(JSONMember(
+            visit(JSONMember(
                 key: key, keyHasEscapes: keyHasEscapes, kind: kind, value: value, valueHasEscapes: valueHasEscapes,
                 valueIsPlainASCII: valueIsPlainASCII))
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return members
+            case UInt8(ascii: "}"): index += 1; return
             default: throw error("expected ',' or '}' in an object")
             }
         }
@@ -243,8 +253,14 @@ public struct JSONScanner {
         sawEscape = false
         sawNonASCII = false
         while index < bytes.count {
-            // Eight plain bytes at a time (no quote, backslash, control or non-ASCII byte among them).
-            while index + 8 <= bytes.count, Self.arePlain(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+            // Eight bytes at a time, straight to the first that is not plain (a quote, backslash, control or
+            // non-ASCII byte).
+            while index + 8 <= bytes.count {
+                let special = Self.specialBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+                guard special == 0 else {
+                    index += special.trailingZeroBitCount >> 3
+                    break
+                }
                 index += 8
             }
             guard index < bytes.count else { break }
@@ -269,16 +285,17 @@ public struct JSONScanner {
         throw error("unterminated string")
     }
 
-    /// Whether none of the eight bytes in `word` ends or escapes a string or needs checking as UTF-8: each is in
-    /// 0x20..<0x80 and is neither `"` nor `\`.
+    /// The high bit of each byte of `word` (read little-endian) that ends or escapes a string or needs checking as
+    /// UTF-8: a quote, a backslash, a byte below 0x20 or one from 0x80. Bytes above the first such byte may be marked
+    /// wrongly (a borrow carries up), the first one never is: nothing below it borrows.
     @inline(__always)
-    private static func arePlain(_ word: UInt64) -> Bool {
+    private static func specialBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         // A byte is zero in x exactly when (x - 1) borrows into its high bit while x's high bit is clear.
-        func hasZeroByte(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
-        let control = (word &- ones &* 0x20) & ~word & highs  // some byte below 0x20 (or a borrow from one)
-        return word & highs == 0 && control == 0 && !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
+        func zeroBytes(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        let control = (word &- ones &* 0x20) & ~word & highs
+        return (word & highs) | control | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
     }
 
     private mutating func scanEscape() throws(JSONScanError) {

@@ -37,9 +37,9 @@ public enum EventDecoder {
         guard bytes.count <= maxValueBytes else {
             return .failure(Rejection(.tooLarge, "the value is \(bytes.count) bytes; the limit is \(maxValueBytes)"))
         }
-        let members: [JSONMember]
+        let fields: Fields
         do {
-            members = try JSONScanner.scanObject(bytes)
+            fields = try Fields(scanning: bytes)
         } catch {
             switch error {
             case .invalidJSON(let detail): return .failure(Rejection(.invalidJSON, detail))
@@ -48,7 +48,7 @@ public enum EventDecoder {
             }
         }
         do {
-            return .success(try decode(fields: Fields(members, in: bytes), now: now))
+            return .success(try decode(fields: fields, now: now))
         } catch {
             return .failure(error)
         }
@@ -56,56 +56,56 @@ public enum EventDecoder {
 
     private static func decode(fields: Fields, now: Timestamp) throws(Rejection) -> EventRecord {
         let type: EventType
-        switch try fields.requiredEnum("type", EventType.self) {
+        switch try fields.requiredEnum(.type, .eventTypes) {
         case .success(let known): type = known
         case .failure(let unknown):
             throw Rejection(.unknownType, "type \"\(JSONScanner.clip(unknown.text))\" is not one of stream, revenue, social")
         }
-        let eventID = try fields.requiredString("event_id", lengths: 1...128)
-        let occurredAt = try fields.timestamp("occurred_at")
+        let eventID = try fields.requiredString(.eventID, lengths: 1...128)
+        let occurredAt = try fields.timestamp(.occurredAt)
         guard occurredAt.microseconds <= now.microseconds + maxFutureSkewSeconds * 1_000_000 else {
             throw Rejection(.futureTimestamp, "occurred_at \(RFC3339.format(occurredAt)) is more than 1 hour in the future")
         }
-        let artist = try fields.id("artist_id")
+        let artist = try fields.id(.artistID)
 
         switch type {
         case .stream:
-            let durationMs = try fields.optionalInteger("duration_ms", range: 0...86_400_000)
-            let track = try fields.id("track_id")
-            let platform = try fields.slug("platform")
-            let listener = try fields.optionalString("listener_id", lengths: 1...128)
+            let durationMs = try fields.optionalInteger(.durationMs, range: 0...86_400_000)
+            let track = try fields.id(.trackID)
+            let platform = try fields.slug(.platform)
+            let listener = try fields.optionalString(.listenerID, lengths: 1...128)
             return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .stream(.init(
                 track: track, platform: platform,
                 listenerHash: listener.map { $0.withBytes(in: fields.bytes) { MurmurHash3.hash64($0) } },
                 listener: listener,
-                country: try fields.optionalCode("country", length: 2) ?? .text("ZZ"),
-                ageRange: try fields.optionalEnum("age_range", AgeRange.self) ?? .unknown,
-                gender: try fields.optionalEnum("gender", Gender.self) ?? .unknown,
+                country: try fields.optionalCode(.country, length: 2) ?? .text("ZZ"),
+                ageRange: try fields.optionalEnum(.ageRange, .ageRanges) ?? .unknown,
+                gender: try fields.optionalEnum(.gender, .genders) ?? .unknown,
                 durationMs: durationMs
             )))
         case .revenue:
-            guard let source = try fields.optionalEnum("source", RevenueSource.self) else {
-                throw .missing("source")
+            guard let source = try fields.optionalEnum(.source, .revenueSources) else {
+                throw .missing(.source)
             }
-            let currency = try fields.optionalCode("currency", length: 3)
-            guard let currency else { throw .missing("currency") }
-            let platform = try fields.optionalSlug("platform")
-            let track = try fields.optionalID("track_id")
+            let currency = try fields.optionalCode(.currency, length: 3)
+            guard let currency else { throw .missing(.currency) }
+            let platform = try fields.optionalSlug(.platform)
+            let track = try fields.optionalID(.trackID)
             return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .revenue(.init(
-                source: source, amount: try fields.amount("amount"), currency: currency, platform: platform, track: track
+                source: source, amount: try fields.amount(.amount), currency: currency, platform: platform, track: track
             )))
         case .social:
-            let platform = try fields.slug("platform")
-            guard let action = try fields.optionalString("action", lengths: 1...32) else {
-                throw .missing("action")
+            let platform = try fields.slug(.platform)
+            guard let action = try fields.optionalString(.action, lengths: 1...32) else {
+                throw .missing(.action)
             }
             guard fields.satisfies(action, { Identifiers.isSlug(utf8: $0, digits: false) }) else {
                 throw Rejection(.invalidValue, "action must match [a-z_]{1,32}")
             }
             return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .social(.init(
                 platform: platform, action: action,
-                count: try fields.optionalInteger("count", range: 1...1_000_000) ?? 1,
-                post: try fields.optionalString("post_id", lengths: 1...128)
+                count: try fields.optionalInteger(.count, range: 1...1_000_000) ?? 1,
+                post: try fields.optionalString(.postID, lengths: 1...128)
             )))
         }
     }
@@ -113,8 +113,8 @@ public enum EventDecoder {
 
 extension Rejection {
     /// A required field is absent (or null).
-    fileprivate static func missing(_ name: StaticString) -> Rejection {
-        Rejection(.missingField, "the field \"\(name)\" is required")
+    fileprivate static func missing(_ field: EventField) -> Rejection {
+        Rejection(.missingField, "the field \"\(field.name)\" is required")
     }
 }
 
@@ -123,67 +123,108 @@ private struct NotACase: Error {
     var text: String
 }
 
-/// The members of an event object, with typed accessors that throw the matching rejection.
-/// It reads straight from the scanned bytes: a string is made only for a value with escapes or non-ASCII characters.
+/// A member of a scanned event object without its key: what reading its field needs, in 12 bytes.
+private struct FieldValue {
+    private var start: Int32
+    private var end: Int32
+    var kind: JSONKind
+    var valueHasEscapes: Bool
+    var valueIsPlainASCII: Bool
+
+    /// The value's bytes in the object; for strings, without quotes.
+    var value: Range<Int> { Int(start)..<Int(end) }
+
+    /// `member`'s value, of an object of at most `Int32.max` bytes.
+    init(_ member: JSONMember) {
+        start = Int32(truncatingIfNeeded: member.value.lowerBound)
+        end = Int32(truncatingIfNeeded: member.value.upperBound)
+        kind = member.kind
+        valueHasEscapes = member.valueHasEscapes
+        valueIsPlainASCII = member.valueIsPlainASCII
+    }
+}
+
+/// The members of an event object sorted into the contract's fields, with typed accessors that throw the matching
+/// rejection. It reads straight from the scanned bytes: a string is made only for a value with escapes or non-ASCII
+/// characters.
 private struct Fields {
-    private let members: [JSONMember]
     let bytes: UnsafeRawBufferPointer
+    /// Each field's value, by `EventField.rawValue` (17 cases); members with other keys are only checked for
+    /// duplicates.
+    private var slots = InlineArray<17, FieldValue?>(repeating: nil)
 
-    init(_ members: [JSONMember], in bytes: UnsafeRawBufferPointer) {
-        self.members = members
+    /// Validates `bytes` (at most `EventDecoder.maxValueBytes`) as a JSON object and sorts its members into fields;
+    /// throws `.duplicateKey` for the first member whose key an earlier one had, however either is written.
+    init(scanning bytes: UnsafeRawBufferPointer) throws(JSONScanError) {
         self.bytes = bytes
-    }
-
-    private func member(_ name: StaticString) -> JSONMember? {
-        for member in members where JSONScanner.key(member, is: name, in: bytes) {
-            return member
+        var others: [JSONMember] = []
+        var duplicate: JSONMember?
+        try JSONScanner.scanMembers(bytes) { member in
+            let key = UnsafeRawBufferPointer(rebasing: bytes[member.key])
+            let field = member.keyHasEscapes
+                ? JSONScanner.unescapedBytes(key).withUnsafeBytes { EventField(key: $0) }
+                : EventField(key: key)
+            if let field {
+                if slots[field.rawValue] == nil {
+                    slots[field.rawValue] = FieldValue(member)
+                } else if duplicate == nil {
+                    duplicate = member
+                }
+            } else {
+                if duplicate == nil, others.contains(where: { JSONScanner.sameKey($0, member, in: bytes) }) { duplicate = member }
+                others.append(member)
+            }
         }
-        return nil
+        if let duplicate { throw JSONScanner.duplicate(duplicate, in: bytes) }
     }
 
-    private func text(_ member: JSONMember) -> String {
+    private func member(_ field: EventField) -> FieldValue? {
+        slots[field.rawValue]
+    }
+
+    private func text(_ member: FieldValue) -> String {
         JSONScanner.string(member.value, hasEscapes: member.valueHasEscapes, in: bytes)
     }
 
     /// The raw bytes of a member's value (a number's literal, or an unescaped string's contents).
-    private func raw(_ member: JSONMember) -> UnsafeRawBufferPointer {
+    private func raw(_ member: FieldValue) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[member.value])
     }
 
-    func timestamp(_ name: StaticString) throws(Rejection) -> Timestamp {
-        guard let member = member(name), member.kind != .null else { throw .missing(name) }
+    func timestamp(_ field: EventField) throws(Rejection) -> Timestamp {
+        guard let member = member(field), member.kind != .null else { throw .missing(field) }
         guard member.kind == .string else {
-            throw Rejection(.invalidType, "\(name) must be a string, not a \(member.kind.typeName)")
+            throw Rejection(.invalidType, "\(field.name) must be a string, not a \(member.kind.typeName)")
         }
         let parsed = member.valueHasEscapes ? RFC3339.parseTimestamp(text(member)) : RFC3339.parseTimestamp(raw(member))
         guard let parsed else {
-            throw Rejection(.invalidTimestamp, "\(name) \"\(JSONScanner.clip(text(member)))\" is not an RFC 3339 timestamp")
+            throw Rejection(.invalidTimestamp, "\(field.name) \"\(JSONScanner.clip(text(member)))\" is not an RFC 3339 timestamp")
         }
         return parsed
     }
 
-    func requiredString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> EventText {
-        guard let text = try optionalString(name, lengths: lengths) else { throw .missing(name) }
+    func requiredString(_ field: EventField, lengths: ClosedRange<Int>) throws(Rejection) -> EventText {
+        guard let text = try optionalString(field, lengths: lengths) else { throw .missing(field) }
         return text
     }
 
-    private func requiredStringMember(_ name: StaticString) throws(Rejection) -> JSONMember {
-        guard let member = try optionalStringMember(name) else { throw .missing(name) }
+    private func requiredStringMember(_ field: EventField) throws(Rejection) -> FieldValue {
+        guard let member = try optionalStringMember(field) else { throw .missing(field) }
         return member
     }
 
     /// A string member; nil when absent or an explicit JSON null.
-    private func optionalStringMember(_ name: StaticString) throws(Rejection) -> JSONMember? {
-        guard let member = member(name), member.kind != .null else { return nil }
+    private func optionalStringMember(_ field: EventField) throws(Rejection) -> FieldValue? {
+        guard let member = member(field), member.kind != .null else { return nil }
         guard member.kind == .string else {
-            throw Rejection(.invalidType, "\(name) must be a string, not a \(member.kind.typeName)")
+            throw Rejection(.invalidType, "\(field.name) must be a string, not a \(member.kind.typeName)")
         }
         return member
     }
 
     /// An optional string; an explicit JSON null counts as absent.
-    func optionalString(_ name: StaticString, lengths: ClosedRange<Int>) throws(Rejection) -> EventText? {
-        guard let member = try optionalStringMember(name) else { return nil }
+    func optionalString(_ field: EventField, lengths: ClosedRange<Int>) throws(Rejection) -> EventText? {
+        guard let member = try optionalStringMember(field) else { return nil }
         // Plain ASCII has one character per byte and is left where it is; anything else is counted as a String.
         let value: EventText
         let length: Int
@@ -196,7 +237,7 @@ private struct Fields {
             length = text.count
         }
         guard lengths.contains(length) else {
-            throw Rejection(.invalidValue, "\(name) must be \(lengths.lowerBound)-\(lengths.upperBound) characters")
+            throw Rejection(.invalidValue, "\(field.name) must be \(lengths.lowerBound)-\(lengths.upperBound) characters")
         }
         return value
     }
@@ -207,78 +248,63 @@ private struct Fields {
     }
 
     /// The case of `Value` a string member names, matched on its bytes; or the text it holds instead.
-    private func enumCase<Value: RawRepresentable & CaseIterable>(
-        _ member: JSONMember, _ type: Value.Type
-    ) -> Result<Value, NotACase> where Value.RawValue == String {
-        if member.valueIsPlainASCII {
-            let bytes = raw(member)
-            for value in Value.allCases {
-                var name = value.rawValue
-                let same = name.withUTF8 { name in
-                    name.count == bytes.count && (bytes.isEmpty || memcmp(name.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
-                }
-                if same { return .success(value) }
-            }
-            return .failure(NotACase(text: text(member)))
-        }
-        let text = text(member)
-        return Value(rawValue: text).map { .success($0) } ?? .failure(NotACase(text: text))
+    private func enumCase<Value>(_ member: FieldValue, _ names: CaseNames<Value>) -> Result<Value, NotACase> {
+        let found = member.valueIsPlainASCII
+            ? names.value(named: raw(member))
+            : JSONScanner.unescapedBytes(raw(member)).withUnsafeBytes { names.value(named: $0) }
+        return found.map { .success($0) } ?? .failure(NotACase(text: text(member)))
     }
 
     /// The case of a required enum field, or the text that names none.
-    func requiredEnum<Value: RawRepresentable & CaseIterable>(
-        _ name: StaticString, _ type: Value.Type
-    ) throws(Rejection) -> Result<Value, NotACase> where Value.RawValue == String {
-        enumCase(try requiredStringMember(name), type)
+    func requiredEnum<Value>(_ field: EventField, _ names: CaseNames<Value>) throws(Rejection) -> Result<Value, NotACase> {
+        enumCase(try requiredStringMember(field), names)
     }
 
-    func id(_ name: StaticString) throws(Rejection) -> EventText {
-        guard let id = try optionalID(name) else { throw .missing(name) }
+    func id(_ field: EventField) throws(Rejection) -> EventText {
+        guard let id = try optionalID(field) else { throw .missing(field) }
         return id
     }
 
-    func optionalID(_ name: StaticString) throws(Rejection) -> EventText? {
-        guard let text = try optionalString(name, lengths: 1...128) else { return nil }
+    func optionalID(_ field: EventField) throws(Rejection) -> EventText? {
+        guard let text = try optionalString(field, lengths: 1...128) else { return nil }
         guard satisfies(text, { Identifiers.isID(utf8: $0) }) else {
-            throw Rejection(.invalidValue, "\(name) must be 1-128 characters of A-Za-z0-9._:-")
+            throw Rejection(.invalidValue, "\(field.name) must be 1-128 characters of A-Za-z0-9._:-")
         }
         return text
     }
 
-    func slug(_ name: StaticString) throws(Rejection) -> EventText {
-        guard let slug = try optionalSlug(name) else { throw .missing(name) }
+    func slug(_ field: EventField) throws(Rejection) -> EventText {
+        guard let slug = try optionalSlug(field) else { throw .missing(field) }
         return slug
     }
 
-    func optionalSlug(_ name: StaticString) throws(Rejection) -> EventText? {
-        guard let text = try optionalString(name, lengths: 1...32) else { return nil }
-        guard satisfies(text, { Identifiers.isSlug(utf8: $0) }) else { throw Rejection(.invalidValue, "\(name) must match [a-z0-9_]{1,32}") }
+    func optionalSlug(_ field: EventField) throws(Rejection) -> EventText? {
+        guard let text = try optionalString(field, lengths: 1...32) else { return nil }
+        guard satisfies(text, { Identifiers.isSlug(utf8: $0) }) else { throw Rejection(.invalidValue, "\(field.name) must match [a-z0-9_]{1,32}") }
         return text
     }
 
-    func optionalCode(_ name: StaticString, length: Int) throws(Rejection) -> EventText? {
-        guard let text = try optionalString(name, lengths: 1...64) else { return nil }
+    func optionalCode(_ field: EventField, length: Int) throws(Rejection) -> EventText? {
+        guard let text = try optionalString(field, lengths: 1...64) else { return nil }
         guard satisfies(text, { Identifiers.isUpperCode(utf8: $0, length: length) }) else {
-            throw Rejection(.invalidValue, "\(name) must be \(length) upper-case letters A-Z")
+            throw Rejection(.invalidValue, "\(field.name) must be \(length) upper-case letters A-Z")
         }
         return text
     }
 
-    func optionalEnum<Value: RawRepresentable & CaseIterable>(
-        _ name: StaticString, _ type: Value.Type
-    ) throws(Rejection) -> Value? where Value.RawValue == String {
-        guard let member = try optionalStringMember(name) else { return nil }
-        guard case .success(let value) = enumCase(member, type) else {
-            throw Rejection(.invalidValue, "\(name) must be one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
+    func optionalEnum<Value>(_ field: EventField, _ names: CaseNames<Value>) throws(Rejection) -> Value? {
+        guard let member = try optionalStringMember(field) else { return nil }
+        guard case .success(let value) = enumCase(member, names) else {
+            throw Rejection(.invalidValue, "\(field.name) must be one of \(names.names)")
         }
         return value
     }
 
     /// An optional JSON integer (no fraction, no exponent) within `range`.
-    func optionalInteger(_ name: StaticString, range: ClosedRange<Int64>) throws(Rejection) -> Int64? {
-        guard let member = member(name), member.kind != .null else { return nil }
+    func optionalInteger(_ field: EventField, range: ClosedRange<Int64>) throws(Rejection) -> Int64? {
+        guard let member = member(field), member.kind != .null else { return nil }
         guard member.kind == .number else {
-            throw Rejection(.invalidType, "\(name) must be an integer, not a \(member.kind.typeName)")
+            throw Rejection(.invalidType, "\(field.name) must be an integer, not a \(member.kind.typeName)")
         }
         // A plain integer literal of at most 18 digits cannot overflow; anything else is out of range.
         let digits = raw(member)
@@ -287,33 +313,33 @@ private struct Fields {
         var count = 0
         for byte in digits.dropFirst(negative ? 1 : 0) {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), count < 18 else {
-                throw Rejection(.invalidValue, "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+                throw Rejection(.invalidValue, "\(field.name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
             }
             number = number * 10 + Int64(byte - UInt8(ascii: "0"))
             count += 1
         }
         if negative { number = -number }
         guard range.contains(number) else {
-            throw Rejection(.invalidValue, "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+            throw Rejection(.invalidValue, "\(field.name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
         }
         return number
     }
 
     /// A money amount given as a decimal string or a JSON number.
-    func amount(_ name: StaticString) throws(Rejection) -> Money {
-        guard let member = member(name), member.kind != .null else { throw .missing(name) }
+    func amount(_ field: EventField) throws(Rejection) -> Money {
+        guard let member = member(field), member.kind != .null else { throw .missing(field) }
         let parsed: Result<Money, Money.ParseError>
         let text = text(member)
         switch member.kind {
         case .string: parsed = Result { () throws(Money.ParseError) in try Money.parse(text, allowExponent: false) }
         case .number: parsed = Result { () throws(Money.ParseError) in try Money.parse(text, allowExponent: true) }
-        default: throw Rejection(.invalidType, "\(name) must be a decimal string or a number, not a \(member.kind.typeName)")
+        default: throw Rejection(.invalidType, "\(field.name) must be a decimal string or a number, not a \(member.kind.typeName)")
         }
         switch parsed {
         case .success(let money): return money
-        case .failure(.notADecimal): throw Rejection(.invalidValue, "\(name) must be a decimal number such as \"12.50\"")
-        case .failure(.tooManyFractionDigits): throw Rejection(.invalidValue, "\(name) has more than 6 fractional digits")
-        case .failure(.outOfRange): throw Rejection(.invalidValue, "\(name) must be at most 1e12 in absolute value")
+        case .failure(.notADecimal): throw Rejection(.invalidValue, "\(field.name) must be a decimal number such as \"12.50\"")
+        case .failure(.tooManyFractionDigits): throw Rejection(.invalidValue, "\(field.name) has more than 6 fractional digits")
+        case .failure(.outOfRange): throw Rejection(.invalidValue, "\(field.name) must be at most 1e12 in absolute value")
         }
     }
 }
