@@ -43,8 +43,13 @@ public struct Replayer: Sendable {
             observer.finished(report)
             return report
         }
-        var applier = try await makeApplier(path, firstChunk: first, identity: identity, store: store, report: &report)
-        try await replay(reader, first: first, into: &applier, store: store, report: &report, observer: &observer)
+        // Each kind of input runs through the loop specialized for its applier (not an existential's generic code).
+        switch try await makeApplier(path, firstChunk: first, identity: identity, store: store, report: &report) {
+        case .archive(var applier):
+            try await replay(reader, first: first, into: &applier, store: store, report: &report, observer: &observer)
+        case .plain(var applier):
+            try await replay(reader, first: first, into: &applier, store: store, report: &report, observer: &observer)
+        }
         return report
     }
 
@@ -128,10 +133,10 @@ public struct Replayer: Sendable {
 
     private func makeApplier(
         _ path: String, firstChunk: [UInt8], identity known: String?, store: Store?, report: inout ReplayReport
-    ) async throws -> any LineApplier {
+    ) async throws -> Applier {
         if firstChunk.withUnsafeBytes({ ArchiveLine.isHeader($0) }) {
             report.kind = .archive
-            return ArchiveApplier(path: path, stored: try await store?.storedKafkaOffsets() ?? [:], republish: republish)
+            return .archive(ArchiveApplier(path: path, stored: try await store?.storedKafkaOffsets() ?? [:], republish: republish))
         }
         guard path != "-" || inputID != nil else {
             throw ReplayError("stdin holds plain events: give --input-id NAME, so that a second run can resume")
@@ -142,7 +147,7 @@ public struct Replayer: Sendable {
             let now = clock()
             let identity = Task { try InputIdentity.of(path: path) }
             let position = Task { try await Self.confirmFirstReplay(identity: identity, now: now, store: store) }
-            return PlainApplier(path: path, position: .confirming(identity: identity, position: position), stored: nil, now: now, republish: nil)
+            return .plain(PlainApplier(path: path, position: .confirming(identity: identity, position: position), stored: nil, now: now, republish: nil))
         }
         let identity = try known ?? (path == "-" ? inputID! : InputIdentity.of(path: path))
         let position = TopicPartition(topic: "replay:" + identity, partition: 0)
@@ -150,7 +155,13 @@ public struct Replayer: Sendable {
         let now = try await store?.replayClock(for: position, now: clock()) ?? clock()
         report.kind = .plain(identity: identity)
         report.alreadyApplied = stored ?? 0
-        return PlainApplier(path: path, position: .known(position), stored: stored, now: now, republish: republish)
+        return .plain(PlainApplier(path: path, position: .known(position), stored: stored, now: now, republish: republish))
+    }
+
+    /// How an input's lines are applied: as an archive's messages or as plain events.
+    private enum Applier {
+        case archive(ArchiveApplier)
+        case plain(PlainApplier)
     }
 
     /// The position of an input whose replay began at `now` as its first: stored under its identity, with `now` as
