@@ -7,6 +7,9 @@ enum EventField: Int, CaseIterable {
     case type, eventID, occurredAt, artistID, trackID, platform, listenerID, country, ageRange, gender, durationMs
     case source, currency, amount, action, count, postID
 
+    /// How many fields there are (`allCases.count`, as a constant).
+    static var total: Int { 17 }
+
     /// The field's key.
     var name: StaticString {
         switch self {
