@@ -30,13 +30,13 @@ public struct InternedDelta: Sendable {
 
     /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`).
     public mutating func add(_ record: EventRecord, in value: UnsafeRawBufferPointer) {
-        let artist = id(record.artist, value)
+        let artist = id(record.artist, record, value)
         let hour = record.occurredAt.seconds.floorDiv(3600)
         switch record.details {
         case .stream(let stream):
-            let track = id(stream.track, value)
+            let track = id(stream.track, record, value)
             let cell = StreamCell(
-                artist: artist, track: track, platform: id(stream.platform, value), country: id(stream.country, value),
+                artist: artist, track: track, platform: id(stream.platform, record, value), country: id(stream.country, record, value),
                 hour: hour, ageRange: stream.ageRange, gender: stream.gender)
             let added = StreamCounters(playOf: stream.durationMs)
             streams.update(cell, initial: StreamCounters()) { $0 += added }
@@ -45,11 +45,11 @@ public struct InternedDelta: Sendable {
             }
         case .revenue(let revenue):
             let cell = RevenueCell(
-                artist: artist, hour: hour, source: revenue.source, currency: id(revenue.currency, value),
-                platform: id(revenue.platform, value), track: id(revenue.track, value))
+                artist: artist, hour: hour, source: revenue.source, currency: id(revenue.currency, record, value),
+                platform: id(revenue.platform, record, value), track: id(revenue.track, record, value))
             self.revenue.update(cell, initial: RevenueCounters()) { $0 += RevenueCounters(amount: revenue.amount, events: 1) }
         case .social(let social):
-            let cell = SocialCell(artist: artist, hour: hour, platform: id(social.platform, value), action: id(social.action, value))
+            let cell = SocialCell(artist: artist, hour: hour, platform: id(social.platform, record, value), action: id(social.action, record, value))
             self.social.update(cell, initial: 0) { $0 += social.count }
         }
     }
@@ -83,14 +83,14 @@ public struct InternedDelta: Sendable {
         rejected.append(contentsOf: other.rejected)
     }
 
-    private mutating func id(_ text: EventText, _ value: UnsafeRawBufferPointer) -> UInt32 {
-        text.withBytes(in: value) { values.id($0) }
+    private mutating func id(_ text: EventText, _ record: EventRecord, _ value: UnsafeRawBufferPointer) -> UInt32 {
+        record.withBytes(of: text, in: value) { values.id($0) }
     }
 
     /// An absent optional dimension is stored as "" (as `RevenueKey` does).
-    private mutating func id(_ text: EventText?, _ value: UnsafeRawBufferPointer) -> UInt32 {
+    private mutating func id(_ text: EventText?, _ record: EventRecord, _ value: UnsafeRawBufferPointer) -> UInt32 {
         guard let text else { return values.id(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        return id(text, value)
+        return id(text, record, value)
     }
 
     /// The same additions keyed by strings.

@@ -41,7 +41,7 @@ public enum EventDecoder {
         // held by value was copied whole on every read: measured, a 204-byte memcpy per field).
         return withUnsafeTemporaryAllocation(of: FieldValue?.self, capacity: EventField.total) { slots in
             slots.initialize(repeating: nil)
-            let fields: Fields
+            var fields: Fields
             do throws(JSONScanError) {
                 fields = try Fields(scanning: bytes, into: slots)
             } catch {
@@ -52,14 +52,14 @@ public enum EventDecoder {
                 }
             }
             do throws(Rejection) {
-                return .success(try decode(fields: fields, now: now))
+                return .success(try decode(fields: &fields, now: now))
             } catch {
                 return .failure(error)
             }
         }
     }
 
-    private static func decode(fields: Fields, now: Timestamp) throws(Rejection) -> EventRecord {
+    private static func decode(fields: inout Fields, now: Timestamp) throws(Rejection) -> EventRecord {
         let type: EventType
         switch try fields.requiredEnum(.type, .eventTypes) {
         case .success(let known): type = known
@@ -81,13 +81,13 @@ public enum EventDecoder {
             let listener = try fields.optionalString(.listenerID, lengths: 1...128)
             return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .stream(.init(
                 track: track, platform: platform,
-                listenerHash: listener.map { $0.withBytes(in: fields.bytes) { MurmurHash3.hash64($0) } },
+                listenerHash: listener.map { fields.withBytes(of: $0) { MurmurHash3.hash64($0) } },
                 listener: listener,
-                country: try fields.optionalCode(.country, length: 2) ?? .text("ZZ"),
+                country: try fields.optionalCode(.country, length: 2) ?? .unknownCountry,
                 ageRange: try fields.optionalEnum(.ageRange, .ageRanges) ?? .unknown,
                 gender: try fields.optionalEnum(.gender, .genders) ?? .unknown,
                 durationMs: durationMs
-            )))
+            )), unescaped: fields.unescaped)
         case .revenue:
             guard let source = try fields.optionalEnum(.source, .revenueSources) else {
                 throw .missing(.source)
@@ -98,7 +98,7 @@ public enum EventDecoder {
             let track = try fields.optionalID(.trackID)
             return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .revenue(.init(
                 source: source, amount: try fields.amount(.amount), currency: currency, platform: platform, track: track
-            )))
+            )), unescaped: fields.unescaped)
         case .social:
             let platform = try fields.slug(.platform)
             guard let action = try fields.optionalString(.action, lengths: 1...32) else {
@@ -111,7 +111,7 @@ public enum EventDecoder {
                 platform: platform, action: action,
                 count: try fields.optionalInteger(.count, range: 1...1_000_000) ?? 1,
                 post: try fields.optionalString(.postID, lengths: 1...128)
-            )))
+            )), unescaped: fields.unescaped)
         }
     }
 }
@@ -156,6 +156,8 @@ private struct Fields {
     let bytes: UnsafeRawBufferPointer
     /// Each field's value, by `EventField.rawValue`; members with other keys are only checked for duplicates.
     private let slots: UnsafeMutableBufferPointer<FieldValue?>
+    /// The decoded bytes of the string fields read so far that were written with escapes (`EventText.Source`).
+    private(set) var unescaped: [UInt8] = []
 
     /// Validates `bytes` (at most `EventDecoder.maxValueBytes`) as a JSON object and sorts its members into `slots`
     /// (`EventField.total` of them, all nil); throws `.duplicateKey` for the first member whose key an earlier one
@@ -209,7 +211,7 @@ private struct Fields {
         return parsed
     }
 
-    func requiredString(_ field: EventField, lengths: ClosedRange<Int>) throws(Rejection) -> EventText {
+    mutating func requiredString(_ field: EventField, lengths: ClosedRange<Int>) throws(Rejection) -> EventText {
         guard let text = try optionalString(field, lengths: lengths) else { throw .missing(field) }
         return text
     }
@@ -229,18 +231,23 @@ private struct Fields {
     }
 
     /// An optional string; an explicit JSON null counts as absent.
-    func optionalString(_ field: EventField, lengths: ClosedRange<Int>) throws(Rejection) -> EventText? {
+    mutating func optionalString(_ field: EventField, lengths: ClosedRange<Int>) throws(Rejection) -> EventText? {
         guard let member = try optionalStringMember(field) else { return nil }
-        // Plain ASCII has one character per byte and is left where it is; anything else is counted as a String.
+        // Plain ASCII has one character per byte and is left where it is; anything else is counted as a String, and
+        // a value with escapes is decoded once into `unescaped`.
         let value: EventText
         let length: Int
         if member.valueIsPlainASCII {
-            value = .span(member.value)
+            value = EventText(member.value, in: .value)
             length = member.value.count
+        } else if member.valueHasEscapes {
+            let decoded = JSONScanner.unescapedBytes(raw(member))
+            value = EventText(unescaped.count..<unescaped.count + decoded.count, in: .unescaped)
+            unescaped += decoded
+            length = String(decoding: decoded, as: UTF8.self).count
         } else {
-            let text = text(member)
-            value = .text(text)
-            length = text.count
+            value = EventText(member.value, in: .value)
+            length = String(decoding: raw(member), as: UTF8.self).count
         }
         guard lengths.contains(length) else {
             throw Rejection(.invalidValue, "\(field.name) must be \(lengths.lowerBound)-\(lengths.upperBound) characters")
@@ -250,7 +257,12 @@ private struct Fields {
 
     /// Whether a string field's UTF-8 bytes pass `check`.
     func satisfies(_ value: EventText, _ check: (UnsafeRawBufferPointer) -> Bool) -> Bool {
-        value.withBytes(in: bytes, check)
+        withBytes(of: value, check)
+    }
+
+    /// Calls `body` with a string field's UTF-8 bytes.
+    func withBytes<Result>(of text: EventText, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        text.withBytes(value: bytes, unescaped: unescaped, body)
     }
 
     /// The case of `Value` a string member names, matched on its bytes; or the text it holds instead.
@@ -266,12 +278,12 @@ private struct Fields {
         enumCase(try requiredStringMember(field), names)
     }
 
-    func id(_ field: EventField) throws(Rejection) -> EventText {
+    mutating func id(_ field: EventField) throws(Rejection) -> EventText {
         guard let id = try optionalID(field) else { throw .missing(field) }
         return id
     }
 
-    func optionalID(_ field: EventField) throws(Rejection) -> EventText? {
+    mutating func optionalID(_ field: EventField) throws(Rejection) -> EventText? {
         guard let text = try optionalString(field, lengths: 1...128) else { return nil }
         guard satisfies(text, { Identifiers.isID(utf8: $0) }) else {
             throw Rejection(.invalidValue, "\(field.name) must be 1-128 characters of A-Za-z0-9._:-")
@@ -279,18 +291,18 @@ private struct Fields {
         return text
     }
 
-    func slug(_ field: EventField) throws(Rejection) -> EventText {
+    mutating func slug(_ field: EventField) throws(Rejection) -> EventText {
         guard let slug = try optionalSlug(field) else { throw .missing(field) }
         return slug
     }
 
-    func optionalSlug(_ field: EventField) throws(Rejection) -> EventText? {
+    mutating func optionalSlug(_ field: EventField) throws(Rejection) -> EventText? {
         guard let text = try optionalString(field, lengths: 1...32) else { return nil }
         guard satisfies(text, { Identifiers.isSlug(utf8: $0) }) else { throw Rejection(.invalidValue, "\(field.name) must match [a-z0-9_]{1,32}") }
         return text
     }
 
-    func optionalCode(_ field: EventField, length: Int) throws(Rejection) -> EventText? {
+    mutating func optionalCode(_ field: EventField, length: Int) throws(Rejection) -> EventText? {
         guard let text = try optionalString(field, lengths: 1...64) else { return nil }
         guard satisfies(text, { Identifiers.isUpperCode(utf8: $0, length: length) }) else {
             throw Rejection(.invalidValue, "\(field.name) must be \(length) upper-case letters A-Z")

@@ -1,32 +1,51 @@
-/// A string field of a validated event, without a copy: where its bytes lie in the message value, or, for a value
-/// written with escapes or holding non-ASCII characters, its text.
-public enum EventText: Equatable, Sendable {
-    /// The field's bytes are `value[range]`, ASCII, nothing escaped.
-    case span(Range<Int>)
-    case text(String)
-
-    /// The field as a String (made from `value`'s bytes for a span).
-    public func string(in value: UnsafeRawBufferPointer) -> String {
-        switch self {
-        case .span(let range): String(decoding: UnsafeRawBufferPointer(rebasing: value[range]), as: UTF8.self)
-        case .text(let text): text
-        }
+/// A string field of a validated event, without a copy: where its UTF-8 bytes lie. Nine bytes and no reference, so
+/// that a record (`EventRecord`) is copied between the decoding and the adding stages as plain memory.
+public struct EventText: Equatable, Sendable {
+    /// Which buffer holds the bytes.
+    enum Source: UInt8, Sendable {
+        /// The message value the record was decoded from (a value written without escapes).
+        case value
+        /// The record's `unescaped` bytes (a value written with escapes, decoded once).
+        case unescaped
+        /// `EventText.constants` (a default the contract names, such as the country "ZZ").
+        case constant
     }
 
-    /// Calls `body` with the field's UTF-8 bytes.
-    public func withBytes<Result>(in value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        switch self {
-        case .span(let range):
+    let start: UInt32
+    let end: UInt32
+    let source: Source
+
+    init(_ range: Range<Int>, in source: Source) {
+        start = UInt32(truncatingIfNeeded: range.lowerBound)
+        end = UInt32(truncatingIfNeeded: range.upperBound)
+        self.source = source
+    }
+
+    var range: Range<Int> { Int(start)..<Int(end) }
+
+    /// The bytes of the defaults a field can take.
+    static let constants: StaticString = "ZZ"
+    /// The country of a stream that names none.
+    public static let unknownCountry = EventText(0..<2, in: .constant)
+
+    /// Calls `body` with the text's UTF-8 bytes: in `value`, in `unescaped` or in the constants.
+    func withBytes<Result>(
+        value: UnsafeRawBufferPointer, unescaped: [UInt8], _ body: (UnsafeRawBufferPointer) -> Result
+    ) -> Result {
+        switch source {
+        case .value:
             return body(UnsafeRawBufferPointer(rebasing: value[range]))
-        case .text(let text):
-            var text = text
-            return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        case .unescaped:
+            return unescaped.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        case .constant:
+            return Self.constants.withUTF8Buffer { body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[range])) }
         }
     }
 }
 
 /// A validated event whose strings still lie in the message value (`EventText`): what `EventDecoder` checks, before
-/// any String is made. `event(in:)` makes the `Event`; a rollup can intern the fields' bytes instead.
+/// any String is made. `event(in:)` makes the `Event`; a rollup can intern the fields' bytes (`withBytes(of:in:_:)`)
+/// instead.
 public struct EventRecord: Equatable, Sendable {
     public enum Details: Equatable, Sendable {
         case stream(StreamDetails)
@@ -40,7 +59,7 @@ public struct EventRecord: Equatable, Sendable {
         /// The hash of `listener_id` (`MurmurHash3.hash64` of its bytes), when present.
         public var listenerHash: Int64?
         public var listener: EventText?
-        /// Absent country: "ZZ".
+        /// Absent country: "ZZ" (`EventText.unknownCountry`).
         public var country: EventText
         public var ageRange: AgeRange
         public var gender: Gender
@@ -67,29 +86,41 @@ public struct EventRecord: Equatable, Sendable {
     public var occurredAt: Timestamp
     public var artist: EventText
     public var details: Details
+    /// The decoded bytes of the fields written with escapes, back to back (empty for nearly every event).
+    var unescaped: [UInt8]
+
+    /// Calls `body` with the UTF-8 bytes of `text`, one of this record's fields, decoded from `value`.
+    public func withBytes<Result>(of text: EventText, in value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        text.withBytes(value: value, unescaped: unescaped, body)
+    }
+
+    /// `text`, one of this record's fields decoded from `value`, as a String.
+    public func string(_ text: EventText, in value: UnsafeRawBufferPointer) -> String {
+        withBytes(of: text, in: value) { String(decoding: $0, as: UTF8.self) }
+    }
 
     /// The event, its strings made from `value`, the bytes the record was decoded from.
     public func event(in value: UnsafeRawBufferPointer) -> Event {
-        let eventID = eventID.string(in: value)
-        let artistID = artist.string(in: value)
+        let eventID = string(eventID, in: value)
+        let artistID = string(artist, in: value)
         switch details {
         case .stream(let stream):
             return .stream(StreamEvent(
-                eventID: eventID, occurredAt: occurredAt, artistID: artistID, trackID: stream.track.string(in: value),
-                platform: stream.platform.string(in: value), listenerID: stream.listener?.string(in: value),
-                country: stream.country.string(in: value), ageRange: stream.ageRange, gender: stream.gender,
+                eventID: eventID, occurredAt: occurredAt, artistID: artistID, trackID: string(stream.track, in: value),
+                platform: string(stream.platform, in: value), listenerID: stream.listener.map { string($0, in: value) },
+                country: string(stream.country, in: value), ageRange: stream.ageRange, gender: stream.gender,
                 durationMs: stream.durationMs
             ))
         case .revenue(let revenue):
             return .revenue(RevenueEvent(
                 eventID: eventID, occurredAt: occurredAt, artistID: artistID, source: revenue.source, amount: revenue.amount,
-                currency: revenue.currency.string(in: value), platform: revenue.platform?.string(in: value),
-                trackID: revenue.track?.string(in: value)
+                currency: string(revenue.currency, in: value), platform: revenue.platform.map { string($0, in: value) },
+                trackID: revenue.track.map { string($0, in: value) }
             ))
         case .social(let social):
             return .social(SocialEvent(
-                eventID: eventID, occurredAt: occurredAt, artistID: artistID, platform: social.platform.string(in: value),
-                action: social.action.string(in: value), count: social.count, postID: social.post?.string(in: value)
+                eventID: eventID, occurredAt: occurredAt, artistID: artistID, platform: string(social.platform, in: value),
+                action: string(social.action, in: value), count: social.count, postID: social.post.map { string($0, in: value) }
             ))
         }
     }
