@@ -67,7 +67,7 @@ struct PlainApplier: LineApplier {
         guard line > (expected ?? 0) else { return nil }
         let batch = (expected: expected, newOffset: line, delta: delta, rejected: rejected)
         expected = line
-        delta = InternedDelta()
+        delta = InternedDelta(sizedLike: batch.delta)
         rejected = []
         linesSinceFlush = 0
         return { [path, position] store in

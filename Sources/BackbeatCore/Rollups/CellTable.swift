@@ -54,6 +54,15 @@ public struct CellTable<Key: TableKey, Value: Sendable>: Sendable {
         return nil
     }
 
+    /// A table that holds `count` keys before it grows (its slots and arrays allocated once, not doubled up to it).
+    public init(capacity count: Int) {
+        var slotCount = 16
+        while slotCount < count * 2 { slotCount *= 2 }
+        slots = Array(repeating: 0, count: slotCount)
+        keys.reserveCapacity(count)
+        values.reserveCapacity(count)
+    }
+
     /// Every key with its value, in order of first use.
     public var rows: Zip2Sequence<[Key], [Value]> { zip(keys, values) }
 

@@ -13,6 +13,15 @@ public struct InternedDelta: Sendable {
 
     public init() {}
 
+    /// An empty delta sized like `other`: for the next batch of a stream of similar batches (a replay), whose tables
+    /// then do not grow step by step from empty.
+    public init(sizedLike other: InternedDelta) {
+        streams = CellTable(capacity: other.streams.count)
+        revenue = CellTable(capacity: other.revenue.count)
+        social = CellTable(capacity: other.social.count)
+        plays.reserveCapacity(other.plays.count)
+    }
+
     public var isEmpty: Bool {
         streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty && plays.isEmpty
     }
