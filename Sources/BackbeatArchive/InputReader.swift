@@ -58,8 +58,8 @@ public final class InputReader {
         }
         // A frame's output is held back until the frame ends (and its checksum, when it has one, is verified), so
         // the lines of a damaged frame are never handed out; frames larger than `heldBackLimit` are released early.
+        // The output is decompressed straight into the array handed out, sized by the frame's header when it says.
         var frame: [UInt8] = []
-        var output = [UInt8](repeating: 0, count: Self.chunkSize)
         var outputFull = false
         while true {
             // A full output buffer means the decompressor may hold more output for the input it has: drain it first.
@@ -70,27 +70,45 @@ public final class InputReader {
                     return frame.isEmpty ? nil : frame
                 }
             }
+            if !frameOpen && frame.isEmpty { frame.reserveCapacity(frameSizeHint() + Self.spareOutput) }
+            let room = Swift.max(frame.capacity - frame.count, Self.spareOutput)
+            let start = frame.count
+            frame.append(contentsOf: repeatElement(0, count: room))
             let consumedBefore = inputPosition
             var produced = 0
             let hint = input.withUnsafeBytes { source in
-                output.withUnsafeMutableBytes { target in
+                frame.withUnsafeMutableBytes { target in
                     var inBuffer = ZSTD_inBuffer(src: source.baseAddress! + inputPosition, size: source.count - inputPosition, pos: 0)
-                    var outBuffer = ZSTD_outBuffer(dst: target.baseAddress!, size: target.count, pos: 0)
+                    var outBuffer = ZSTD_outBuffer(dst: target.baseAddress! + start, size: room, pos: 0)
                     let result = ZSTD_decompressStream(decompressor, &outBuffer, &inBuffer)
                     inputPosition += inBuffer.pos
                     produced = outBuffer.pos
                     return result
                 }
             }
+            frame.removeLast(room - produced)
             if ZSTD_isError(hint) != 0 {
                 let position = storedBytesRead - (input.count - consumedBefore)
                 throw ArchiveError(path: path, position: position, "corrupt zstd data (\(String(cString: ZSTD_getErrorName(hint))))")
             }
-            frame += output[..<produced]
-            outputFull = produced == output.count
+            outputFull = produced == room
             frameOpen = hint != 0
             if (!frameOpen && !frame.isEmpty) || frame.count >= Self.heldBackLimit { return frame }
         }
+    }
+
+    /// Output room kept beyond a frame's announced size (the call that verifies its end writes nothing more).
+    private static let spareOutput = 1 << 16
+
+    /// The decompressed size the next frame's header announces (when the input holds its header and it says, and
+    /// within `heldBackLimit`), else `chunkSize`.
+    private func frameSizeHint() -> Int {
+        let announced = input.withUnsafeBytes { source in
+            ZSTD_getFrameContentSize(source.baseAddress! + inputPosition, source.count - inputPosition)
+        }
+        // Unknown and error are the two largest values.
+        guard announced < UInt64.max - 1, announced <= UInt64(Self.heldBackLimit) else { return Self.chunkSize }
+        return Int(announced)
     }
 
     private func fill() throws {
