@@ -99,6 +99,9 @@ extension Store {
     /// in-memory cubes of exactly this delta. The derived cubes' views sum the full delta rows, so nothing is
     /// written for them; a key written twice (by two flushes) still answers once.
     func writeAggregates(_ delta: InternedDelta, layer: CubeMemory? = nil, on connection: PostgresConnection) async throws {
+        // The delta's listener sketches (a sort of its plays) are built while its full rows are sent, so that
+        // PostgreSQL is not kept waiting for them between two COPYs.
+        async let built: InternedDelta.Listeners = layer == nil ? delta.listeners : ([], [])
         for cube in Cube.all where cube.isFull {
             switch cube.dataset {
             case .streams: try await appendFull(cube, delta.streams, delta.values, CubeRowSums.init, on: connection)
@@ -111,7 +114,7 @@ extension Store {
             return
         }
         let values = delta.values
-        let listeners = delta.listeners
+        let listeners = await built
         try await appendSketches(listeners.artists, to: .artistListeners, on: connection) { key, copy in
             copy.value(.id(key.artist), in: values)
             copy.day(key.day)

@@ -136,32 +136,48 @@ public struct InternedDelta: Sendable {
 }
 
 extension InternedDelta {
+    /// Unique-listener sketches per artist and day, and per track and day.
+    public typealias Listeners = (artists: [(key: ArtistDayCell, value: HyperLogLog)], tracks: [(key: TrackDayCell, value: HyperLogLog)])
+
     /// The unique listeners per artist and day, and per track and day, of the plays added.
-    public var listeners: (artists: [(key: ArtistDayCell, value: HyperLogLog)], tracks: [(key: TrackDayCell, value: HyperLogLog)]) {
+    ///
+    /// One sort, by artist, day, track, then hash: a track day's plays are then a run, and an artist day's plays are
+    /// the runs of its tracks one after another (their hashes sorted again, a few at a time).
+    public var listeners: Listeners {
         var plays = self.plays
-        plays.sort { ($0.cell.artist, $0.cell.day, $0.hash) < ($1.cell.artist, $1.cell.day, $1.hash) }
-        let artists = Self.sketches(ofSorted: plays) { ArtistDayCell(artist: $0.artist, day: $0.day) }
-        plays.sort { ($0.cell.artist, $0.cell.track, $0.cell.day, $0.hash) < ($1.cell.artist, $1.cell.track, $1.cell.day, $1.hash) }
-        let tracks = Self.sketches(ofSorted: plays) { $0 }
+        plays.sort { ($0.cell.artist, $0.cell.day, $0.cell.track, $0.hash) < ($1.cell.artist, $1.cell.day, $1.cell.track, $1.hash) }
+        var artists: [(key: ArtistDayCell, value: HyperLogLog)] = []
+        var tracks: [(key: TrackDayCell, value: HyperLogLog)] = []
+        var index = 0
+        while index < plays.count {
+            let artistDay = ArtistDayCell(artist: plays[index].cell.artist, day: plays[index].cell.day)
+            var artistHashes: [Int64] = []
+            while index < plays.count, plays[index].cell.artist == artistDay.artist, plays[index].cell.day == artistDay.day {
+                let trackDay = plays[index].cell
+                var trackHashes: [Int64] = []
+                while index < plays.count, plays[index].cell == trackDay {
+                    if trackHashes.last != plays[index].hash { trackHashes.append(plays[index].hash) }
+                    index += 1
+                }
+                artistHashes.append(contentsOf: trackHashes)
+                tracks.append((trackDay, HyperLogLog(sortedDistinctHashes: trackHashes)))
+            }
+            artistHashes.sort()
+            artists.append((artistDay, HyperLogLog(sortedDistinctHashes: Self.distinct(sorted: artistHashes))))
+        }
         return (artists, tracks)
     }
 
-    /// One sketch per run of plays with the same `key`, in `plays` sorted by key, then hash.
-    private static func sketches<Key: Equatable>(ofSorted plays: [ListenedPlay], key: (TrackDayCell) -> Key) -> [(key: Key, value: HyperLogLog)] {
-        var sketches: [(key: Key, value: HyperLogLog)] = []
-        var start = 0
-        while start < plays.count {
-            let runKey = key(plays[start].cell)
-            var hashes: [Int64] = []
-            var end = start
-            while end < plays.count, key(plays[end].cell) == runKey {
-                if hashes.last != plays[end].hash { hashes.append(plays[end].hash) }
-                end += 1
-            }
-            sketches.append((runKey, HyperLogLog(sortedDistinctHashes: hashes)))
-            start = end
+    /// `sorted` without its repeats.
+    private static func distinct(sorted: [Int64]) -> [Int64] {
+        var distinct = sorted
+        var count = 0
+        for hash in sorted where count == 0 || distinct[count - 1] != hash {
+            distinct[count] = hash
+            count += 1
         }
-        return sketches
+        distinct.removeLast(distinct.count - count)
+        return distinct
     }
 }
 
