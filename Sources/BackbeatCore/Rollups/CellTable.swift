@@ -5,12 +5,15 @@ public protocol TableKey: Equatable, Sendable {
 }
 
 /// A hash table from interned cell keys to their measures, for adding one event at a time: keys and values are kept
-/// in two dense arrays in order of first use, found through open addressing with a cheap integer hash.
+/// in two dense arrays in order of first use, found through open addressing with a cheap integer hash. A slot also
+/// holds the upper half of its key's hash, so that a probe passes other keys' slots without reading their keys (a
+/// cache miss each, in a table of a batch's cells).
 public struct CellTable<Key: TableKey, Value: Sendable>: Sendable {
     public private(set) var keys: [Key] = []
     public private(set) var values: [Value] = []
-    /// Index plus one of the key in each slot, 0 when empty; a power of two, at most half full.
-    private var slots: [UInt32] = Array(repeating: 0, count: 16)
+    /// Per slot: the upper 32 bits of its key's hash, then the key's index plus one (0: empty); a power of two, at
+    /// most half full.
+    private var slots: [UInt64] = Array(repeating: 0, count: 16)
     /// Chosen per table, so that no input can be made to collide everywhere.
     private let seed = UInt64.random(in: .min ... .max)
 
@@ -23,20 +26,23 @@ public struct CellTable<Key: TableKey, Value: Sendable>: Sendable {
     @inline(__always)
     public mutating func update(_ key: Key, initial: @autoclosure () -> Value, _ update: (inout Value) -> Void) {
         let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: key.hash(seed: seed)) & mask
+        let hash = key.hash(seed: seed)
+        var slot = Int(truncatingIfNeeded: hash) & mask
         while true {
             let entry = slots[slot]
             if entry == 0 { break }
-            let index = Int(entry - 1)
-            if keys[index] == key {
-                update(&values[index])
-                return
+            if entry >> 32 == hash >> 32 {
+                let index = Self.index(entry)
+                if keys[index] == key {
+                    update(&values[index])
+                    return
+                }
             }
             slot = (slot + 1) & mask
         }
         var value = initial()
         update(&value)
-        slots[slot] = UInt32(keys.count + 1)
+        slots[slot] = Self.entry(hash, index: keys.count)
         keys.append(key)
         values.append(value)
         if keys.count * 2 > slots.count { grow() }
@@ -45,10 +51,10 @@ public struct CellTable<Key: TableKey, Value: Sendable>: Sendable {
     /// The value of `key`, if it was added.
     public subscript(key: Key) -> Value? {
         let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: key.hash(seed: seed)) & mask
+        let hash = key.hash(seed: seed)
+        var slot = Int(truncatingIfNeeded: hash) & mask
         while slots[slot] != 0 {
-            let index = Int(slots[slot] - 1)
-            if keys[index] == key { return values[index] }
+            if slots[slot] >> 32 == hash >> 32, keys[Self.index(slots[slot])] == key { return values[Self.index(slots[slot])] }
             slot = (slot + 1) & mask
         }
         return nil
@@ -67,14 +73,27 @@ public struct CellTable<Key: TableKey, Value: Sendable>: Sendable {
     public var rows: Zip2Sequence<[Key], [Value]> { zip(keys, values) }
 
     private mutating func grow() {
-        var larger = [UInt32](repeating: 0, count: slots.count * 2)
+        var larger = [UInt64](repeating: 0, count: slots.count * 2)
         let mask = larger.count - 1
         for (index, key) in keys.enumerated() {
-            var slot = Int(truncatingIfNeeded: key.hash(seed: seed)) & mask
+            let hash = key.hash(seed: seed)
+            var slot = Int(truncatingIfNeeded: hash) & mask
             while larger[slot] != 0 { slot = (slot + 1) & mask }
-            larger[slot] = UInt32(index + 1)
+            larger[slot] = Self.entry(hash, index: index)
         }
         slots = larger
+    }
+
+    /// A slot's entry for the key of `hash` at `index`.
+    @inline(__always)
+    private static func entry(_ hash: UInt64, index: Int) -> UInt64 {
+        hash & 0xFFFF_FFFF_0000_0000 | UInt64(index + 1)
+    }
+
+    /// The key index of a slot's (non-empty) entry.
+    @inline(__always)
+    private static func index(_ entry: UInt64) -> Int {
+        Int(truncatingIfNeeded: entry & 0xFFFF_FFFF) - 1
     }
 }
 
