@@ -8,6 +8,9 @@ import BackbeatCore
 ///   table's delta rows summed to its key as they are read, and compaction writes its merged rows from the full rows
 ///   it moves (`derived`).
 ///
+/// A full hourly table's delta names its dimension values by integers (migration 0011, `FlushValueIDs`): their texts
+/// are in `<name>_delta_values`, and `<name>_delta_rows` is the delta with its texts.
+///
 /// `Store.compact()` moves delta rows into the merged tables.
 struct AggregateTable: Sendable {
     /// The view's name; the tables are `merged` and, if `appended`, `delta`.
@@ -24,6 +27,12 @@ struct AggregateTable: Sendable {
 
     var merged: String { name + "_merged" }
     var delta: String { name + "_delta" }
+    /// Whether the delta's dimension columns hold integers named in `values` (a full hourly table's).
+    var isInterned: Bool { isAppended && !sketches }
+    /// The texts of an interned delta's integers.
+    var values: String { name + "_delta_values" }
+    /// The key columns that hold dimension values (all but the time bucket).
+    var dimensionColumns: [String] { key.filter { $0 != timeColumn } }
     /// The tables that hold its rows.
     var stored: [String] { isAppended ? [delta, merged] : [merged] }
     /// The column of the key that holds the time bucket.
@@ -47,6 +56,15 @@ struct AggregateTable: Sendable {
         self.measures = ["listeners"]
         self.sketches = true
         self.isAppended = true
+    }
+
+    /// The rows of `rows` (an interned delta's columns) with their texts from `values` (`id`, `value`), as a
+    /// query with this table's columns: what `<name>_delta_rows` is over the tables themselves.
+    func textRows(of rows: String, values: String) -> String {
+        let dimensions = Set(dimensionColumns)
+        let selected = columns.map { dimensions.contains($0) ? "\($0).value AS \($0)" : "d.\($0)" }
+        let joins = dimensionColumns.map { "JOIN \(values) \($0) ON \($0).id = d.\($0)" }
+        return "SELECT \(selected.joined(separator: ", ")) FROM \(rows) d \(joins.joined(separator: " "))"
     }
 
     /// A derived cube's key columns as expressions over its full table's columns (`day` from `hour`, UTC).

@@ -22,7 +22,10 @@ extension Store {
             let rows = try await compact(table, waiting: wait)
             // The moved rows stay in the delta's pages as dead tuples until a vacuum: every read of the view (and of
             // the derived cubes' views) would scan them. Autovacuum comes up to a minute later; this comes now.
-            if rows > 0 { try await client.query(PostgresQuery(unsafeSQL: "VACUUM \(table.delta)"), logger: logger) }
+            if rows > 0 {
+                let vacuumed = table.isInterned ? "\(table.delta), \(table.values)" : table.delta
+                try await client.query(PostgresQuery(unsafeSQL: "VACUUM \(vacuumed)"), logger: logger)
+            }
             moved += rows
         }
         return moved
@@ -33,8 +36,16 @@ extension Store {
         let derived = table.derived.enumerated().map { index, cube in
             "derived\(index) AS (\(Self.merge(into: cube, from: "moved", key: cube.keyFromFullRows)))"
         }
-        let statements = ["moved AS (DELETE FROM \(table.delta) RETURNING \(table.columns.joined(separator: ", ")))",
-                          "merged AS (\(Self.merge(into: table, from: "moved", key: table.key)))"] + derived
+        let columns = table.columns.joined(separator: ", ")
+        // An interned delta's rows are moved with their texts, and its values with them (all it sees: the rows of
+        // the flushes it sees, whose values committed with them).
+        let taken = table.isInterned
+            ? ["deleted AS (DELETE FROM \(table.delta) RETURNING \(columns))",
+               "dropped AS (DELETE FROM \(table.values) RETURNING id, value)",
+               "moved AS (\(table.textRows(of: "deleted", values: "dropped")))"]
+            : ["moved AS (DELETE FROM \(table.delta) RETURNING \(columns))"]
+        let statements = taken + ["merged AS (\(Self.merge(into: table, from: "moved", key: table.key)))"] + derived
+        let deleted = table.isInterned ? "deleted" : "moved"
         return try await client.withTransaction(logger: logger) { connection in
             if waiting {
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
@@ -49,11 +60,13 @@ extension Store {
             try await connection.query("SET LOCAL work_mem = '128MB'", logger: logger)
             let rows = try await connection.query(PostgresQuery(unsafeSQL: """
                 WITH \(statements.joined(separator: ",\n     "))
-                SELECT count(*)::bigint FROM moved
+                SELECT (SELECT count(*) FROM \(deleted))::bigint, (SELECT count(*) FROM moved)::bigint
                 """), logger: logger)
-            var count: Int64 = 0
-            for try await moved in rows.decode(Int64.self) { count = moved }
-            return Int(count)
+            var count: (deleted: Int64, moved: Int64) = (0, 0)
+            for try await counted in rows.decode((Int64, Int64).self) { count = counted }
+            // A row whose values are missing would be deleted without being merged: nothing commits then.
+            guard count.deleted == count.moved else { throw MissingDeltaValues(table: table.delta, rows: count.deleted - count.moved) }
+            return Int(count.moved)
         }
     }
 
@@ -74,4 +87,13 @@ extension Store {
             ON CONFLICT (\(table.key.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))
             """
     }
+}
+
+/// Rows of an interned `_delta` table whose values were not found: a compaction that would have lost them commits
+/// nothing. (A flush writes its rows and their values in one transaction, so this is a bug or a hand-made row.)
+public struct MissingDeltaValues: Error, CustomStringConvertible {
+    public var table: String
+    public var rows: Int64
+
+    public var description: String { "\(rows) rows of \(table) name values missing from its _values table; nothing was compacted" }
 }

@@ -102,11 +102,14 @@ extension Store {
         // The delta's listener sketches (a sort of its plays) are built while its full rows are sent, so that
         // PostgreSQL is not kept waiting for them between two COPYs.
         async let built: InternedDelta.Listeners = layer == nil ? delta.listeners : ([], [])
-        for cube in Cube.all where cube.isFull {
-            switch cube.dataset {
-            case .streams: try await appendFull(cube, delta.streams, delta.values, CubeRowSums.init, on: connection)
-            case .revenue: try await appendFull(cube, delta.revenue, delta.values, CubeRowSums.init, on: connection)
-            case .social: try await appendFull(cube, delta.social, delta.values, CubeRowSums.init(socialCount:), on: connection)
+        if !(delta.streams.isEmpty && delta.revenue.isEmpty && delta.social.isEmpty) {
+            let flush = try await nextFlushNumber(on: connection)
+            for cube in Cube.all where cube.isFull {
+                switch cube.dataset {
+                case .streams: try await appendFull(cube, delta.streams, delta.values, flush, CubeRowSums.init, on: connection)
+                case .revenue: try await appendFull(cube, delta.revenue, delta.values, flush, CubeRowSums.init, on: connection)
+                case .social: try await appendFull(cube, delta.social, delta.values, flush, CubeRowSums.init(socialCount:), on: connection)
+                }
             }
         }
         if let layer {
@@ -126,17 +129,36 @@ extension Store {
         }
     }
 
+    /// The number of the flush being written, which names its values in the interned `_delta` tables.
+    private func nextFlushNumber(on connection: PostgresConnection) async throws -> Int64 {
+        for try await number in try await connection.query("SELECT nextval('delta_flushes')", logger: logger).decode(Int64.self) {
+            return number
+        }
+        preconditionFailure("nextval returned no row")
+    }
+
+    /// Appends `rows` to `cube`'s delta with their dimension values as the integers of flush `flush`, then the
+    /// texts of the values they used to its `_values` table.
     private func appendFull<Key: InternedRowKey, Counters>(
-        _ cube: Cube, _ rows: CellTable<Key, Counters>, _ values: ValueDictionary, _ sums: (Counters) -> CubeRowSums,
-        on connection: PostgresConnection
+        _ cube: Cube, _ rows: CellTable<Key, Counters>, _ values: ValueDictionary, _ flush: Int64,
+        _ sums: (Counters) -> CubeRowSums, on connection: PostgresConnection
     ) async throws {
         guard !rows.isEmpty else { return }
-        try await append(rows.rows, to: AggregateTable(cube), on: connection) { row, copy in
+        let table = AggregateTable(cube)
+        var ids = FlushValueIDs(flush: flush, values: values)
+        try await append(rows.rows, to: table.delta, columns: table.columns, on: connection) { row, copy in
             let (key, counters) = row
-            copy.value(.id(key.artist), in: values)
+            copy.int64(ids.id(of: .id(key.artist)))
             copy.hour(HourBucket(hoursSinceEpoch: key.hour))
-            for dimension in cube.dimensions { copy.value(key.value(of: dimension), in: values) }
+            for dimension in cube.dimensions { copy.int64(ids.id(of: key.value(of: dimension))) }
             copy.measures(sums(counters), of: cube.dataset)
+            copy.endRow()
+        }
+        var used: [(Int64, [UInt8])] = []
+        ids.usedValues(in: values) { id, text in used.append((id, Array(text))) }
+        try await append(used, to: table.values, columns: ["id", "value"], on: connection) { value, copy in
+            copy.int64(value.0)
+            value.1.withUnsafeBytes { copy.text(utf8: $0) }
             copy.endRow()
         }
     }
@@ -161,20 +183,20 @@ extension Store {
         _ keyColumns: (Key, inout CopyBinaryEncoder) -> Void
     ) async throws where Sketches.Element == (key: Key, value: HyperLogLog) {
         guard !sketches.isEmpty else { return }
-        try await append(sketches, to: table, on: connection) { row, copy in
+        try await append(sketches, to: table.delta, columns: table.columns, on: connection) { row, copy in
             keyColumns(row.key, &copy)
             copy.bytes(row.value.serialized())
             copy.endRow()
         }
     }
 
-    /// COPYs `rows` into `table`'s `_delta` table, each encoded by `encode`, in chunks of about
+    /// COPYs `rows` into `table`'s `columns`, each encoded by `encode`, in chunks of about
     /// `CopyBinaryEncoder.chunkBytes` (a chunk is encoded without suspending, then sent).
     private func append<Rows: Sequence>(
-        _ rows: Rows, to table: AggregateTable, on connection: PostgresConnection,
+        _ rows: Rows, to table: String, columns: [String], on connection: PostgresConnection,
         _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
     ) async throws {
-        try await connection.copyBinary(table: table.delta, columns: table.columns, logger: logger) { writer in
+        try await connection.copyBinary(table: table, columns: columns, logger: logger) { writer in
             var iterator = rows.makeIterator()
             var exhausted = false
             var first = true

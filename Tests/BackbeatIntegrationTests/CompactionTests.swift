@@ -16,8 +16,11 @@ import Testing
     /// The aggregates flushes append to: the full hourly tables and the listener sketches.
     static let appended = Cube.all.filter(\.isFull).map(\.table) + listeners
 
-    /// Writes `events` generated events as `flushes` batches of one partition; returns what the tables must hold.
-    static func writeFlushes(_ store: Store, events: Int, flushes: Int) async throws -> GroundTruth {
+    /// Writes `events` generated events as `flushes` batches of one partition, calling `afterEach` after each;
+    /// returns the valid events.
+    static func writeFlushes(
+        _ store: Store, events: Int, flushes: Int, afterEach: () async throws -> Void = {}
+    ) async throws -> [Event] {
         var generator = EventGenerator(.init(seed: 11, artists: 5, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))
         var ledger = IngestLedger()
         ledger.assign(partition, storedOffset: nil)
@@ -31,8 +34,9 @@ import Testing
                                               value: message.value), now: Timestamp(seconds: 1_900_000_000))
             }
             try await store.write(try #require(ledger.takeBatch()))
+            try await afterEach()
         }
-        return GroundTruth(valid)
+        return valid
     }
 
     /// Per aggregate: the view summed per key (sketches as their cardinality), as one digest; per appended aggregate,
@@ -62,7 +66,7 @@ import Testing
         let database = try await TestEnvironment.freshDatabase("compaction")
         try await TestEnvironment.withStore(url: database) { store in
             try await store.migrate(try TestEnvironment.migrations())
-            let truth = try await Self.writeFlushes(store, events: 6_000, flushes: 4)
+            let truth = GroundTruth(try await Self.writeFlushes(store, events: 6_000, flushes: 4))
 
             let before = try await Self.answers(store.client)
             // Four flushes over the same three days: the same keys were appended several times.
@@ -91,35 +95,87 @@ import Testing
         }
     }
 
+    /// Writes `events` generated events as `flushes` batches into `store`, whose schema is from before migration
+    /// `version`, as flushes did then: every appended aggregate's rows as texts in its `_delta` table. The rows are
+    /// the ones today's flushes write, read with their texts from a database of the current schema (`scratch`).
+    static func writeFlushesAsBefore(_ store: Store, scratch: Store, events: Int, flushes: Int) async throws -> [Event] {
+        let sources = Cube.all.filter(\.isFull).map { ($0.table, "\($0.table)_delta_rows") } + listeners.map { ($0, "\($0)_delta") }
+        return try await writeFlushes(scratch, events: events, flushes: flushes) {
+            for (table, source) in sources {
+                var rows: [String] = []
+                for try await row in try await scratch.client.query(PostgresQuery(unsafeSQL: "SELECT t::text FROM \(source) t")).decode(String.self) {
+                    rows.append(row)
+                }
+                var binds = PostgresBindings()
+                binds.append(rows)
+                try await store.client.query(PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(table)_delta SELECT (r::\(table)_delta).* FROM unnest($1::text[]) r", binds: binds))
+            }
+            _ = try await scratch.compact(waitingForOthers: true)
+        }
+    }
+
     /// Migration 0010 takes the derived cubes' delta tables away: the rows flushes had appended to them, and to the
     /// full tables, are merged first, so every aggregate answers as before, once.
     @Test func migration0010CarriesFlushedRowsOver() async throws {
         let database = try await TestEnvironment.freshDatabase("migration_0010")
+        let scratch = try await TestEnvironment.freshDatabase("migration_0010_scratch")
         try await TestEnvironment.withStore(url: database) { store in
-            let migrations = try TestEnvironment.migrations()
-            try await store.migrate(migrations.filter { $0.version < 10 })
-            let truth = try await Self.writeFlushes(store, events: 4_000, flushes: 2)
-            // What flushes before 0010 also wrote: each derived cube's rows of the full rows, in its own delta table.
-            for cube in Cube.derived {
-                let full = Cube.all.first { $0.isFull && $0.dataset == cube.dataset }!
-                let key = ["artist_id", cube.grain == .hour ? "hour" : "(hour AT TIME ZONE 'UTC')::date"] + cube.dimensions.map(\.rawValue)
-                let metrics = cube.dataset.metrics.map(\.rawValue)
-                try await store.client.query(PostgresQuery(unsafeSQL: """
-                    INSERT INTO \(cube.table)_delta SELECT \(key.joined(separator: ", ")), \(metrics.map { "sum(\($0))" }.joined(separator: ", "))
-                    FROM \(full.table)_delta GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
-                    """))
-            }
-            let before = try await Self.answers(store.client)
+            try await TestEnvironment.withStore(url: scratch) { scratch in
+                let migrations = try TestEnvironment.migrations()
+                try await scratch.migrate(migrations)
+                try await store.migrate(migrations.filter { $0.version < 10 })
+                let truth = GroundTruth(try await Self.writeFlushesAsBefore(store, scratch: scratch, events: 4_000, flushes: 2))
+                // What flushes before 0010 also wrote: each derived cube's rows of the full rows, in its own delta table.
+                for cube in Cube.derived {
+                    let full = Cube.all.first { $0.isFull && $0.dataset == cube.dataset }!
+                    let key = ["artist_id", cube.grain == .hour ? "hour" : "(hour AT TIME ZONE 'UTC')::date"] + cube.dimensions.map(\.rawValue)
+                    let metrics = cube.dataset.metrics.map(\.rawValue)
+                    try await store.client.query(PostgresQuery(unsafeSQL: """
+                        INSERT INTO \(cube.table)_delta SELECT \(key.joined(separator: ", ")), \(metrics.map { "sum(\($0))" }.joined(separator: ", "))
+                        FROM \(full.table)_delta GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
+                        """))
+                }
+                let before = try await Self.answers(store.client)
 
-            try await store.migrate(migrations)
-            #expect(try await Self.answers(store.client).digests == before.digests)
-            for table in Cube.derived.map(\.table) {
-                let remaining = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM pg_class WHERE relname = '\(table)_delta'"))
-                for try await count in remaining.decode(Int64.self) { #expect(count == 0, "\(table)_delta is still there") }
+                try await store.migrate(migrations)
+                #expect(try await Self.answers(store.client).digests == before.digests)
+                for table in Cube.derived.map(\.table) {
+                    let remaining = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM pg_class WHERE relname = '\(table)_delta'"))
+                    for try await count in remaining.decode(Int64.self) { #expect(count == 0, "\(table)_delta is still there") }
+                }
+                let stored = try await GroundTruth.read(from: store)
+                #expect(stored == truth, "\(stored.difference(from: truth))")
+                try await expectCubesMatchFullTables(store.client)
             }
-            let stored = try await GroundTruth.read(from: store)
-            #expect(stored == truth, "\(stored.difference(from: truth))")
-            try await expectCubesMatchFullTables(store.client)
+        }
+    }
+
+    /// Migration 0011 names the values of the full hourly deltas by integers: the rows flushes had appended as texts
+    /// are carried over, not merged, and every aggregate answers as before; compaction then merges them exactly.
+    @Test func migration0011CarriesFlushedRowsOver() async throws {
+        let database = try await TestEnvironment.freshDatabase("migration_0011")
+        let scratch = try await TestEnvironment.freshDatabase("migration_0011_scratch")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await TestEnvironment.withStore(url: scratch) { scratch in
+                let migrations = try TestEnvironment.migrations()
+                try await scratch.migrate(migrations)
+                try await store.migrate(migrations.filter { $0.version < 11 })
+                let carried = try await Self.writeFlushesAsBefore(store, scratch: scratch, events: 4_000, flushes: 2)
+                let before = try await Self.answers(store.client)
+                #expect(before.deltaRows.values.allSatisfy { $0 > 0 })
+
+                try await store.migrate(migrations)
+                let after = try await Self.answers(store.client)
+                #expect(after.digests == before.digests)
+                #expect(after.deltaRows == before.deltaRows)
+                // A flush of today's kind beside the carried rows: both are merged.
+                let more = try await Self.writeFlushes(store, events: 1_000, flushes: 1)
+                let stored = try await GroundTruth.read(from: store)
+                let expected = GroundTruth(carried + more)
+                #expect(stored == expected, "\(stored.difference(from: expected))")
+                try await expectCubesMatchFullTables(store.client)
+            }
         }
     }
 

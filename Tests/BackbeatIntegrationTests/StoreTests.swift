@@ -88,12 +88,12 @@ import Testing
                 for try await text in try await store.client.query(PostgresQuery(unsafeSQL: sql)).decode(String.self) { rows.append(text) }
                 return rows
             }
-            #expect(try await texts("SELECT concat_ws(' ', artist_id, hour AT TIME ZONE 'UTC', source, currency, amount, events) FROM revenue_hourly_delta ORDER BY hour") == [
+            #expect(try await texts("SELECT concat_ws(' ', artist_id, hour AT TIME ZONE 'UTC', source, currency, amount, events) FROM revenue_hourly ORDER BY hour") == [
                 "a1 0001-01-01 00:00:00 merch EUR 0.000001 1", "a1 1970-01-01 00:00:00 merch EUR -34.992286 1",
                 "a1 1999-12-31 23:00:00 merch EUR 0.000000 1", "a1 2000-01-01 00:00:00 merch EUR 12.000000 1",
                 "a1 2026-10-02 10:00:00 merch EUR 1999999999999.999998 2",
             ])
-            #expect(try await texts("SELECT concat_ws(' ', hour AT TIME ZONE 'UTC', track_id, platform, country, age_range, gender, streams, skips, listening_ms) FROM stream_hourly_delta") == [
+            #expect(try await texts("SELECT concat_ws(' ', hour AT TIME ZONE 'UTC', track_id, platform, country, age_range, gender, streams, skips, listening_ms) FROM stream_hourly") == [
                 "1999-12-31 23:00:00 a1:t deezer SE 25-34 female 1 1 41000",
             ])
             #expect(try await texts("SELECT concat_ws(' ', artist_id, day, hll_cardinality(listeners)) FROM artist_listeners_daily_delta") == ["a1 1999-12-31 2"])
