@@ -8,17 +8,20 @@ import NIOCore
 /// unescape in text (docs/performance.md measured the replay's rows). It is type-specific: each method writes one
 /// column type, and the caller names the one its column has.
 struct CopyBinaryEncoder {
-    /// Encoded as plain bytes (cheaper per column than a ByteBuffer's checked writes), handed over as one buffer.
-    private var bytes: [UInt8] = []
+    /// Encoded as plain bytes (cheaper per column than a ByteBuffer's checked writes), handed over as one buffer: the
+    /// first `count` bytes of `bytes`, which is grown (zeroed) ahead of the writes, so that a column is stored at once
+    /// rather than appended byte by byte.
+    private var bytes: [UInt8]
+    private var count = 0
     /// Where the current row's field count goes, once the row has its first column.
     private var rowStart: Int?
     private var columnsInRow: Int16 = 0
 
     /// `first`: the first part of a COPY's body, which starts with the format's header.
     init(capacity: Int = 64 * 1024, first: Bool) {
-        bytes.reserveCapacity(capacity)
+        bytes = [UInt8](repeating: 0, count: capacity)
         if first {
-            bytes.append(contentsOf: Self.signature)
+            Self.signature.withUnsafeBytes { append(bytes: $0) }
             append(UInt32(0))  // flags: no OIDs
             append(UInt32(0))  // no header extension
         }
@@ -47,7 +50,7 @@ struct CopyBinaryEncoder {
         // Ids and dimension values (validated at ingest) hold no NUL: copied whole.
         guard value.contains(0) else {
             field(length: value.count)
-            bytes.append(contentsOf: value)
+            append(bytes: value)
             return
         }
         let replaced = value.reduce(into: [UInt8]()) { text, byte in
@@ -76,7 +79,7 @@ struct CopyBinaryEncoder {
             return
         }
         field(length: value.count)
-        bytes.append(contentsOf: value)
+        value.withUnsafeBytes { append(bytes: $0) }
     }
 
     /// Seconds from 1970-01-01 to PostgreSQL's epoch, 2000-01-01 (UTC).
@@ -136,7 +139,7 @@ struct CopyBinaryEncoder {
     mutating func encode<Rows: IteratorProtocol>(
         _ rows: inout Rows, upTo bytes: Int, _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
     ) -> Bool {
-        while self.bytes.count < bytes {
+        while count < bytes {
             guard let row = rows.next() else {
                 finish()
                 return true
@@ -152,7 +155,7 @@ struct CopyBinaryEncoder {
     }
 
     /// What is encoded, as one buffer.
-    var buffer: ByteBuffer { ByteBuffer(bytes: bytes) }
+    var buffer: ByteBuffer { ByteBuffer(bytes: bytes[..<count]) }
 
     mutating func endRow() {
         if let rowStart {
@@ -171,17 +174,30 @@ struct CopyBinaryEncoder {
     /// Counts a field of the current row, starting the row at its first.
     private mutating func separate() {
         if rowStart == nil {
-            rowStart = bytes.count
+            rowStart = count
             append(UInt16(0))
         }
         columnsInRow += 1
     }
 
+    /// Stores `value` big-endian.
     private mutating func append<Integer: FixedWidthInteger>(_ value: Integer) {
-        var shift = Integer.bitWidth - 8
-        while shift >= 0 {
-            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
-            shift -= 8
-        }
+        reserve(MemoryLayout<Integer>.size)
+        let offset = count
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: value.bigEndian, toByteOffset: offset, as: Integer.self) }
+        count += MemoryLayout<Integer>.size
+    }
+
+    private mutating func append(bytes value: UnsafeRawBufferPointer) {
+        guard !value.isEmpty else { return }
+        reserve(value.count)
+        let offset = count
+        bytes.withUnsafeMutableBytes { ($0.baseAddress! + offset).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        count += value.count
+    }
+
+    /// Makes room for `more` bytes after the first `count`.
+    private mutating func reserve(_ more: Int) {
+        if count + more > bytes.count { bytes.append(contentsOf: repeatElement(0, count: Swift.max(bytes.count, more))) }
     }
 }
