@@ -4,7 +4,8 @@
 -- coordinate ids. PostgreSQL then parses eight-byte integers instead of texts for every row (COPY costs about a third
 -- less CPU). `<full>_delta_rows` is the delta with its texts; the views read it as they read the delta before.
 -- Compaction deletes every delta row and every value it sees in one statement, so values live exactly as long as
--- the rows of their flush.
+-- the rows of their flush. The integer columns are named `<column>_ref`, so that an older instance's flush or
+-- compaction, which names the text columns, fails instead of taking integers for texts.
 --
 -- The rows flushes appended before are carried over under one flush number per table.
 
@@ -20,16 +21,16 @@ DROP VIEW social_hourly, social_by_artist_day;
 -- Streams.
 ALTER TABLE stream_hourly_delta RENAME TO stream_hourly_delta_text;
 CREATE TABLE stream_hourly_delta (
-    artist_id    bigint      NOT NULL,
-    hour         timestamptz NOT NULL,
-    track_id     bigint      NOT NULL,
-    platform     bigint      NOT NULL,
-    country      bigint      NOT NULL,
-    age_range    bigint      NOT NULL,
-    gender       bigint      NOT NULL,
-    streams      bigint      NOT NULL DEFAULT 0,
-    skips        bigint      NOT NULL DEFAULT 0,
-    listening_ms bigint      NOT NULL DEFAULT 0
+    artist_id_ref bigint      NOT NULL,
+    hour          timestamptz NOT NULL,
+    track_id_ref  bigint      NOT NULL,
+    platform_ref  bigint      NOT NULL,
+    country_ref   bigint      NOT NULL,
+    age_range_ref bigint      NOT NULL,
+    gender_ref    bigint      NOT NULL,
+    streams       bigint      NOT NULL DEFAULT 0,
+    skips         bigint      NOT NULL DEFAULT 0,
+    listening_ms  bigint      NOT NULL DEFAULT 0
 );
 CREATE TABLE stream_hourly_delta_values (id bigint NOT NULL, value text NOT NULL);
 INSERT INTO stream_hourly_delta_values
@@ -52,24 +53,24 @@ CREATE VIEW stream_hourly_delta_rows AS
     SELECT a.value AS artist_id, d.hour, t.value AS track_id, p.value AS platform, c.value AS country,
            ar.value AS age_range, g.value AS gender, d.streams, d.skips, d.listening_ms
     FROM stream_hourly_delta d
-    JOIN stream_hourly_delta_values a ON a.id = d.artist_id
-    JOIN stream_hourly_delta_values t ON t.id = d.track_id
-    JOIN stream_hourly_delta_values p ON p.id = d.platform
-    JOIN stream_hourly_delta_values c ON c.id = d.country
-    JOIN stream_hourly_delta_values ar ON ar.id = d.age_range
-    JOIN stream_hourly_delta_values g ON g.id = d.gender;
+    JOIN stream_hourly_delta_values a ON a.id = d.artist_id_ref
+    JOIN stream_hourly_delta_values t ON t.id = d.track_id_ref
+    JOIN stream_hourly_delta_values p ON p.id = d.platform_ref
+    JOIN stream_hourly_delta_values c ON c.id = d.country_ref
+    JOIN stream_hourly_delta_values ar ON ar.id = d.age_range_ref
+    JOIN stream_hourly_delta_values g ON g.id = d.gender_ref;
 
 -- Revenue.
 ALTER TABLE revenue_hourly_delta RENAME TO revenue_hourly_delta_text;
 CREATE TABLE revenue_hourly_delta (
-    artist_id bigint         NOT NULL,
-    hour      timestamptz    NOT NULL,
-    source    bigint         NOT NULL,
-    currency  bigint         NOT NULL,
-    platform  bigint         NOT NULL,
-    track_id  bigint         NOT NULL,
-    amount    numeric(38, 6) NOT NULL DEFAULT 0,
-    events    bigint         NOT NULL DEFAULT 0
+    artist_id_ref bigint      NOT NULL,
+    hour          timestamptz NOT NULL,
+    source_ref    bigint      NOT NULL,
+    currency_ref  bigint      NOT NULL,
+    platform_ref  bigint      NOT NULL,
+    track_id_ref  bigint      NOT NULL,
+    amount        numeric(38, 6) NOT NULL DEFAULT 0,
+    events        bigint      NOT NULL DEFAULT 0
 );
 CREATE TABLE revenue_hourly_delta_values (id bigint NOT NULL, value text NOT NULL);
 INSERT INTO revenue_hourly_delta_values
@@ -91,20 +92,20 @@ CREATE VIEW revenue_hourly_delta_rows AS
     SELECT a.value AS artist_id, d.hour, s.value AS source, c.value AS currency, p.value AS platform,
            t.value AS track_id, d.amount, d.events
     FROM revenue_hourly_delta d
-    JOIN revenue_hourly_delta_values a ON a.id = d.artist_id
-    JOIN revenue_hourly_delta_values s ON s.id = d.source
-    JOIN revenue_hourly_delta_values c ON c.id = d.currency
-    JOIN revenue_hourly_delta_values p ON p.id = d.platform
-    JOIN revenue_hourly_delta_values t ON t.id = d.track_id;
+    JOIN revenue_hourly_delta_values a ON a.id = d.artist_id_ref
+    JOIN revenue_hourly_delta_values s ON s.id = d.source_ref
+    JOIN revenue_hourly_delta_values c ON c.id = d.currency_ref
+    JOIN revenue_hourly_delta_values p ON p.id = d.platform_ref
+    JOIN revenue_hourly_delta_values t ON t.id = d.track_id_ref;
 
 -- Social.
 ALTER TABLE social_hourly_delta RENAME TO social_hourly_delta_text;
 CREATE TABLE social_hourly_delta (
-    artist_id bigint      NOT NULL,
-    hour      timestamptz NOT NULL,
-    platform  bigint      NOT NULL,
-    action    bigint      NOT NULL,
-    count     bigint      NOT NULL DEFAULT 0
+    artist_id_ref bigint      NOT NULL,
+    hour          timestamptz NOT NULL,
+    platform_ref  bigint      NOT NULL,
+    action_ref    bigint      NOT NULL,
+    count         bigint      NOT NULL DEFAULT 0
 );
 CREATE TABLE social_hourly_delta_values (id bigint NOT NULL, value text NOT NULL);
 INSERT INTO social_hourly_delta_values
@@ -122,9 +123,9 @@ DROP TABLE social_hourly_delta_text;
 CREATE VIEW social_hourly_delta_rows AS
     SELECT a.value AS artist_id, d.hour, p.value AS platform, x.value AS action, d.count
     FROM social_hourly_delta d
-    JOIN social_hourly_delta_values a ON a.id = d.artist_id
-    JOIN social_hourly_delta_values p ON p.id = d.platform
-    JOIN social_hourly_delta_values x ON x.id = d.action;
+    JOIN social_hourly_delta_values a ON a.id = d.artist_id_ref
+    JOIN social_hourly_delta_values p ON p.id = d.platform_ref
+    JOIN social_hourly_delta_values x ON x.id = d.action_ref;
 
 -- The views, as migration 0010 made them, over the delta rows with their texts.
 CREATE VIEW stream_hourly AS SELECT * FROM stream_hourly_merged UNION ALL SELECT * FROM stream_hourly_delta_rows;

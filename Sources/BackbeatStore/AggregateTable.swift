@@ -33,6 +33,15 @@ struct AggregateTable: Sendable {
     var values: String { name + "_delta_values" }
     /// The key columns that hold dimension values (all but the time bucket).
     var dimensionColumns: [String] { key.filter { $0 != timeColumn } }
+    /// The delta's columns: an interned delta's dimension columns are `<column>_ref`, integers naming values in
+    /// `values` (named apart, so that SQL written for texts fails rather than reads integers as texts).
+    var deltaColumns: [String] {
+        guard isInterned else { return columns }
+        let dimensions = Set(dimensionColumns)
+        return columns.map { dimensions.contains($0) ? Self.reference($0) : $0 }
+    }
+
+    private static func reference(_ column: String) -> String { column + "_ref" }
     /// The tables that hold its rows.
     var stored: [String] { isAppended ? [delta, merged] : [merged] }
     /// The column of the key that holds the time bucket.
@@ -58,12 +67,12 @@ struct AggregateTable: Sendable {
         self.isAppended = true
     }
 
-    /// The rows of `rows` (an interned delta's columns) with their texts from `values` (`id`, `value`), as a
+    /// The rows of `rows` (an interned delta's `deltaColumns`) with their texts from `values` (`id`, `value`), as a
     /// query with this table's columns: what `<name>_delta_rows` is over the tables themselves.
     func textRows(of rows: String, values: String) -> String {
         let dimensions = Set(dimensionColumns)
         let selected = columns.map { dimensions.contains($0) ? "\($0).value AS \($0)" : "d.\($0)" }
-        let joins = dimensionColumns.map { "JOIN \(values) \($0) ON \($0).id = d.\($0)" }
+        let joins = dimensionColumns.map { "JOIN \(values) \($0) ON \($0).id = d.\(Self.reference($0))" }
         return "SELECT \(selected.joined(separator: ", ")) FROM \(rows) d \(joins.joined(separator: " "))"
     }
 

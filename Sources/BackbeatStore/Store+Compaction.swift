@@ -40,7 +40,7 @@ extension Store {
         // An interned delta's rows are moved with their texts, and its values with them (all it sees: the rows of
         // the flushes it sees, whose values committed with them).
         let taken = table.isInterned
-            ? ["deleted AS (DELETE FROM \(table.delta) RETURNING \(columns))",
+            ? ["deleted AS (DELETE FROM \(table.delta) RETURNING \(table.deltaColumns.joined(separator: ", ")))",
                "dropped AS (DELETE FROM \(table.values) RETURNING id, value)",
                "moved AS (\(table.textRows(of: "deleted", values: "dropped")))"]
             : ["moved AS (DELETE FROM \(table.delta) RETURNING \(columns))"]

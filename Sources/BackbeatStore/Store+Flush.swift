@@ -146,7 +146,7 @@ extension Store {
         guard !rows.isEmpty else { return }
         let table = AggregateTable(cube)
         var ids = FlushValueIDs(flush: flush, values: values)
-        try await append(rows.rows, to: table.delta, columns: table.columns, on: connection) { row, copy in
+        try await append(rows.rows, to: table.delta, columns: table.deltaColumns, on: connection) { row, copy in
             let (key, counters) = row
             copy.int64(ids.id(of: .id(key.artist)))
             copy.hour(HourBucket(hoursSinceEpoch: key.hour))
