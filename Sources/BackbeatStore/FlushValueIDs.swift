@@ -3,16 +3,13 @@ import BackbeatCore
 /// The integers one flush's rows in a full hourly `_delta` table name their dimension values by (migration 0011):
 /// the flush's number (from the sequence `delta_flushes`) in the upper 32 bits, the value's number within the flush
 /// below: its id in the delta's `ValueDictionary`, or, for a value with a fixed text (an enum case, the empty
-/// value), `fixedBase` plus its place in `fixed`. It remembers which values the rows used, so that the flush writes
-/// exactly those to `<table>_delta_values`.
+/// value), `fixedBase` plus its `InternedValue.fixedPlace`. It remembers which values the rows used, so that the
+/// flush writes exactly those to `<table>_delta_values`.
 struct FlushValueIDs {
     private let base: Int64
     private var usedIDs: [Bool]
-    private var usedFixed = [Bool](repeating: false, count: Self.fixed.count)
+    private var usedFixed = [Bool](repeating: false, count: InternedValue.fixedValues.count)
 
-    /// Every value with a fixed text, in a fixed order.
-    static let fixed: [InternedValue] = AgeRange.allCases.map(InternedValue.ageRange) + Gender.allCases.map(InternedValue.gender)
-        + RevenueSource.allCases.map(InternedValue.source) + [.none]
     /// Where the numbers of fixed values start: above any dictionary id a flush can hold.
     private static let fixedBase: Int64 = 0xFFFF_0000
 
@@ -28,29 +25,14 @@ struct FlushValueIDs {
             usedIDs[Int(id)] = true
             return base | Int64(id)
         }
-        let place = Self.place(of: value)
+        let place = value.fixedPlace!
         usedFixed[place] = true
         return base | (Self.fixedBase + Int64(place))
     }
 
-    /// Each used value's integer and text.
-    func usedValues(in values: ValueDictionary, _ body: (Int64, UnsafeRawBufferPointer) -> Void) {
-        for (id, used) in usedIDs.enumerated() where used {
-            values.withBytes(UInt32(id)) { body(base | Int64(id), $0) }
-        }
-        for (place, used) in usedFixed.enumerated() where used {
-            var text = Self.fixed[place].fixedText ?? ""
-            text.withUTF8 { body(base | (Self.fixedBase + Int64(place)), UnsafeRawBufferPointer($0)) }
-        }
-    }
-
-    private static func place(of value: InternedValue) -> Int {
-        switch value {
-        case .id: preconditionFailure("a dictionary value has no fixed place")
-        case .ageRange(let range): AgeRange.allCases.firstIndex(of: range)!
-        case .gender(let gender): AgeRange.allCases.count + Gender.allCases.firstIndex(of: gender)!
-        case .source(let source): AgeRange.allCases.count + Gender.allCases.count + RevenueSource.allCases.firstIndex(of: source)!
-        case .none: fixed.count - 1
-        }
+    /// Each used value with its integer.
+    var used: [(id: Int64, value: InternedValue)] {
+        usedIDs.indices.filter { usedIDs[$0] }.map { (base | Int64($0), .id(UInt32($0))) }
+            + usedFixed.indices.filter { usedFixed[$0] }.map { (base | (Self.fixedBase + Int64($0)), InternedValue.fixedValues[$0]) }
     }
 }

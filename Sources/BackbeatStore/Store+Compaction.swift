@@ -36,14 +36,14 @@ extension Store {
         let derived = table.derived.enumerated().map { index, cube in
             "derived\(index) AS (\(Self.merge(into: cube, from: "moved", key: cube.keyFromFullRows)))"
         }
-        let columns = table.columns.joined(separator: ", ")
+        let deleting = "DELETE FROM \(table.delta) RETURNING \(table.deltaColumns.joined(separator: ", "))"
         // An interned delta's rows are moved with their texts, and its values with them (all it sees: the rows of
         // the flushes it sees, whose values committed with them).
         let taken = table.isInterned
-            ? ["deleted AS (DELETE FROM \(table.delta) RETURNING \(table.deltaColumns.joined(separator: ", ")))",
+            ? ["deleted AS (\(deleting))",
                "dropped AS (DELETE FROM \(table.values) RETURNING id, value)",
                "moved AS (\(table.textRows(of: "deleted", values: "dropped")))"]
-            : ["moved AS (DELETE FROM \(table.delta) RETURNING \(columns))"]
+            : ["moved AS (\(deleting))"]
         let statements = taken + ["merged AS (\(Self.merge(into: table, from: "moved", key: table.key)))"] + derived
         let deleted = table.isInterned ? "deleted" : "moved"
         return try await client.withTransaction(logger: logger) { connection in

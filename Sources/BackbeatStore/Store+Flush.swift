@@ -154,11 +154,9 @@ extension Store {
             copy.measures(sums(counters), of: cube.dataset)
             copy.endRow()
         }
-        var used: [(Int64, [UInt8])] = []
-        ids.usedValues(in: values) { id, text in used.append((id, Array(text))) }
-        try await append(used, to: table.values, columns: ["id", "value"], on: connection) { value, copy in
-            copy.int64(value.0)
-            value.1.withUnsafeBytes { copy.text(utf8: $0) }
+        try await append(ids.used, to: table.values, columns: ["id", "value"], on: connection) { used, copy in
+            copy.int64(used.id)
+            copy.value(used.value, in: values)
             copy.endRow()
         }
     }

@@ -95,8 +95,8 @@ import Testing
         }
     }
 
-    /// Writes `events` generated events as `flushes` batches into `store`, whose schema is from before migration
-    /// `version`, as flushes did then: every appended aggregate's rows as texts in its `_delta` table. The rows are
+    /// Writes `events` generated events as `flushes` batches into `store`, whose schema is an older one (before
+    /// migration 0011), as flushes did then: every appended aggregate's rows as texts in its `_delta` table. The rows are
     /// the ones today's flushes write, read with their texts from a database of the current schema (`scratch`).
     static func writeFlushesAsBefore(_ store: Store, scratch: Store, events: Int, flushes: Int) async throws -> [Event] {
         let sources = Cube.all.filter(\.isFull).map { ($0.table, "\($0.table)_delta_rows") } + listeners.map { ($0, "\($0)_delta") }
@@ -115,72 +115,73 @@ import Testing
         }
     }
 
-    /// Migration 0010 takes the derived cubes' delta tables away: the rows flushes had appended to them, and to the
-    /// full tables, are merged first, so every aggregate answers as before, once.
-    @Test func migration0010CarriesFlushedRowsOver() async throws {
-        let database = try await TestEnvironment.freshDatabase("migration_0010")
-        let scratch = try await TestEnvironment.freshDatabase("migration_0010_scratch")
+    /// Runs `body` with a store whose schema stops before migration `version`, a scratch store of the current schema
+    /// (for `writeFlushesAsBefore`), and the migrations.
+    static func withSchemaBefore(_ version: Int, _ body: @Sendable (Store, Store, [Migration]) async throws -> Void) async throws {
+        let database = try await TestEnvironment.freshDatabase("migration_\(version)")
+        let scratch = try await TestEnvironment.freshDatabase("migration_\(version)_scratch")
         try await TestEnvironment.withStore(url: database) { store in
             try await TestEnvironment.withStore(url: scratch) { scratch in
                 let migrations = try TestEnvironment.migrations()
                 try await scratch.migrate(migrations)
-                try await store.migrate(migrations.filter { $0.version < 10 })
-                let truth = GroundTruth(try await Self.writeFlushesAsBefore(store, scratch: scratch, events: 4_000, flushes: 2))
-                // What flushes before 0010 also wrote: each derived cube's rows of the full rows, in its own delta table.
-                for cube in Cube.derived {
-                    let full = Cube.all.first { $0.isFull && $0.dataset == cube.dataset }!
-                    let key = ["artist_id", cube.grain == .hour ? "hour" : "(hour AT TIME ZONE 'UTC')::date"] + cube.dimensions.map(\.rawValue)
-                    let metrics = cube.dataset.metrics.map(\.rawValue)
-                    try await store.client.query(PostgresQuery(unsafeSQL: """
-                        INSERT INTO \(cube.table)_delta SELECT \(key.joined(separator: ", ")), \(metrics.map { "sum(\($0))" }.joined(separator: ", "))
-                        FROM \(full.table)_delta GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
-                        """))
-                }
-                let before = try await Self.answers(store.client)
-
-                try await store.migrate(migrations)
-                #expect(try await Self.answers(store.client).digests == before.digests)
-                for table in Cube.derived.map(\.table) {
-                    let remaining = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM pg_class WHERE relname = '\(table)_delta'"))
-                    for try await count in remaining.decode(Int64.self) { #expect(count == 0, "\(table)_delta is still there") }
-                }
-                let stored = try await GroundTruth.read(from: store)
-                #expect(stored == truth, "\(stored.difference(from: truth))")
-                try await expectCubesMatchFullTables(store.client)
+                try await store.migrate(migrations.filter { $0.version < version })
+                try await body(store, scratch, migrations)
             }
+        }
+    }
+
+    /// Migration 0010 takes the derived cubes' delta tables away: the rows flushes had appended to them, and to the
+    /// full tables, are merged first, so every aggregate answers as before, once.
+    @Test func migration0010CarriesFlushedRowsOver() async throws {
+        try await Self.withSchemaBefore(10) { store, scratch, migrations in
+            let truth = GroundTruth(try await Self.writeFlushesAsBefore(store, scratch: scratch, events: 4_000, flushes: 2))
+            // What flushes before 0010 also wrote: each derived cube's rows of the full rows, in its own delta table.
+            for cube in Cube.derived {
+                let full = Cube.all.first { $0.isFull && $0.dataset == cube.dataset }!
+                let key = ["artist_id", cube.grain == .hour ? "hour" : "(hour AT TIME ZONE 'UTC')::date"] + cube.dimensions.map(\.rawValue)
+                let metrics = cube.dataset.metrics.map(\.rawValue)
+                try await store.client.query(PostgresQuery(unsafeSQL: """
+                    INSERT INTO \(cube.table)_delta SELECT \(key.joined(separator: ", ")), \(metrics.map { "sum(\($0))" }.joined(separator: ", "))
+                    FROM \(full.table)_delta GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
+                    """))
+            }
+            let before = try await Self.answers(store.client)
+
+            try await store.migrate(migrations)
+            #expect(try await Self.answers(store.client).digests == before.digests)
+            for table in Cube.derived.map(\.table) {
+                let remaining = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM pg_class WHERE relname = '\(table)_delta'"))
+                for try await count in remaining.decode(Int64.self) { #expect(count == 0, "\(table)_delta is still there") }
+            }
+            let stored = try await GroundTruth.read(from: store)
+            #expect(stored == truth, "\(stored.difference(from: truth))")
+            try await expectCubesMatchFullTables(store.client)
         }
     }
 
     /// Migration 0011 names the values of the full hourly deltas by integers: the rows flushes had appended as texts
     /// are carried over, not merged, and every aggregate answers as before; compaction then merges them exactly.
     @Test func migration0011CarriesFlushedRowsOver() async throws {
-        let database = try await TestEnvironment.freshDatabase("migration_0011")
-        let scratch = try await TestEnvironment.freshDatabase("migration_0011_scratch")
-        try await TestEnvironment.withStore(url: database) { store in
-            try await TestEnvironment.withStore(url: scratch) { scratch in
-                let migrations = try TestEnvironment.migrations()
-                try await scratch.migrate(migrations)
-                try await store.migrate(migrations.filter { $0.version < 11 })
-                let carried = try await Self.writeFlushesAsBefore(store, scratch: scratch, events: 4_000, flushes: 2)
-                let before = try await Self.answers(store.client)
-                #expect(before.deltaRows.values.allSatisfy { $0 > 0 })
+        try await Self.withSchemaBefore(11) { store, scratch, migrations in
+            let carried = try await Self.writeFlushesAsBefore(store, scratch: scratch, events: 4_000, flushes: 2)
+            let before = try await Self.answers(store.client)
+            #expect(before.deltaRows.values.allSatisfy { $0 > 0 })
 
-                try await store.migrate(migrations)
-                let after = try await Self.answers(store.client)
-                #expect(after.digests == before.digests)
-                #expect(after.deltaRows == before.deltaRows)
-                // SQL of an older version, which names the text columns, fails on the integers instead of reading
-                // them as texts (an older compaction would merge rows keyed by their digits).
-                await #expect(throws: (any Error).self) {
-                    try await store.client.query("SELECT artist_id FROM stream_hourly_delta")
-                }
-                // A flush of today's kind beside the carried rows: both are merged.
-                let more = try await Self.writeFlushes(store, events: 1_000, flushes: 1)
-                let stored = try await GroundTruth.read(from: store)
-                let expected = GroundTruth(carried + more)
-                #expect(stored == expected, "\(stored.difference(from: expected))")
-                try await expectCubesMatchFullTables(store.client)
+            try await store.migrate(migrations)
+            let after = try await Self.answers(store.client)
+            #expect(after.digests == before.digests)
+            #expect(after.deltaRows == before.deltaRows)
+            // SQL of an older version, which names the text columns, fails on the integers instead of reading
+            // them as texts (an older compaction would merge rows keyed by their digits).
+            await #expect(throws: (any Error).self) {
+                try await store.client.query("SELECT artist_id FROM stream_hourly_delta")
             }
+            // A flush of today's kind beside the carried rows: both are merged.
+            let more = try await Self.writeFlushes(store, events: 1_000, flushes: 1)
+            let stored = try await GroundTruth.read(from: store)
+            let expected = GroundTruth(carried + more)
+            #expect(stored == expected, "\(stored.difference(from: expected))")
+            try await expectCubesMatchFullTables(store.client)
         }
     }
 

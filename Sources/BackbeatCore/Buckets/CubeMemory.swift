@@ -217,13 +217,10 @@ extension DayBucket {
 }
 
 /// The symbols of one interned delta's values, each looked up once: its dictionary's ids, and the few fixed
-/// texts of the enum dimensions (by case ordinal).
+/// texts of the enum dimensions (`InternedValue.fixedValues`).
 private struct DeltaSymbols {
     let ids: [UInt32]
-    let ageRanges: [UInt32]
-    let genders: [UInt32]
-    let sources: [UInt32]
-    let none: UInt32
+    let fixed: [UInt32]
 
     init(_ values: ValueDictionary, in symbols: inout Symbols) {
         var ids: [UInt32] = []
@@ -231,20 +228,11 @@ private struct DeltaSymbols {
         for id in 0..<UInt32(values.count) { ids.append(symbols.id(values[id])) }
         self.ids = ids
         // The enum cases by the texts the store writes for them (`fixedText`).
-        func fixed(_ value: InternedValue) -> UInt32 { symbols.id(value.fixedText ?? "") }
-        ageRanges = AgeRange.allCases.map { fixed(.ageRange($0)) }
-        genders = Gender.allCases.map { fixed(.gender($0)) }
-        sources = RevenueSource.allCases.map { fixed(.source($0)) }
-        none = fixed(.none)
+        fixed = InternedValue.fixedValues.map { symbols.id($0.fixedText ?? "") }
     }
 
     subscript(value: InternedValue) -> UInt32 {
-        switch value {
-        case .id(let id): ids[Int(id)]
-        case .ageRange(let value): ageRanges[Int(TableHash.ordinal(value))]
-        case .gender(let value): genders[Int(TableHash.ordinal(value))]
-        case .source(let value): sources[Int(TableHash.ordinal(value))]
-        case .none: none
-        }
+        if case .id(let id) = value { return ids[Int(id)] }
+        return fixed[value.fixedPlace!]
     }
 }

@@ -17,6 +17,21 @@ public enum InternedValue: Equatable, Sendable {
         case .none: ""
         }
     }
+
+    /// Every value that is not an id, in a fixed order: the age ranges, the genders, the revenue sources, none.
+    public static let fixedValues: [InternedValue] = AgeRange.allCases.map(InternedValue.ageRange)
+        + Gender.allCases.map(InternedValue.gender) + RevenueSource.allCases.map(InternedValue.source) + [.none]
+
+    /// The place of a value that is not an id in `fixedValues` (nil for an id), from its case ordinal.
+    public var fixedPlace: Int? {
+        switch self {
+        case .id: nil
+        case .ageRange(let value): Int(TableHash.ordinal(value))
+        case .gender(let value): AgeRange.allCases.count + Int(TableHash.ordinal(value))
+        case .source(let value): AgeRange.allCases.count + Gender.allCases.count + Int(TableHash.ordinal(value))
+        case .none: Self.fixedValues.count - 1
+        }
+    }
 }
 
 /// The key of a row of a full-dimension hourly rollup with interned values (`HourlyRowKey` keyed by strings).
