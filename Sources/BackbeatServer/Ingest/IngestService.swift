@@ -175,6 +175,7 @@ public final class IngestService: Service, Sendable {
                 }
                 memory?.addPending(consumed)
             }
+            memory?.keepUp()
             metrics.record(tally)
             counters.withLock {
                 $0.accepted += tally.accepted.values.reduce(0, +)
@@ -283,11 +284,12 @@ public final class IngestService: Service, Sendable {
     @discardableResult
     func flushOnce(consumer: KafkaConsumer) async -> FlushOutcome {
         guard await settleArchive() else { return .failed }
-        let taken = ledger.withLock { ledger -> (FlushBatch, (epoch: UInt64, layer: CubeMemory)?)? in
+        let taken = ledger.withLock { ledger -> (FlushBatch, ChangeApplied<(epoch: UInt64, layer: CubeMemory)>?)? in
             guard let batch = ledger.takeBatch() else { return nil }
             return (batch, memory?.flushStarted())
         }
-        guard let (batch, inFlight) = taken else { return .done }
+        guard let (batch, moved) = taken else { return .done }
+        let inFlight = await moved?.value()
         let started = ContinuousClock.now
         var writing = false
         do {
@@ -502,13 +504,13 @@ extension IngestService {
         // Seal and trim before installing, outside every lock: loaded rows arrive as open cells.
         var loaded = snapshot.memory
         let (sealed, dropped) = memory.trim(&loaded, today: Self.today())
-        let installed = ledger.withLock { ledger -> Bool in
+        let installed = ledger.withLock { ledger -> ChangeApplied<Void>? in
             let stored = ledger.storedOffsets
-            guard Set(stored.keys) == all, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return false }
-            memory.install(loaded, pending: ledger.pendingDeltas, sealedDays: sealed, droppedDays: dropped)
-            return true
+            guard Set(stored.keys) == all, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return nil }
+            return memory.install(loaded, pending: ledger.pendingDeltas, sealedDays: sealed, droppedDays: dropped)
         }
-        if installed {
+        if let installed {
+            await installed.value()
             logger.info("answering from memory: loaded the retained window", metadata: [
                 "from_day": "\(RFC3339.formatDate(CivilDate(daysSinceEpoch: loaded.horizonDay)))",
                 "bytes": "\(loaded.byteCount)", "duration": "\(ContinuousClock.now - started)",

@@ -1,4 +1,5 @@
 import BackbeatCore
+import Dispatch
 import Synchronization
 
 /// This instance's in-memory cubes, in three layers, and whether they alone answer queries.
@@ -11,6 +12,13 @@ import Synchronization
 /// `complete` holds while durable + inFlight + pending is everything consumed from the horizon on: that needs this
 /// instance to own every partition since the snapshot was taken. Any revocation, assignment or offset conflict
 /// clears it; the ingest service takes a new snapshot once it owns every partition again.
+///
+/// The changes the ingest ledger causes (what a poll consumed, a flush starting or failing, ownership changing, a
+/// snapshot installed) are submitted under the ledger's lock, so in the ledger's order, and applied in that order on
+/// a queue of their own (`changes`): the polling thread hands over what it consumed and polls on while the cubes are
+/// added up on another core. Queries see the layers as of the last change applied, a few milliseconds behind the
+/// ledger at most, and never an event in two layers: a flush's batch leaves `pending` by the change that starts it,
+/// which the flush awaits before it writes.
 ///
 /// Lock order: the ingest ledger's lock, then this one; nothing here takes the ledger's lock.
 final class LiveMemory: Sendable {
@@ -53,6 +61,12 @@ final class LiveMemory: Sendable {
 
     let configuration: MemoryConfiguration
     private let state = Mutex(State())
+    /// Applies the submitted changes one after the other, in the order submitted (a serial queue).
+    private let changes = DispatchQueue(label: "backbeat.memory.changes")
+    /// Changes submitted and not yet applied.
+    private let backlog = Atomic<Int>(0)
+    /// Changes not yet applied beyond which `keepUp` makes the polling thread wait.
+    static let backlogLimit = 4
 
     init(configuration: MemoryConfiguration) {
         self.configuration = configuration
@@ -64,24 +78,101 @@ final class LiveMemory: Sendable {
 
     var statistics: Statistics { state.withLock { $0.statistics } }
 
-    // MARK: - Called under the ledger's lock
+    // MARK: - Submitted under the ledger's lock
 
     /// Adds what a poll just consumed.
     func addPending(_ consumed: InternedDelta) {
         guard !consumed.isEmpty else { return }
-        state.withLock { $0.pending.add(consumed) }
+        submit { [self] in state.withLock { $0.pending.add(consumed) } }
     }
 
     /// Ownership changed (assignment, revocation, conflict): memory alone no longer answers; `pending` becomes
     /// the ledger's unflushed work.
     func ownershipChanged(pending: [InternedDelta]) {
-        let rebuilt = Self.layer(pending)
-        state.withLock {
-            $0.complete = false
-            $0.epoch += 1
-            $0.pending = rebuilt
+        submit { [self] in
+            let rebuilt = Self.layer(pending)
+            state.withLock {
+                $0.complete = false
+                $0.epoch += 1
+                $0.pending = rebuilt
+            }
         }
     }
+
+    /// A flush took everything pending: it moves in flight. Answers (once every change before it is applied) the
+    /// epoch to hand back to `flushCommitted`, and the in-flight layer: the cubes of exactly the batch taken, which
+    /// the flush writes instead of projecting it.
+    func flushStarted() -> ChangeApplied<(epoch: UInt64, layer: CubeMemory)> {
+        submit { [self] in
+            state.withLock {
+                let layer = $0.pending
+                $0.inFlight = layer
+                $0.pending = CubeMemory()
+                return ($0.epoch, layer)
+            }
+        }
+    }
+
+    /// A flush failed and its batch went back to the ledger, whose unflushed work `pending` becomes again;
+    /// after an offset conflict, ownership changed too.
+    func flushFailed(pending: [InternedDelta], ownershipChanged: Bool = false) {
+        submit { [self] in
+            let rebuilt = Self.layer(pending)
+            state.withLock {
+                $0.inFlight = nil
+                $0.pending = rebuilt
+                if ownershipChanged {
+                    $0.complete = false
+                    $0.epoch += 1
+                }
+            }
+        }
+    }
+
+    /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets equal the snapshot's (already
+    /// sealed and trimmed: the counts are for the statistics). Answers once it is installed.
+    func install(_ durable: CubeMemory, pending: [InternedDelta], sealedDays: Int, droppedDays: Int) -> ChangeApplied<Void> {
+        submit { [self] in
+            let rebuilt = Self.layer(pending)
+            state.withLock {
+                $0.durable = durable
+                $0.pending = rebuilt
+                $0.complete = true
+                $0.epoch += 1
+                $0.statistics.snapshotsLoaded += 1
+                $0.statistics.daysSealed += sealedDays
+                $0.statistics.daysDropped += droppedDays
+            }
+        }
+    }
+
+    /// Runs `change` after every change submitted before it.
+    @discardableResult
+    private func submit<Value: Sendable>(_ change: @escaping @Sendable () -> Value) -> ChangeApplied<Value> {
+        let applied = ChangeApplied<Value>()
+        backlog.add(1, ordering: .relaxed)
+        changes.async { [self] in
+            applied.resolve(change())
+            backlog.subtract(1, ordering: .relaxed)
+        }
+        return applied
+    }
+
+    /// Returns once every change submitted before has been applied.
+    func settled() async {
+        await submit {}.value()
+    }
+
+    // MARK: - Called by the polling thread, outside the ledger's lock
+
+    /// Blocks while more than `backlogLimit` changes wait to be applied: what the poll thread hands over is bounded
+    /// by what the other core adds up.
+    func keepUp() {
+        guard backlog.load(ordering: .relaxed) > Self.backlogLimit else { return }
+        changes.sync {}
+    }
+
+    // MARK: - Called by the flush loop only (the one writer of `durable` besides `install`)
 
     /// Stored aggregates were replaced behind the flushes' back (`backbeat rebuild`): memory alone no longer
     /// answers until a snapshot is loaded again. Pending work is the ledger's and stays.
@@ -91,48 +182,6 @@ final class LiveMemory: Sendable {
             $0.epoch += 1
         }
     }
-
-    /// A flush took everything pending: it moves in flight. Returns the epoch to hand back to `flushCommitted`, and
-    /// the in-flight layer: the cubes of exactly the batch taken, which the flush writes instead of projecting it.
-    func flushStarted() -> (epoch: UInt64, layer: CubeMemory) {
-        state.withLock {
-            let layer = $0.pending
-            $0.inFlight = layer
-            $0.pending = CubeMemory()
-            return ($0.epoch, layer)
-        }
-    }
-
-    /// A flush failed and its batch went back to the ledger, whose unflushed work `pending` becomes again;
-    /// after an offset conflict, ownership changed too.
-    func flushFailed(pending: [InternedDelta], ownershipChanged: Bool = false) {
-        let rebuilt = Self.layer(pending)
-        state.withLock {
-            $0.inFlight = nil
-            $0.pending = rebuilt
-            if ownershipChanged {
-                $0.complete = false
-                $0.epoch += 1
-            }
-        }
-    }
-
-    /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets equal the snapshot's (already
-    /// sealed and trimmed: the counts are for the statistics).
-    func install(_ durable: CubeMemory, pending: [InternedDelta], sealedDays: Int, droppedDays: Int) {
-        let rebuilt = Self.layer(pending)
-        state.withLock {
-            $0.durable = durable
-            $0.pending = rebuilt
-            $0.complete = true
-            $0.epoch += 1
-            $0.statistics.snapshotsLoaded += 1
-            $0.statistics.daysSealed += sealedDays
-            $0.statistics.daysDropped += droppedDays
-        }
-    }
-
-    // MARK: - Called by the flush loop only (the one writer of `durable` besides `install`)
 
     /// The flush started under `epoch` committed: its in-flight layer joins `durable` (if nothing changed ownership
     /// since it started; the layer is the flushed batch's cubes already, so its events are not projected again)
