@@ -23,7 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("http-port"), help: "HTTP port (env BACKBEAT_HTTP_PORT; default 8080).")
     var httpPort: Int?
 
-    @Option(name: .customLong("flush-interval"), help: "How often rollups are flushed, e.g. 1s or 500ms (env BACKBEAT_FLUSH_INTERVAL; default 1s).")
+    @Option(name: .customLong("flush-interval"), help: "How often rollups are flushed, e.g. 1s or 500ms, or sooner once unflushed work reaches a sixteenth of --pending-limit (env BACKBEAT_FLUSH_INTERVAL; default 1s).")
     var flushInterval: String?
 
     @Option(name: .customLong("flush-timeout"), help: "How long one flush to PostgreSQL may take before serve treats PostgreSQL or the connection to it as hung and exits with an error, e.g. 300s (env BACKBEAT_FLUSH_TIMEOUT; default 300s). Nothing is lost: a restart consumes again from the offsets PostgreSQL stored.")
@@ -53,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("archive-segment-size"), help: "Seal an archive segment at this size even before its hour ends, e.g. 128MB (env BACKBEAT_ARCHIVE_SEGMENT_SIZE; default 128MB).")
     var archiveSegmentSize: String?
 
-    @Option(name: .customLong("pending-limit"), help: "Unflushed work (estimated bytes) beyond which consumption pauses until flushes catch up, e.g. 256MB (env BACKBEAT_PENDING_LIMIT; default 256MB).")
+    @Option(name: .customLong("pending-limit"), help: "Unflushed work (estimated bytes) beyond which consumption pauses until flushes catch up, e.g. 256MB; a sixteenth of it starts a flush before --flush-interval ends (env BACKBEAT_PENDING_LIMIT; default 256MB).")
     var pendingLimit: String?
 
     @Option(name: .customLong("artist-rate-limit"), help: "Requests per second each artist token may make on average, bursts of twice that; 429 beyond (env BACKBEAT_ARTIST_RATE_LIMIT; default 20; 0: no limit). The admin token is not limited.")

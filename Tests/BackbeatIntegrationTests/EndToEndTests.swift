@@ -23,6 +23,32 @@ import Testing
         withExtendedLifetime(broker) {}
     }
 
+    /// A backlog does not wait for the flush interval: once unflushed work reaches a sixteenth of `--pending-limit`
+    /// a flush starts, so the backlog is written in bounded batches (here long before the interval of ten minutes).
+    /// The tail under that share waits for the interval; here a second instance takes over after the first stops,
+    /// and every event is counted once.
+    @Test func aBacklogIsFlushedInBoundedBatchesBeforeTheIntervalEnds() async throws {
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
+        let database = try await TestEnvironment.freshDatabase("early_flush")
+        let workload = Workload(events: 20_000, seed: 43)
+        try workload.publish(0..<workload.messages.count, to: broker.bootstrapServers)
+
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "600s",
+                                         arguments: ["--pending-limit", "16MB", "--memory-days", "0"])
+        try await service.waitUntilHealthy()
+        try await TestEnvironment.withStore(url: database) { store in
+            let half = Int64(workload.messages.count / 2)
+            try await waitUntil(timeout: .seconds(60), "half of the backlog to be flushed before the flush interval") {
+                try await storedOffsetTotal(store.client) >= half
+            }
+            #expect(service.terminate() == 0)
+            let next = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: ["--memory-days", "0"])
+            try await expectGroundTruth(workload, in: store, within: .seconds(60))
+            #expect(next.terminate() == 0)
+        }
+        withExtendedLifetime(broker) {}
+    }
+
     @Test func badRequestsGetClearErrorsNeverA500() async throws {
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 1)
         let database = try await TestEnvironment.freshDatabase("errors")

@@ -82,9 +82,12 @@ public final class IngestService: Service, Sendable {
             var failures = 0
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 do {
-                    // After failed flushes, back off: twice the interval per failure, at most 10 s.
-                    let backoff = failures == 0 ? configuration.flushInterval : min(configuration.flushInterval * (1 << min(failures, 6)), .seconds(10))
-                    try await Task.sleep(for: backoff)
+                    if failures == 0 {
+                        try await sleepUntilFlushIsDue()
+                    } else {
+                        // After failed flushes, back off: twice the interval per failure, at most 10 s.
+                        try await Task.sleep(for: min(configuration.flushInterval * (1 << min(failures, 6)), .seconds(10)))
+                    }
                 } catch {
                     break
                 }
@@ -126,6 +129,21 @@ public final class IngestService: Service, Sendable {
         }
         self.consumer.withLock { $0 = nil }
         logger.info("ingest stopped", metadata: ["accepted": "\(stats.accepted)", "rejected": "\(stats.rejected)"])
+    }
+
+    /// Unflushed work (`IngestLedger.pendingBytes`, as of the last poll) at which a flush is due before
+    /// `flushInterval` has passed, as a share of `pendingLimitBytes`: a backlog is then written in batches of
+    /// bounded size, which bounds the memory a flush holds while it writes (its batch, its rows, the batch's cubes).
+    static let earlyFlushShare = 16
+
+    /// Returns when a flush is due: `flushInterval` after the last one ended, or sooner once unflushed work reaches
+    /// `pendingLimitBytes / earlyFlushShare`.
+    private func sleepUntilFlushIsDue() async throws {
+        let due = ContinuousClock.now + configuration.flushInterval
+        let enough = configuration.pendingLimitBytes / Self.earlyFlushShare
+        while ContinuousClock.now < due, pendingBytes.load(ordering: .relaxed) < enough {
+            try await Task.sleep(for: min(.milliseconds(50), due - ContinuousClock.now))
+        }
     }
 
     /// Ends the ingest after a flush hung (polling has stopped): the consumer leaves its group (bounded), but nothing
