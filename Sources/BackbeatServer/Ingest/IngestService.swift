@@ -26,7 +26,7 @@ public final class IngestService: Service, Sendable {
     private let stopPolling = Atomic<Bool>(false)
     /// Whether consumption is paused because unflushed work exceeds `pendingLimitBytes`.
     private let paused = Atomic<Bool>(false)
-    /// `IngestLedger.pendingBytes` as of the last poll.
+    /// `IngestLedger.pendingBytes` as of the last poll or the last batch taken by a flush.
     private let pendingBytes = Atomic<Int>(0)
     /// Messages of the owned partitions not yet durable (high watermark less stored offset), as of the last flush.
     private let lag = Atomic<Int64>(0)
@@ -131,8 +131,8 @@ public final class IngestService: Service, Sendable {
         logger.info("ingest stopped", metadata: ["accepted": "\(stats.accepted)", "rejected": "\(stats.rejected)"])
     }
 
-    /// Unflushed work (`IngestLedger.pendingBytes`, as of the last poll) at which a flush is due before
-    /// `flushInterval` has passed, as a share of `pendingLimitBytes`: a backlog is then written in batches of
+    /// Unflushed work (`IngestLedger.pendingBytes`, as of the last poll or batch taken) at which a flush is due
+    /// before `flushInterval` has passed, as a share of `pendingLimitBytes`: a backlog is then written in batches of
     /// bounded size, which bounds the memory a flush holds while it writes (its batch, its rows, the batch's cubes).
     static let earlyFlushShare = 16
 
@@ -304,6 +304,8 @@ public final class IngestService: Service, Sendable {
         guard await settleArchive() else { return .failed }
         let taken = ledger.withLock { ledger -> (FlushBatch, ChangeApplied<(epoch: UInt64, layer: CubeMemory)>?)? in
             guard let batch = ledger.takeBatch() else { return nil }
+            // What is left unflushed: the early flush (`sleepUntilFlushIsDue`) must not see the batch just taken.
+            pendingBytes.store(ledger.pendingBytes, ordering: .relaxed)
             return (batch, memory?.flushStarted())
         }
         guard let (batch, moved) = taken else { return .done }
