@@ -26,6 +26,11 @@ public struct IngestConfiguration: Sendable {
     /// Topic that receives every rejected message with its reason in headers (nil: `rejected_events` only).
     public var deadLetterTopic: String?
 
+    /// Unflushed work at which a flush starts before `flushInterval` has passed: a sixteenth of `pendingLimitBytes`,
+    /// so that a backlog is written in batches of bounded size, which bounds the memory a flush holds while it
+    /// writes (its batch, its rows, the batch's cubes).
+    public var earlyFlushBytes: Int { pendingLimitBytes / 16 }
+
     /// The consumer's librdkafka properties: its prefetch bounded by `pendingLimitBytes`, then `kafka`, which wins.
     ///
     /// librdkafka's defaults let the consumer queue hold 64 MB of fetched messages (and 100,000 of them) and each

@@ -131,17 +131,11 @@ public final class IngestService: Service, Sendable {
         logger.info("ingest stopped", metadata: ["accepted": "\(stats.accepted)", "rejected": "\(stats.rejected)"])
     }
 
-    /// Unflushed work (`IngestLedger.pendingBytes`, as of the last poll or batch taken) at which a flush is due
-    /// before `flushInterval` has passed, as a share of `pendingLimitBytes`: a backlog is then written in batches of
-    /// bounded size, which bounds the memory a flush holds while it writes (its batch, its rows, the batch's cubes).
-    static let earlyFlushShare = 16
-
-    /// Returns when a flush is due: `flushInterval` after the last one ended, or sooner once unflushed work reaches
-    /// `pendingLimitBytes / earlyFlushShare`.
+    /// Returns when a flush is due: `flushInterval` after the last one ended, or sooner once unflushed work (as of
+    /// the last poll or batch taken) reaches `IngestConfiguration.earlyFlushBytes`.
     private func sleepUntilFlushIsDue() async throws {
         let due = ContinuousClock.now + configuration.flushInterval
-        let enough = configuration.pendingLimitBytes / Self.earlyFlushShare
-        while ContinuousClock.now < due, pendingBytes.load(ordering: .relaxed) < enough {
+        while ContinuousClock.now < due, pendingBytes.load(ordering: .relaxed) < configuration.earlyFlushBytes {
             try await Task.sleep(for: min(.milliseconds(50), due - ContinuousClock.now))
         }
     }
