@@ -9,6 +9,7 @@ public struct IntervalRollup {
     public let days: ClosedRange<Int64>
     let stored: [TopicPartition: Int64]
     let replayClocks: [TopicPartition: Timestamp]
+    let appliedLinesHashes: [TopicPartition: String]
     /// The interval's aggregates, as far as read.
     public private(set) var delta = InternedDelta()
     /// The interval's valid events, as far as read.
@@ -23,6 +24,7 @@ public struct IntervalRollup {
         self.days = days
         self.stored = counted.offsets
         self.replayClocks = counted.replayClocks
+        self.appliedLinesHashes = counted.appliedLinesHashes
     }
 
     /// Reads one input: an archive segment (open or sealed) or a plain event file.
@@ -31,6 +33,9 @@ public struct IntervalRollup {
         var assembler = LineAssembler()
         var isArchive: Bool?
         var plainLimit: Int64 = 0
+        var plainKey: TopicPartition?
+        // A plain input's lines up to its stored position must be the ones the replay applied (`AppliedLinesHash`).
+        var hash = AppliedLinesHash()
         var line: Int64 = 0
         // Inputs replayed before replay clocks were stored are judged against this rebuild's clock.
         var now = Timestamp.wallClock()
@@ -54,21 +59,42 @@ public struct IntervalRollup {
                 if isArchive == nil {
                     isArchive = chunk.withUnsafeBytes { ArchiveLine.isHeader($0) }
                     if isArchive == false {
-                        let key = TopicPartition(topic: "replay:" + (try InputIdentity.of(path: path)), partition: 0)
+                        let key = try plainInputKey(path)
                         plainInputs.insert(key)
                         plainLimit = stored[key] ?? 0
                         now = replayClocks[key] ?? now
+                        hash = AppliedLinesHash(expecting: appliedLinesHashes[key].map { (plainLimit, $0) })
+                        plainKey = key
                     }
                 }
-                try assembler.block(chunk).forEachLine(handle)
+                let block = assembler.block(chunk)
+                if isArchive == false { try hash.add(block) }
+                try block.forEachLine(handle)
             }
-            try assembler.finishBlock()?.forEachLine(handle)
+            if let last = assembler.finishBlock() {
+                if isArchive == false { try hash.add(last) }
+                try last.forEachLine(handle)
+            }
+            if isArchive == false { try hash.finish() }
+        } catch let mismatch as AppliedLinesHash.Mismatch {
+            throw ReplayError(
+                "\(path): its first \(mismatch.lines) lines are not the ones the database counted under its name (\(plainKey?.topic ?? "")): another input that begins the same, or this one edited")
         } catch let error as ArchiveError where path.hasSuffix(ArchiveWriter.openSuffix) {
             // The tail of an open segment may be a frame being written: its messages are not counted yet.
             _ = error
         } catch let error as ArchiveLineError {
             throw ReplayError("\(path): line \(line + 1): \(error)")
         }
+    }
+
+    /// The position key of the plain file at `path`: its head's name, or its whole content's when a version that
+    /// named files so stored a position under that name (as `replay` finds it).
+    private func plainInputKey(_ path: String) throws -> TopicPartition {
+        let head = TopicPartition(topic: "replay:" + (try InputIdentity.of(path: path)), partition: 0)
+        let unhashed = stored.keys.contains { $0.topic.hasPrefix("replay:") && appliedLinesHashes[$0] == nil }
+        guard unhashed, stored[head] == nil else { return head }
+        let whole = TopicPartition(topic: "replay:" + (try InputIdentity.ofWholeContent(path: path)), partition: 0)
+        return stored[whole] == nil ? head : whole
     }
 
     /// Counts a valid event of the interval, decoded from `value`.

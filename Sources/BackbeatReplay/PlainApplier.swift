@@ -1,44 +1,76 @@
+import BackbeatArchive
 import BackbeatCore
 import BackbeatStore
 
-/// Plain event NDJSON: the position is the number of lines applied, stored under `replay:<identity>`.
+/// Plain event NDJSON: the position is the number of lines applied, stored under `replay:<identity>` with the hash
+/// of those lines (`AppliedLinesHash`).
 struct PlainApplier: LineApplier {
-    /// Where the input's position is stored: known from the start, or confirmed before the first write by a first
-    /// replay that began while the input's identity was still being computed (`Replayer`).
-    enum Position: Sendable {
-        case known(TopicPartition)
-        case confirming(identity: Task<String, Error>, position: Task<TopicPartition, Error>)
-
-        var resolved: TopicPartition {
-            get async throws {
-                switch self {
-                case .known(let position): position
-                case .confirming(_, let position): try await position.value
-                }
-            }
-        }
-    }
-
     let path: String
-    let position: Position
+    let position: TopicPartition
     let republish: Republisher?
     let skipBefore: Int64
     /// What `future_timestamp` is judged against: the input's replay clock.
     let now: Timestamp
     private var expected: Int64?
     private var line: Int64 = 0
+    /// The hash of the lines read so far, checked against the one stored with the position they resume from: each
+    /// block is hashed in a task of its own after the one before it, beside the decoding and adding.
+    private var hashing: Task<AppliedLinesHash, Error>
+    /// The stored position whose hash is still to be checked (before any line past it is applied).
+    private var unchecked: Int64?
+    /// Lines read so far.
+    private var linesRead: Int64 = 0
     private var delta = InternedDelta()
     /// Rejected lines since the last write, by line number (their position is the input's, known at the write).
     private var rejected: [(line: Int64, value: [UInt8], rejection: Rejection)] = []
     private(set) var linesSinceFlush = 0
 
-    init(path: String, position: Position, stored: Int64?, now: Timestamp, republish: Republisher?) {
+    init(path: String, position: TopicPartition, stored: (lines: Int64, appliedLinesHash: String?)?, now: Timestamp, republish: Republisher?) {
         self.path = path
         self.position = position
         self.now = now
-        self.expected = stored
-        self.skipBefore = stored ?? 0
+        self.expected = stored?.lines
+        self.skipBefore = stored?.lines ?? 0
         self.republish = republish
+        // Positions stored before their lines were hashed are named by their input's whole content: nothing to check.
+        let expecting = stored.flatMap { stored in stored.appliedLinesHash.map { (stored.lines, $0) } }
+        hashing = Task { AppliedLinesHash(expecting: expecting) }
+        unchecked = expecting?.0
+    }
+
+    mutating func read(_ block: LineBlock) async throws {
+        let previous = hashing
+        hashing = Task {
+            var hash = try await previous.value
+            try hash.add(block)
+            return hash
+        }
+        linesRead += Int64(block.lines.count)
+        if let unchecked, unchecked <= linesRead {
+            _ = try await checkedHash()
+            self.unchecked = nil
+        }
+    }
+
+    func inputEnded() async throws {
+        try await checkedHash().finish()
+    }
+
+    /// The hash of the lines read, once computed; a mismatch with the stored one is thrown as a `ReplayError`.
+    private func checkedHash() async throws -> AppliedLinesHash {
+        do {
+            return try await hashing.value
+        } catch let error as AppliedLinesHash.Mismatch {
+            throw mismatch(error)
+        }
+    }
+
+    private func mismatch(_ error: AppliedLinesHash.Mismatch) -> ReplayError {
+        ReplayError("""
+            \(path): its first \(error.lines) lines are not the ones applied under its name (\(position.topic)): another \
+            input that begins with the same \(InputIdentity.headBytes >> 20) MiB, or this one edited; nothing of it is \
+            applied
+            """)
     }
 
     /// The line's event or rejection; nil for a line already applied or empty.
@@ -65,28 +97,27 @@ struct PlainApplier: LineApplier {
 
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
         guard line > (expected ?? 0) else { return nil }
-        let batch = (expected: expected, newOffset: line, delta: delta, rejected: rejected)
+        assert(linesRead == line, "a write is taken between blocks")
+        let batch = (expected: expected, newOffset: line, delta: delta, rejected: rejected, hashing: hashing)
         expected = line
         delta = InternedDelta(sizedLike: batch.delta)
         rejected = []
         linesSinceFlush = 0
         return { [path, position] store in
-            let topicPartition = try await position.resolved
+            let topicPartition = position
+            let appliedLinesHash = try await batch.hashing.value.value
             var delta = batch.delta
             delta.rejected = batch.rejected.map {
                 RejectedMessage(position: MessagePosition(topicPartition: topicPartition, offset: $0.line), key: nil, value: $0.value, rejection: $0.rejection)
             }
             let part = FlushBatch.Part(
-                topicPartition: topicPartition, generation: 0, expectedOffset: batch.expected, newOffset: batch.newOffset, delta: delta)
+                topicPartition: topicPartition, generation: 0, expectedOffset: batch.expected, newOffset: batch.newOffset, delta: delta,
+                appliedLinesHash: appliedLinesHash)
             do {
                 try await store.write(FlushBatch(parts: [part]))
             } catch is OffsetConflict {
                 throw ReplayError("\(path): another replay of the same input is running (its stored position moved)")
             }
         }
-    }
-
-    func complete(_ report: inout ReplayReport) async throws {
-        if case .confirming(let identity, _) = position { report.kind = .plain(identity: try await identity.value) }
     }
 }

@@ -27,16 +27,6 @@ public struct Replayer: Sendable {
     /// Replays one input into `store` (nil: validate and count only, or republish); returns its report. Events
     /// before a damaged part are applied, then the error is thrown. `observer` hears of the progress.
     public func replay(_ path: String, store: Store?, observer: inout some ReplayObserver) async throws -> ReplayReport {
-        do {
-            return try await replay(path, identity: nil, store: store, observer: &observer)
-        } catch let started as StartedBefore {
-            // Nothing was written: the input is replayed again from what its earlier runs stored.
-            return try await replay(path, identity: started.identity, store: store, observer: &observer)
-        }
-    }
-
-    /// Replays `path` once; `identity`, when already known, is the input's.
-    private func replay(_ path: String, identity: String?, store: Store?, observer: inout some ReplayObserver) async throws -> ReplayReport {
         let reader = try InputReader(path: path)
         var report = ReplayReport(path: path)
         guard let first = try reader.next() else {
@@ -44,7 +34,7 @@ public struct Replayer: Sendable {
             return report
         }
         // Each kind of input runs through the loop specialized for its applier (not an existential's generic code).
-        switch try await makeApplier(path, firstChunk: first, identity: identity, store: store, report: &report) {
+        switch try await makeApplier(path, firstChunk: first, store: store, report: &report) {
         case .archive(var applier):
             try await replay(reader, first: first, into: &applier, store: store, report: &report, observer: &observer)
         case .plain(var applier):
@@ -71,6 +61,7 @@ public struct Replayer: Sendable {
             guard let decoding = ahead else { return }
             ahead = nil
             let decoded = await decoding.value
+            try await applier.read(decoded.block)
             var index = 0
             try decoded.block.forEachLine { line in
                 report.lines += 1
@@ -116,6 +107,7 @@ public struct Replayer: Sendable {
                 ahead = decodeAhead(last)
                 try await applyAhead()
             }
+            try await applier.inputEnded()
         } catch let damage as ReplayError {
             // Everything before the damage is applied; the line at the damage is not.
             try await finish()
@@ -131,9 +123,7 @@ public struct Replayer: Sendable {
         try await finish()
     }
 
-    private func makeApplier(
-        _ path: String, firstChunk: [UInt8], identity known: String?, store: Store?, report: inout ReplayReport
-    ) async throws -> Applier {
+    private func makeApplier(_ path: String, firstChunk: [UInt8], store: Store?, report: inout ReplayReport) async throws -> Applier {
         if firstChunk.withUnsafeBytes({ ArchiveLine.isHeader($0) }) {
             report.kind = .archive
             return .archive(ArchiveApplier(path: path, stored: try await store?.storedKafkaOffsets() ?? [:], republish: republish))
@@ -141,21 +131,25 @@ public struct Replayer: Sendable {
         guard path != "-" || inputID != nil else {
             throw ReplayError("stdin holds plain events: give --input-id NAME, so that a second run can resume")
         }
-        if path != "-", known == nil, let store, republish == nil {
-            // Most replays of a file are its first: its lines are decoded and added while its identity (a pass over
-            // the whole file) is computed, and the first write checks that nothing of it was stored before.
-            let now = clock()
-            let identity = Task { try InputIdentity.of(path: path) }
-            let position = Task { try await Self.confirmFirstReplay(identity: identity, now: now, store: store) }
-            return .plain(PlainApplier(path: path, position: .confirming(identity: identity, position: position), stored: nil, now: now, republish: nil))
-        }
-        let identity = try known ?? (path == "-" ? inputID! : InputIdentity.of(path: path))
+        let identity = path == "-" ? inputID! : try await Self.identity(of: path, store: store)
         let position = TopicPartition(topic: "replay:" + identity, partition: 0)
-        let stored = try await store?.storedOffsets(for: [position])[position]
+        let stored = try await store?.storedReplayPosition(position)
         let now = try await store?.replayClock(for: position, now: clock()) ?? clock()
         report.kind = .plain(identity: identity)
-        report.alreadyApplied = stored ?? 0
-        return .plain(PlainApplier(path: path, position: .known(position), stored: stored, now: now, republish: republish))
+        report.alreadyApplied = stored?.lines ?? 0
+        return .plain(PlainApplier(path: path, position: position, stored: stored, now: now, republish: republish))
+    }
+
+    /// The name of the plain file at `path`: its head's (`InputIdentity.of`), unless a version that named files by
+    /// their whole content stored a position for it under that name.
+    private static func identity(of path: String, store: Store?) async throws -> String {
+        let head = try InputIdentity.of(path: path)
+        guard let store, try await store.hasPositionsNamedByWholeContent(),
+              try await store.storedReplayPosition(TopicPartition(topic: "replay:" + head, partition: 0)) == nil
+        else { return head }
+        let whole = try InputIdentity.ofWholeContent(path: path)
+        let stored = try await store.storedReplayPosition(TopicPartition(topic: "replay:" + whole, partition: 0))
+        return stored == nil ? head : whole
     }
 
     /// How an input's lines are applied: as an archive's messages or as plain events.
@@ -163,21 +157,4 @@ public struct Replayer: Sendable {
         case archive(ArchiveApplier)
         case plain(PlainApplier)
     }
-
-    /// The position of an input whose replay began at `now` as its first: stored under its identity, with `now` as
-    /// its replay clock. Throws `StartedBefore` when an earlier run stored a position or a clock for it.
-    private static func confirmFirstReplay(identity: Task<String, Error>, now: Timestamp, store: Store) async throws -> TopicPartition {
-        let identity = try await identity.value
-        let position = TopicPartition(topic: "replay:" + identity, partition: 0)
-        let stored = try await store.storedOffsets(for: [position])[position]
-        let clock = try await store.replayClock(for: position, now: now)
-        guard stored == nil, clock == now else { throw StartedBefore(identity: identity) }
-        return position
-    }
-
-    /// A replay that began as an input's first found that an earlier run had stored its position or clock.
-    private struct StartedBefore: Error {
-        let identity: String
-    }
 }
-

@@ -33,3 +33,25 @@ extension Store {
         return offsets
     }
 }
+
+extension Store {
+    /// A plain input's stored position: the lines applied and, unless a version before 0012 stored it, the hash of
+    /// those lines (`AppliedLinesHash`). Nil when nothing is stored.
+    public func storedReplayPosition(_ position: TopicPartition) async throws -> (lines: Int64, appliedLinesHash: String?)? {
+        let rows = try await client.query("""
+            SELECT next_offset, applied_lines_sha256 FROM kafka_offsets
+            WHERE topic = \(position.topic) AND partition = \(position.partition)
+            """, logger: logger)
+        for try await (lines, hash) in rows.decode((Int64, String?).self) { return (lines, hash) }
+        return nil
+    }
+
+    /// Whether a version that named plain files by their whole content stored any replay position (one without a
+    /// hash of its lines): a replay of a file then looks for it under that name too.
+    public func hasPositionsNamedByWholeContent() async throws -> Bool {
+        let rows = try await client.query(
+            "SELECT EXISTS (SELECT 1 FROM kafka_offsets WHERE topic LIKE 'replay:%' AND applied_lines_sha256 IS NULL)", logger: logger)
+        for try await exists in rows.decode(Bool.self) { return exists }
+        return false
+    }
+}

@@ -38,15 +38,18 @@ extension Store {
     ) async throws -> Int64 {
         try await client.withTransaction(logger: logger) { connection in
             var offsets: [TopicPartition: Int64] = [:]
+            var hashes: [TopicPartition: String] = [:]
             let rows = try await connection.query(
-                "SELECT topic, partition, next_offset FROM kafka_offsets ORDER BY topic, partition FOR UPDATE", logger: logger)
-            for try await (topic, partition, offset) in rows.decode((String, Int32, Int64).self) {
+                "SELECT topic, partition, next_offset, applied_lines_sha256 FROM kafka_offsets ORDER BY topic, partition FOR UPDATE",
+                logger: logger)
+            for try await (topic, partition, offset, hash) in rows.decode((String, Int32, Int64, String?).self) {
                 offsets[TopicPartition(topic: topic, partition: partition)] = offset
+                hashes[TopicPartition(topic: topic, partition: partition)] = hash
             }
             let clocks = try await Self.replayClocks(try await connection.query(Self.replayClocksQuery, logger: logger))
             let (delta, counted): (InternedDelta, Int64)
             do {
-                (delta, counted) = try await compute(CountedInputs(offsets: offsets, replayClocks: clocks))
+                (delta, counted) = try await compute(CountedInputs(offsets: offsets, replayClocks: clocks, appliedLinesHashes: hashes))
             } catch {
                 throw ComputeFailure(error: error)
             }
@@ -76,6 +79,9 @@ extension Store {
         /// The instant each plain input's lines were judged against (`replayClock(for:now:)`); inputs replayed
         /// before clocks were stored have none.
         public var replayClocks: [TopicPartition: Timestamp]
+        /// The hash of the lines applied of each plain input (`AppliedLinesHash`); positions stored before 0012 have
+        /// none (their inputs are named by their whole content).
+        public var appliedLinesHashes: [TopicPartition: String]
     }
 
     /// The id of the latest rebuild (0: none), which `serve` watches.

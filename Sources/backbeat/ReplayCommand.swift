@@ -26,7 +26,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Validate and count only; write nothing.")
     var dryRun = false
 
-    @Option(name: .customLong("input-id"), help: "Identity of plain events on stdin, for resuming (files are identified by a hash of their content; archives by their offsets).")
+    @Option(name: .customLong("input-id"), help: "Identity of plain events on stdin, for resuming (files are identified by a hash of their first MiB, checked against the lines applied; archives by their offsets).")
     var inputID: String?
 
     @Option(name: .customLong("batch-lines"), help: "Lines per transaction (default 200000).")

@@ -75,12 +75,7 @@ import Testing
             let replayed = try await GroundTruth.read(from: store)
 
             let days = (replayClock + -7200).daysSinceEpoch...ahead.daysSinceEpoch
-            try await store.rebuild(fromDay: days.lowerBound, toDay: days.upperBound) { inputs in
-                var rollup = IntervalRollup(days: days, counted: inputs)
-                try rollup.read(path)
-                try rollup.checkCoverage()
-                return (rollup.delta, rollup.events)
-            }
+            try await Self.rebuild(store, days: days, from: path)
             let rebuilt = try await GroundTruth.read(from: store)
             #expect(rebuilt == replayed, "\(rebuilt.difference(from: replayed))")
             #expect(rebuilt.streams.values.map { $0[0] }.reduce(0, +) == 2)
@@ -120,6 +115,99 @@ import Testing
         }
     }
 
+    /// Rebuilds `days` from the input at `path`, as `backbeat rebuild` does.
+    static func rebuild(_ store: Store, days: ClosedRange<Int64>, from path: String, checkingCoverage: Bool = true) async throws {
+        try await store.rebuild(fromDay: days.lowerBound, toDay: days.upperBound) { inputs in
+            var rollup = IntervalRollup(days: days, counted: inputs)
+            try rollup.read(path)
+            if checkingCoverage { try rollup.checkCoverage() }
+            return (rollup.delta, rollup.events)
+        }
+    }
+
+    /// Every day a default `Workload` has events on, with a margin.
+    static let workloadDays = RFC3339.parseDate("2026-09-25")!.daysSinceEpoch...RFC3339.parseDate("2026-10-20")!.daysSinceEpoch
+
+    /// Valid generated lines, more than `InputIdentity.headBytes` in all: an input named by its head.
+    static func linesBeyondTheHead(_ count: Int, seed: UInt64) -> [EventGenerator.Message] {
+        let messages = Workload(events: count, seed: seed).messages.filter { $0.value != nil }
+        #expect(messages.reduce(0) { $0 + $1.value!.count + 1 } > InputIdentity.headBytes + 200_000)
+        return messages
+    }
+
+    /// An input named by its head resumes after the lines applied when it grew (lines appended, or a damaged file
+    /// repaired), and is refused when its lines up to the stored position are not the ones applied: nothing is
+    /// counted twice or skipped.
+    @Test func anInputThatGrewResumesAndOneEditedBeforeItsPositionIsRefused() async throws {
+        let messages = Self.linesBeyondTheHead(9_000, seed: 41)
+        let applied = Array(messages.prefix(7_000))
+        let first = try Self.writeFile(applied.map { $0.value! })
+        let grown = try Self.writeFile(messages.map { $0.value! })
+        // One line changed past the head, before the stored position: the same name, other lines.
+        var edited = applied.map { $0.value! }
+        edited[6_000] = edited[6_001]
+        let editedPath = try Self.writeFile(edited)
+        defer { for file in [first, grown, editedPath] { try? FileManager.default.removeItem(atPath: file) } }
+        #expect(try InputIdentity.of(path: first) == (try InputIdentity.of(path: grown)))
+        #expect(try InputIdentity.of(path: first) == (try InputIdentity.of(path: editedPath)))
+        let database = try await TestEnvironment.freshDatabase("inprocess_grown")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            var reports = Reports()
+            _ = try await Replayer(batchLines: 2_500).replay(first, store: store, observer: &reports)
+            #expect(try await GroundTruth.read(from: store) == Workload(messages: applied).truth)
+
+            await #expect(throws: ReplayError.self) {
+                var reports = Reports()
+                _ = try await Replayer(batchLines: 2_500).replay(editedPath, store: store, observer: &reports)
+            }
+            #expect(try await GroundTruth.read(from: store) == Workload(messages: applied).truth, "nothing of the edited input counts")
+
+            let report = try await Replayer(batchLines: 2_500).replay(grown, store: store, observer: &reports)
+            #expect(report.alreadyApplied == 7_000 && report.accepted == messages.count - 7_000)
+            let stored = try await GroundTruth.read(from: store)
+            #expect(stored == Workload(messages: messages).truth, "\(stored.difference(from: Workload(messages: messages).truth))")
+
+            // A rebuild counts the grown input as the replay did, and refuses the edited one.
+            let days = Self.workloadDays
+            try await Self.rebuild(store, days: days, from: grown)
+            #expect(try await GroundTruth.read(from: store) == stored)
+            await #expect(throws: ReplayError.self) {
+                try await Self.rebuild(store, days: days, from: editedPath, checkingCoverage: false)
+            }
+        }
+    }
+
+    /// A position stored by a version that named files by their whole content (no hash of its lines) is found
+    /// under that name, by a replay and by a rebuild.
+    @Test func aPositionNamedByTheWholeContentIsStillFound() async throws {
+        let messages = Self.linesBeyondTheHead(7_000, seed: 43)
+        let path = try Self.writeFile(messages.map { $0.value! })
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let head = "replay:" + (try InputIdentity.of(path: path))
+        let whole = "replay:" + (try InputIdentity.ofWholeContent(path: path))
+        #expect(head != whole)
+        let database = try await TestEnvironment.freshDatabase("inprocess_whole")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            var reports = Reports()
+            _ = try await Replayer(batchLines: 3_000).replay(path, store: store, observer: &reports)
+            let truth = Workload(messages: messages).truth
+            // What the earlier version left: the position and clock under the whole content's name, no hash.
+            try await store.client.query(
+                "UPDATE kafka_offsets SET topic = \(whole), applied_lines_sha256 = NULL WHERE topic = \(head)")
+            try await store.client.query("UPDATE replay_clocks SET input = \(whole) WHERE input = \(head)")
+
+            let again = try await Replayer(batchLines: 3_000).replay(path, store: store, observer: &reports)
+            #expect(again.alreadyApplied == Int64(messages.count) && again.accepted == 0)
+            let stored = try await GroundTruth.read(from: store)
+            #expect(stored == truth, "\(stored.difference(from: truth))")
+            let days = Self.workloadDays
+            try await Self.rebuild(store, days: days, from: path)
+            #expect(try await GroundTruth.read(from: store) == truth)
+        }
+    }
+
     /// A rebuild refuses inputs that miss what the database counted, and changes nothing.
     @Test func aRebuildWithoutTheReplayedFileChangesNothing() async throws {
         let path = try Self.writeFile([Array(#"{"event_id":"e1","type":"stream","occurred_at":"2026-10-02T10:00:00Z","artist_id":"artist-1","track_id":"t1","platform":"spotify","duration_ms":31000}"#.utf8)])
@@ -133,12 +221,7 @@ import Testing
             let before = try await GroundTruth.read(from: store)
             let day = RFC3339.parseDate("2026-10-02")!.daysSinceEpoch
             await #expect(throws: ReplayError.self) {
-                try await store.rebuild(fromDay: day, toDay: day) { inputs in
-                    var rollup = IntervalRollup(days: day...day, counted: inputs)
-                    try rollup.read(other)
-                    try rollup.checkCoverage()
-                    return (rollup.delta, rollup.events)
-                }
+                try await Self.rebuild(store, days: day...day, from: other)
             }
             #expect(try await GroundTruth.read(from: store) == before)
         }

@@ -170,14 +170,20 @@ public struct FlushBatch: Sendable {
         public var delta: InternedDelta
         /// Archive lines of the part's messages (empty unless archiving).
         public var archive: [UInt8]
+        /// For a plain input's position: the hash of its lines up to `newOffset` (`AppliedLinesHash`), stored with it.
+        public var appliedLinesHash: String?
 
-        public init(topicPartition: TopicPartition, generation: UInt64, expectedOffset: Int64?, newOffset: Int64, delta: InternedDelta = InternedDelta(), archive: [UInt8] = []) {
+        public init(
+            topicPartition: TopicPartition, generation: UInt64, expectedOffset: Int64?, newOffset: Int64, delta: InternedDelta = InternedDelta(),
+            archive: [UInt8] = [], appliedLinesHash: String? = nil
+        ) {
             self.topicPartition = topicPartition
             self.generation = generation
             self.expectedOffset = expectedOffset
             self.newOffset = newOffset
             self.delta = delta
             self.archive = archive
+            self.appliedLinesHash = appliedLinesHash
         }
     }
 
