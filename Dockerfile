@@ -1,5 +1,5 @@
 # Backbeat: built on the official Swift image with the same dependency installer as scripts/test
-# (scripts/lib/deps.sh), run on its slim variant with librdkafka and libzstd.
+# (scripts/lib/deps.sh), run on its slim variant with librdkafka, libzstd and libxxhash.
 FROM swift:6.3-bookworm AS build
 WORKDIR /src
 COPY scripts/lib/deps.sh scripts/lib/deps.sh
@@ -11,7 +11,7 @@ COPY Benchmarks ./Benchmarks
 RUN swift build -c release --product backbeat
 
 FROM swift:6.3-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends librdkafka1 libzstd1 curl \
+RUN apt-get update && apt-get install -y --no-install-recommends librdkafka1 libzstd1 libxxhash0 curl \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/.build/release/backbeat /usr/local/bin/backbeat
 COPY sql /usr/share/backbeat/sql

@@ -24,6 +24,7 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
         // glibc's malloc.h (malloc_trim), which its Swift module does not export.
         .systemLibrary(name: "CMalloc"),
         // Pure core: events, validation, buckets, rollups, query model. No I/O imports.
@@ -49,7 +50,7 @@ let package = Package(
         // Archive files: streaming zstd, line framing, content identity.
         .target(
             name: "BackbeatArchive",
-            dependencies: ["BackbeatCore", "CZstd", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["BackbeatCore", "CZstd", "CXXHash", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // Replay and rebuild: archives and event files applied to PostgreSQL exactly once, intervals recomputed.
         .target(

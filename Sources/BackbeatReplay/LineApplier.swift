@@ -12,11 +12,11 @@ protocol LineApplier {
     /// Decodes one line; `number` counts the input's lines from 0.
     var decoder: @Sendable (_ line: UnsafeRawBufferPointer, _ number: Int64) -> Decoded { get }
     /// Reads the next block of lines, before any of them is applied.
-    mutating func read(_ block: LineBlock) async throws
+    mutating func read(_ block: LineBlock) throws
     /// Applies the next line of the input, decoded by `decoder`.
     mutating func apply(_ decoded: Decoded, line: UnsafeRawBufferPointer, report: inout ReplayReport) throws
     /// The input ended (undamaged) after the last block read.
-    func inputEnded() async throws
+    func inputEnded() throws
     /// Takes what was applied since the last flush: the write that stores it with the input's position in one
     /// transaction (nil when there is nothing to write).
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)?
@@ -25,8 +25,8 @@ protocol LineApplier {
 }
 
 extension LineApplier {
-    mutating func read(_ block: LineBlock) async throws {}
-    func inputEnded() async throws {}
+    mutating func read(_ block: LineBlock) throws {}
+    func inputEnded() throws {}
     func complete(_ report: inout ReplayReport) async throws {}
 }
 

@@ -13,13 +13,8 @@ struct PlainApplier: LineApplier {
     let now: Timestamp
     private var expected: Int64?
     private var line: Int64 = 0
-    /// The hash of the lines read so far, checked against the one stored with the position they resume from: each
-    /// block is hashed in a task of its own after the one before it, beside the decoding and adding.
-    private var hashing: Task<AppliedLinesHash, Error>
-    /// The stored position whose hash is still to be checked (before any line past it is applied).
-    private var unchecked: Int64?
-    /// Lines read so far.
-    private var linesRead: Int64 = 0
+    /// The lines read so far, checked against the hash stored with the position they resume from.
+    private let hash: AppliedLinesHash
     private var delta = InternedDelta()
     /// Rejected lines since the last write, by line number (their position is the input's, known at the write).
     private var rejected: [(line: Int64, value: [UInt8], rejection: Rejection)] = []
@@ -33,34 +28,21 @@ struct PlainApplier: LineApplier {
         self.skipBefore = stored?.lines ?? 0
         self.republish = republish
         // Positions stored before their lines were hashed are named by their input's whole content: nothing to check.
-        let expecting = stored.flatMap { stored in stored.appliedLinesHash.map { (stored.lines, $0) } }
-        hashing = Task { AppliedLinesHash(expecting: expecting) }
-        unchecked = expecting?.0
+        hash = AppliedLinesHash(expecting: stored.flatMap { stored in stored.appliedLinesHash.map { (stored.lines, $0) } })
     }
 
-    mutating func read(_ block: LineBlock) async throws {
-        let previous = hashing
-        hashing = Task {
-            var hash = try await previous.value
-            try hash.add(block)
-            return hash
-        }
-        linesRead += Int64(block.lines.count)
-        if let unchecked, unchecked <= linesRead {
-            _ = try await checkedHash()
-            self.unchecked = nil
-        }
-    }
-
-    func inputEnded() async throws {
-        try await checkedHash().finish()
-    }
-
-    /// The hash of the lines read, once computed; a mismatch with the stored one is thrown as a `ReplayError`.
-    private func checkedHash() async throws -> AppliedLinesHash {
+    mutating func read(_ block: LineBlock) throws {
         do {
-            return try await hashing.value
-        } catch let error as AppliedLinesHash.Mismatch {
+            try hash.add(block)
+        } catch {
+            throw mismatch(error)
+        }
+    }
+
+    func inputEnded() throws {
+        do {
+            try hash.finish()
+        } catch {
             throw mismatch(error)
         }
     }
@@ -97,22 +79,21 @@ struct PlainApplier: LineApplier {
 
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
         guard line > (expected ?? 0) else { return nil }
-        assert(linesRead == line, "a write is taken between blocks")
-        let batch = (expected: expected, newOffset: line, delta: delta, rejected: rejected, hashing: hashing)
+        assert(hash.lines == line, "a write is taken between blocks")
+        let batch = (expected: expected, newOffset: line, delta: delta, rejected: rejected, appliedLinesHash: hash.value)
         expected = line
         delta = InternedDelta(sizedLike: batch.delta)
         rejected = []
         linesSinceFlush = 0
         return { [path, position] store in
             let topicPartition = position
-            let appliedLinesHash = try await batch.hashing.value.value
             var delta = batch.delta
             delta.rejected = batch.rejected.map {
                 RejectedMessage(position: MessagePosition(topicPartition: topicPartition, offset: $0.line), key: nil, value: $0.value, rejection: $0.rejection)
             }
             let part = FlushBatch.Part(
                 topicPartition: topicPartition, generation: 0, expectedOffset: batch.expected, newOffset: batch.newOffset, delta: delta,
-                appliedLinesHash: appliedLinesHash)
+                appliedLinesHash: batch.appliedLinesHash)
             do {
                 try await store.write(FlushBatch(parts: [part]))
             } catch is OffsetConflict {

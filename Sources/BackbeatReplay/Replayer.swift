@@ -61,7 +61,7 @@ public struct Replayer: Sendable {
             guard let decoding = ahead else { return }
             ahead = nil
             let decoded = await decoding.value
-            try await applier.read(decoded.block)
+            try applier.read(decoded.block)
             var index = 0
             try decoded.block.forEachLine { line in
                 report.lines += 1
@@ -107,7 +107,7 @@ public struct Replayer: Sendable {
                 ahead = decodeAhead(last)
                 try await applyAhead()
             }
-            try await applier.inputEnded()
+            try applier.inputEnded()
         } catch let damage as ReplayError {
             // Everything before the damage is applied; the line at the damage is not.
             try await finish()

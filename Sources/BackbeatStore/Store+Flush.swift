@@ -38,13 +38,13 @@ extension Store {
         if let expected = part.expectedOffset {
             rows = try await connection.query("""
                 UPDATE kafka_offsets
-                SET next_offset = \(part.newOffset), applied_lines_sha256 = \(part.appliedLinesHash), updated_at = now()
+                SET next_offset = \(part.newOffset), applied_lines_hash = \(part.appliedLinesHash), updated_at = now()
                 WHERE topic = \(topic) AND partition = \(partition) AND next_offset = \(expected)
                 RETURNING 1
                 """, logger: logger)
         } else {
             rows = try await connection.query("""
-                INSERT INTO kafka_offsets (topic, partition, next_offset, applied_lines_sha256)
+                INSERT INTO kafka_offsets (topic, partition, next_offset, applied_lines_hash)
                 VALUES (\(topic), \(partition), \(part.newOffset), \(part.appliedLinesHash))
                 ON CONFLICT (topic, partition) DO NOTHING
                 RETURNING 1

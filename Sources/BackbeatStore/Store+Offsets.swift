@@ -39,7 +39,7 @@ extension Store {
     /// those lines (`AppliedLinesHash`). Nil when nothing is stored.
     public func storedReplayPosition(_ position: TopicPartition) async throws -> (lines: Int64, appliedLinesHash: String?)? {
         let rows = try await client.query("""
-            SELECT next_offset, applied_lines_sha256 FROM kafka_offsets
+            SELECT next_offset, applied_lines_hash FROM kafka_offsets
             WHERE topic = \(position.topic) AND partition = \(position.partition)
             """, logger: logger)
         for try await (lines, hash) in rows.decode((Int64, String?).self) { return (lines, hash) }
@@ -50,7 +50,7 @@ extension Store {
     /// hash of its lines): a replay of a file then looks for it under that name too.
     public func hasPositionsNamedByWholeContent() async throws -> Bool {
         let rows = try await client.query(
-            "SELECT EXISTS (SELECT 1 FROM kafka_offsets WHERE topic LIKE 'replay:%' AND applied_lines_sha256 IS NULL)", logger: logger)
+            "SELECT EXISTS (SELECT 1 FROM kafka_offsets WHERE topic LIKE 'replay:%' AND applied_lines_hash IS NULL)", logger: logger)
         for try await exists in rows.decode(Bool.self) { return exists }
         return false
     }

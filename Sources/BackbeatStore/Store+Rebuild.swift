@@ -40,7 +40,7 @@ extension Store {
             var offsets: [TopicPartition: Int64] = [:]
             var hashes: [TopicPartition: String] = [:]
             let rows = try await connection.query(
-                "SELECT topic, partition, next_offset, applied_lines_sha256 FROM kafka_offsets ORDER BY topic, partition FOR UPDATE",
+                "SELECT topic, partition, next_offset, applied_lines_hash FROM kafka_offsets ORDER BY topic, partition FOR UPDATE",
                 logger: logger)
             for try await (topic, partition, offset, hash) in rows.decode((String, Int32, Int64, String?).self) {
                 offsets[TopicPartition(topic: topic, partition: partition)] = offset

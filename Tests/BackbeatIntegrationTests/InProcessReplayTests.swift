@@ -195,7 +195,7 @@ import Testing
             let truth = Workload(messages: messages).truth
             // What the earlier version left: the position and clock under the whole content's name, no hash.
             try await store.client.query(
-                "UPDATE kafka_offsets SET topic = \(whole), applied_lines_sha256 = NULL WHERE topic = \(head)")
+                "UPDATE kafka_offsets SET topic = \(whole), applied_lines_hash = NULL WHERE topic = \(head)")
             try await store.client.query("UPDATE replay_clocks SET input = \(whole) WHERE input = \(head)")
 
             let again = try await Replayer(batchLines: 3_000).replay(path, store: store, observer: &reports)

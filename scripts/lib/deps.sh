@@ -17,7 +17,7 @@ install_packages() {
 }
 
 install_build_deps() {
-  install_packages librdkafka-dev libzstd-dev pkg-config
+  install_packages librdkafka-dev libzstd-dev libxxhash-dev pkg-config
 }
 
 install_deps() {
