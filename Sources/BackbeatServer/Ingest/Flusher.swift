@@ -1,0 +1,322 @@
+import BackbeatArchive
+import BackbeatCore
+import BackbeatKafka
+import BackbeatStore
+import Foundation
+import ServiceLifecycle
+
+/// The ingest's flusher: writes the ledger's batches to PostgreSQL exactly once, every `--flush-interval` or as soon
+/// as a sixteenth of `--pending-limit` is unflushed, and the last one on a graceful shutdown, then leaves the consumer
+/// group. What must not interleave with a flush runs on the same loop, between flushes: the archive (opened and
+/// repaired first, appended by each flush, sealed after), and the in-memory layers' upkeep (a rebuild noticed, a
+/// snapshot installed while no flush is in flight, days sealed).
+struct Flusher: Service {
+    let ingest: IngestService
+
+    func run() async throws {
+        try await ingest.openArchive()
+        try ingest.openDeadLetters()
+        let consumer = try await ingest.sharedConsumer()
+        try await ingest.flushUntilShutdown(consumer)
+    }
+}
+
+extension IngestService {
+    /// How long a stop waits for the consumer to leave its group.
+    static let leaveGroupLimit: Duration = .seconds(10)
+
+    /// Sets up the dead-letter topic's producer, when one is configured.
+    fileprivate func openDeadLetters() throws {
+        guard let topic = configuration.deadLetterTopic else { return }
+        let producer = try DeadLetterTopic(brokers: configuration.brokers, topic: topic, extra: configuration.kafka, logger: logger)
+        deadLetters.withLock { $0 = producer }
+        logger.info("sending rejected messages to the dead-letter topic", metadata: ["topic": "\(topic)"])
+    }
+
+    /// The consumer, once `KafkaSource` has created it.
+    fileprivate func sharedConsumer() async throws -> KafkaConsumer {
+        while true {
+            if let consumer = consumer.withLock({ $0 }) { return consumer }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Flushes until a graceful shutdown, then flushes what is left, closes the archive and leaves the group.
+    fileprivate func flushUntilShutdown(_ consumer: KafkaConsumer) async throws {
+        let hung = await withGracefulShutdownHandler { () -> Bool in
+            var failures = 0
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                do {
+                    if failures == 0 {
+                        try await sleepUntilFlushIsDue()
+                    } else {
+                        // After failed flushes, back off: twice the interval per failure, at most 10 s.
+                        try await Task.sleep(for: min(configuration.flushInterval * (1 << min(failures, 6)), .seconds(10)))
+                    }
+                } catch {
+                    break
+                }
+                let outcome = await flushOnce(consumer: consumer)
+                if outcome == .hung { return true }
+                failures = outcome == .failed ? failures + 1 : 0
+                sealArchiveSegments()
+                await noticeRebuilds()
+                await loadSnapshotIfOwningEverything()
+                memory?.maintain(today: Self.today())
+            }
+            return false
+        } onGracefulShutdown: {}
+        // The source has stopped polling when the group shuts down gracefully (it stops first); on cancellation or a
+        // hung flush it may not have yet.
+        await stopPollingAndWait()
+        if hung { try await stopAfterHungFlush(consumer) }
+        // Final flush: retry for a while so that a clean stop leaves nothing to consume again.
+        for attempt in 1...10 {
+            let outcome = await flushOnce(consumer: consumer)
+            if outcome == .hung { try await stopAfterHungFlush(consumer) }
+            guard outcome == .failed else { break }
+            logger.warning("final flush failed; retrying", metadata: ["attempt": "\(attempt)"])
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+        if await settleArchive() {
+            try archive.withLock { try $0?.closeAll() }
+        } else {
+            logger.warning("archive: segments left open; the next start repairs them from the lengths PostgreSQL stored")
+        }
+        // Leaving the group waits for the broker; with the broker gone it may never return.
+        do {
+            try await awaitBlocking(limit: Self.leaveGroupLimit) { consumer.close() }
+        } catch {
+            logger.warning("could not leave the consumer group in time (is the broker reachable?); the group moves the partitions on after session.timeout.ms",
+                           metadata: ["error": "\(error)"])
+        }
+        self.consumer.withLock { $0 = nil }
+    }
+
+    /// Returns when a flush is due: `flushInterval` after the last one ended, or sooner once unflushed work (as of
+    /// the last poll or batch taken) reaches `IngestConfiguration.earlyFlushBytes`.
+    fileprivate func sleepUntilFlushIsDue() async throws {
+        let due = ContinuousClock.now + configuration.flushInterval
+        while ContinuousClock.now < due, pendingBytes.load(ordering: .relaxed) < configuration.earlyFlushBytes {
+            try await Task.sleep(for: min(.milliseconds(50), due - ContinuousClock.now))
+        }
+    }
+
+    /// Ends the ingest after a flush hung: polling stops, the consumer leaves its group (bounded), but nothing
+    /// more is written, settled or sealed (PostgreSQL does not answer, and the hung transaction may yet commit):
+    /// the next start repairs the archive and consumes again from the stored offsets.
+    fileprivate func stopAfterHungFlush(_ consumer: KafkaConsumer) async throws -> Never {
+        await stopPollingAndWait()
+        _ = try? await awaitBlocking(limit: Self.leaveGroupLimit) { consumer.close() }
+        self.consumer.withLock { $0 = nil }
+        throw FlushHung(limit: configuration.flushTimeout)
+    }
+
+    /// How a flush ended.
+    enum FlushOutcome {
+        /// The batch is durable, or there was nothing to write, or an offset conflict dropped a partition's part.
+        case done
+        /// The store failed: the batch is put back for the next attempt.
+        case failed
+        /// The stop's timeout cancelled the write: the batch is put back, and no attempt should follow.
+        case cutShort
+        /// The write did not return within `flushTimeout`: PostgreSQL or the connection to it hangs.
+        case hung
+    }
+
+    /// Writes one batch.
+    @discardableResult
+    fileprivate func flushOnce(consumer: KafkaConsumer) async -> FlushOutcome {
+        guard await settleArchive() else { return .failed }
+        let taken = ledger.withLock { ledger -> (FlushBatch, ChangeApplied<(epoch: UInt64, layer: CubeMemory)>?)? in
+            guard let batch = ledger.takeBatch() else { return nil }
+            // What is left unflushed: the early flush (`sleepUntilFlushIsDue`) must not see the batch just taken.
+            pendingBytes.store(ledger.pendingBytes, ordering: .relaxed)
+            return (batch, memory?.flushStarted())
+        }
+        guard let (batch, moved) = taken else { return .done }
+        let inFlight = await moved?.value()
+        let started = ContinuousClock.now
+        var writing = false
+        do {
+            let now = Self.now()
+            let segments = try archive.withLock { try $0?.append(batch.parts, now: now) } ?? []
+            let rejected = batch.rejected
+            if let deadLetters = deadLetters.withLock({ $0 }), !rejected.isEmpty {
+                try await awaitBlocking { try deadLetters.send(rejected) }
+                metrics.recordDeadLetters(rejected.count)
+            }
+            writing = true
+            let layer = inFlight?.layer
+            try await awaitTask(limit: configuration.flushTimeout) { [store] in
+                try await store.write(batch, layer: layer, archive: segments)
+            }
+            archive.withLock { $0?.committed() }
+            if let inFlight { memory?.flushCommitted(epoch: inFlight.epoch) }
+            FreedMemory.release()
+            consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
+            counters.withLock { $0.flushes += 1 }
+            metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: batch.rowCount)
+            logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
+            return .done
+        } catch let conflict as OffsetConflict {
+            rollBackArchive()
+            metrics.recordFlush(outcome: "conflict", duration: ContinuousClock.now - started, rows: 0)
+            logger.warning("offset conflict; partition will be consumed again from its stored offset", metadata: ["detail": "\(conflict)"])
+            ledger.withLock { ledger in
+                ledger.restore(batch)
+                ledger.markStale(conflict.topicPartition)
+                memory?.flushFailed(pending: ledger.pendingDeltas, ownershipChanged: true)
+            }
+            return .done
+        } catch is WaitTimedOut {
+            // Its transaction may still commit once PostgreSQL answers again: nothing more is written by this process.
+            metrics.recordFlush(outcome: "hung", duration: ContinuousClock.now - started, rows: 0)
+            logger.critical("a flush did not return within --flush-timeout; PostgreSQL or the connection to it hangs. Stopping: a restart resumes from the offsets PostgreSQL stored",
+                            metadata: ["flush_timeout": "\(configuration.flushTimeout)"])
+            return .hung
+        } catch {
+            // A write that failed may have failed after PostgreSQL committed it (its answer lost): its archive frames
+            // stay until the next flush or the stop settles them (`settleArchive`).
+            if !writing { rollBackArchive() }
+            let cutShort = Task.isCancelled
+            metrics.recordFlush(outcome: cutShort ? "cut_short" : "failed", duration: ContinuousClock.now - started, rows: 0)
+            if cutShort {
+                logger.warning("stop cut short (--shutdown-timeout): what was not flushed will be consumed again")
+            } else {
+                logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            ledger.withLock { ledger in
+                ledger.restore(batch)
+                memory?.flushFailed(pending: ledger.pendingDeltas)
+            }
+            return cutShort ? .cutShort : .failed
+        }
+    }
+}
+
+// MARK: - Archive
+
+extension IngestService {
+    /// Opens the archive directory and repairs what a previous process left open: each open segment is cut to the
+    /// length stored with the last committed flush and sealed.
+    fileprivate func openArchive() async throws {
+        guard let directory = configuration.archiveDirectory else { return }
+        let writer = try ArchiveWriter(directory: URL(fileURLWithPath: directory), segmentBytes: configuration.archiveSegmentBytes)
+        let leftovers = try writer.leftovers()
+        if !leftovers.isEmpty {
+            let recovered = try writer.recover(committed: try await store.archiveSegmentLengths(leftovers))
+            logger.notice("archive: repaired the segments left open by the last run", metadata: [
+                "sealed": "\(recovered.sealed)", "removed_uncommitted": "\(recovered.removed)"])
+        }
+        archive.withLock { $0 = writer }
+        logger.info("archiving consumed messages", metadata: ["directory": "\(directory)"])
+    }
+
+    /// Cuts off what the failed flush appended.
+    fileprivate func rollBackArchive() {
+        repairArchive { try $0.rolledBack() }
+    }
+
+    /// Settles the archive frames of a flush whose write failed (`ArchiveWriter.settle`): kept if PostgreSQL stored
+    /// them, so the flush had committed and only its answer was lost, cut off otherwise. False while PostgreSQL
+    /// cannot say: nothing may be appended until it does.
+    fileprivate func settleArchive() async -> Bool {
+        let names = archive.withLock { $0?.unsettled ?? [] }
+        guard !names.isEmpty else { return true }
+        let stored: [String: Int64]
+        do {
+            stored = try await store.archiveSegmentLengths(names)
+        } catch {
+            logger.warning("archive: cannot learn yet whether the last failed flush committed; will ask again", metadata: ["error": "\(error)"])
+            return false
+        }
+        var landed: [TopicPartition] = []
+        repairArchive { landed = try $0.settle(stored: stored) }
+        if landed.isEmpty {
+            logger.notice("archive: the failed flush had not committed; its frames are cut off")
+            return true
+        }
+        logger.notice("archive: the failed flush had committed (its answer was lost); its frames stay",
+                      metadata: ["partitions": "\(landed.map(\.description).joined(separator: ","))"])
+        // Its batch went back to the ledger as failed, but PostgreSQL stored these partitions' offsets past it: they
+        // are consumed again from there, as after an offset conflict, rather than written again to meet one.
+        ledger.withLock { ledger in
+            for partition in landed { ledger.markStale(partition) }
+            memory?.ownershipChanged(pending: ledger.pendingDeltas)
+        }
+        return true
+    }
+
+    /// Runs `repair` on the archive. If it fails the archive could hold lines that are not counted, so the service
+    /// stops; the next start repairs the segments from PostgreSQL.
+    private func repairArchive(_ repair: (ArchiveWriter) throws -> Void) {
+        do {
+            try archive.withLock { writer in try writer.map(repair) }
+        } catch {
+            logger.critical("archive: cannot cut back an uncommitted flush; stopping (a restart repairs the archive)", metadata: ["error": "\(error)"])
+            fatalError("archive rollback failed: \(error)")
+        }
+    }
+
+    /// Seals segments that are full, past their hour, or of partitions no longer owned. A segment that cannot be
+    /// sealed stays open on disk, and the next start seals it.
+    fileprivate func sealArchiveSegments() {
+        let owned = Set(ledger.withLock { $0.assigned })
+        do {
+            try archive.withLock { try $0?.sealFinished(now: Self.now(), keeping: owned) }
+        } catch {
+            logger.error("archive: cannot seal a segment; the next start seals it", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+// MARK: - Memory
+
+extension IngestService {
+    /// When a `backbeat rebuild` replaced stored aggregates, the in-memory days are stale: answer from PostgreSQL
+    /// until the snapshot is loaded again (on this same loop).
+    fileprivate func noticeRebuilds() async {
+        guard let memory, let latest = try? await store.latestRebuild() else { return }
+        let previous = seenRebuild.withLock { seen in
+            defer { seen = latest }
+            return seen
+        }
+        guard let previous, previous != latest else { return }
+        memory.storedAggregatesReplaced()
+        logger.notice("a rebuild replaced stored aggregates; reloading the in-memory days", metadata: ["rebuild": "\(latest)"])
+    }
+
+    /// When this instance owns every partition but memory is not complete, loads the retained window from
+    /// PostgreSQL and installs it if the ledger still stands exactly at the snapshot's offsets (flushes run on
+    /// this same loop, so none is in flight).
+    fileprivate func loadSnapshotIfOwningEverything() async {
+        guard let memory, !memory.isComplete,
+              let all = allPartitions.withLock({ $0 }), !all.isEmpty,
+              ledger.withLock({ Set($0.assigned) == all })
+        else { return }
+        let started = ContinuousClock.now
+        let snapshot: StoredSnapshot
+        do {
+            snapshot = try await store.snapshot(fromDay: memory.configuration.firstRetainedDay(today: Self.today()))
+        } catch {
+            logger.warning("cannot load the in-memory window from PostgreSQL; will retry", metadata: ["error": "\(error)"])
+            return
+        }
+        // Seal and trim before installing, outside every lock: loaded rows arrive as open cells.
+        var loaded = snapshot.memory
+        let (sealed, dropped) = memory.trim(&loaded, today: Self.today())
+        let installed = ledger.withLock { ledger -> ChangeApplied<Void>? in
+            let stored = ledger.storedOffsets
+            guard Set(stored.keys) == all, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return nil }
+            return memory.install(loaded, pending: ledger.pendingDeltas, sealedDays: sealed, droppedDays: dropped)
+        }
+        if let installed {
+            await installed.value()
+            logger.info("answering from memory: loaded the retained window", metadata: [
+                "from_day": "\(RFC3339.formatDate(CivilDate(daysSinceEpoch: loaded.horizonDay)))",
+                "bytes": "\(loaded.byteCount)", "duration": "\(ContinuousClock.now - started)",
+            ])
+        }
+    }
+}

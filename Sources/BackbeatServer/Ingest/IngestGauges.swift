@@ -1,0 +1,37 @@
+import BackbeatCore
+import BackbeatKafka
+import ServiceLifecycle
+
+/// Keeps the ingest's gauges up to date (`/metrics`, and the lag by which `isCatchingUp` tells compaction to wait):
+/// every second, or every `--flush-interval` when that is shorter, until a graceful shutdown.
+struct IngestGauges: Service {
+    let ingest: IngestService
+
+    func run() async throws {
+        let period = min(ingest.configuration.flushInterval, .seconds(1))
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            if let consumer = ingest.consumer.withLock({ $0 }) { ingest.recordGauges(consumer) }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: period) }
+        }
+    }
+}
+
+extension IngestService {
+    /// Updates the gauges of `/metrics`: lag of each owned partition (its high watermark as last fetched, less the
+    /// offset stored in PostgreSQL: what is not yet flushed), unflushed bytes, pause state and memory held.
+    fileprivate func recordGauges(_ consumer: KafkaConsumer) {
+        let stored = ledger.withLock { $0.storedOffsets }
+        var lag: [TopicPartition: Int64] = [:]
+        for (partition, offset) in stored {
+            guard let watermarks = consumer.cachedWatermarks(partition) else { continue }
+            lag[partition] = max(0, watermarks.high - (offset ?? watermarks.low))
+        }
+        metrics.recordLag(lag)
+        self.lag.store(lag.values.reduce(0, +), ordering: .relaxed)
+        let state = backpressure
+        metrics.recordIngestState(pendingBytes: state.pendingBytes, paused: state.paused)
+        if let layers = memory?.snapshot() {
+            metrics.recordMemory(dayBuckets: layers.daysHeld, bytes: layers.byteCount)
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import BackbeatCore
+import BackbeatKafka
+import Foundation
+import ServiceLifecycle
+
+/// The ingest's Kafka source: joins the consumer group and polls on a thread of its own (librdkafka's calls block),
+/// feeding each message to the `IngestLedger` and what it adds to the in-memory layers; pauses the owned partitions
+/// while unflushed work is over `--pending-limit`. Rebalances are handled on the polling thread: an assignment reads
+/// the stored offsets from PostgreSQL with a time limit (`storeWaitLimit`), a revocation drops unflushed work.
+///
+/// Runs until a graceful shutdown (or cancellation), then stops polling and returns once the thread has exited. It
+/// does not close the consumer: the flusher's last flush comes first, then it leaves the group.
+struct KafkaSource: Service {
+    let ingest: IngestService
+
+    func run() async throws {
+        let consumer = try ingest.makeConsumer()
+        let polling = ingest.startPollingThread(consumer)
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await polling.value
+            } onGracefulShutdown: { [ingest] in
+                ingest.stopPolling.store(true, ordering: .relaxed)
+            }
+        } onCancel: { [ingest] in
+            ingest.stopPolling.store(true, ordering: .relaxed)
+        }
+    }
+}
+
+extension IngestService {
+    /// How long the polling thread waits for PostgreSQL (stored offsets, inside a rebalance callback) before it
+    /// treats the read as failed: the partitions are then marked stale and sought again on a later poll.
+    static let storeWaitLimit: Duration = .seconds(10)
+
+    /// Creates the consumer, subscribed with this service's rebalance callbacks, and shares it (`consumer`).
+    fileprivate func makeConsumer() throws -> KafkaConsumer {
+        let consumer = try KafkaConsumer(
+            brokers: configuration.brokers, groupID: configuration.groupID, topics: configuration.topics,
+            extra: configuration.consumerProperties, logger: logger,
+            onAssign: { [self] partitions in assigned(partitions) },
+            onRevoke: { [self] partitions in revoked(partitions) })
+        self.consumer.withLock { $0 = consumer }
+        logger.info("consuming", metadata: ["brokers": "\(configuration.brokers)", "topics": "\(configuration.topics.joined(separator: ","))", "group": "\(configuration.groupID)"])
+        return consumer
+    }
+
+    /// Starts the OS thread that polls; the returned task (also `pollingDone`) finishes when it exits.
+    fileprivate func startPollingThread(_ consumer: KafkaConsumer) -> Task<Void, Never> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        let thread = Thread { [self] in
+            pollLoop(consumer)
+            continuation.finish()
+        }
+        thread.name = "backbeat-kafka-poll"
+        let done = Task { for await _ in stream {} }
+        pollingDone.withLock { $0 = done }
+        thread.start()
+        return done
+    }
+
+    private func pollLoop(_ consumer: KafkaConsumer) {
+        while !stopPolling.load(ordering: .relaxed) {
+            reseekStalePartitions(consumer)
+            applyBackpressure(consumer)
+            let messages = consumer.poll(timeoutMs: 100, maxMessages: configuration.pollBatchSize)
+            guard !messages.isEmpty else { continue }
+            let now = Timestamp.wallClock()
+            var tally = ServiceMetrics.PollTally()
+            ledger.withLock { ledger in
+                // The in-memory layer takes what this poll added, interned apart from the partitions' deltas.
+                var consumed = InternedDelta()
+                let keep = memory != nil
+                for message in messages {
+                    let outcome = ledger.ingest(message, now: now, onAccepted: keep ? { consumed.add($0, in: $1) } : nil)
+                    tally.add(topic: message.position.topicPartition.topic, outcome)
+                }
+                memory?.addPending(consumed)
+            }
+            memory?.keepUp()
+            metrics.record(tally)
+            counters.withLock {
+                $0.accepted += tally.accepted.values.reduce(0, +)
+                $0.rejected += tally.rejected.values.reduce(0, +)
+            }
+        }
+    }
+
+    /// Pauses every owned partition while unflushed work is over the limit (again on each poll, so that partitions
+    /// assigned meanwhile are paused too) and resumes them once flushes bring it under half the limit.
+    private func applyBackpressure(_ consumer: KafkaConsumer) {
+        let (owned, bytes) = ledger.withLock { ($0.assigned, $0.pendingBytes) }
+        pendingBytes.store(bytes, ordering: .relaxed)
+        let limit = configuration.pendingLimitBytes
+        let wasPaused = paused.load(ordering: .relaxed)
+        let pause = wasPaused ? bytes > limit / 2 : bytes > limit
+        do {
+            if pause {
+                try consumer.setPaused(true, owned)
+            } else if wasPaused {
+                try consumer.setPaused(false, owned)
+            }
+        } catch {
+            logger.warning("cannot pause or resume partitions", metadata: ["error": "\(error)"])
+            return
+        }
+        guard pause != wasPaused else { return }
+        paused.store(pause, ordering: .relaxed)
+        if pause {
+            logger.warning("pausing consumption: unflushed work is over the limit (are flushes to PostgreSQL failing?)", metadata: [
+                "pending_bytes": "\(bytes)", "limit_bytes": "\(limit)"])
+        } else {
+            logger.notice("resuming consumption: flushes caught up", metadata: ["pending_bytes": "\(bytes)"])
+        }
+    }
+
+    /// librdkafka assigned partitions: read their stored offsets and start owning them from there.
+    /// If PostgreSQL cannot be read, the partitions stay unowned (their messages are ignored) and are retried.
+    private func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
+        do {
+            let stored = try blockingAwait(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: partitions) }
+            refreshPartitionList()
+            ledger.withLock { ledger in
+                for partition in partitions { ledger.assign(partition, storedOffset: stored[partition]) }
+                memory?.ownershipChanged(pending: ledger.pendingDeltas)
+            }
+            return stored
+        } catch {
+            logger.error("cannot read stored offsets; partitions will be retried", metadata: ["error": "\(error)"])
+            ledger.withLock { ledger in
+                for partition in partitions { ledger.markStale(partition) }
+                memory?.ownershipChanged(pending: ledger.pendingDeltas)
+            }
+            return [:]
+        }
+    }
+
+    private func revoked(_ partitions: [TopicPartition]) {
+        ledger.withLock { ledger in
+            for partition in partitions { ledger.revoke(partition) }
+            memory?.ownershipChanged(pending: ledger.pendingDeltas)
+        }
+    }
+
+    /// Seeks partitions whose stored offset moved under us back to the stored offset, then owns them again.
+    private func reseekStalePartitions(_ consumer: KafkaConsumer) {
+        let stale = ledger.withLock { $0.takeStale() }
+        guard !stale.isEmpty else { return }
+        do {
+            let stored = try blockingAwait(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: stale) }
+            let positions = Dictionary(uniqueKeysWithValues: stale.map { ($0, stored[$0] ?? KafkaOffset.beginning) })
+            try consumer.seek(positions)
+            ledger.withLock { ledger in
+                for partition in stale { ledger.assign(partition, storedOffset: stored[partition]) }
+            }
+            logger.info("partitions sought to their stored offsets", metadata: ["partitions": "\(stale.map(\.description).joined(separator: ","))"])
+        } catch {
+            logger.warning("cannot seek stale partitions; will retry", metadata: ["error": "\(error)"])
+            ledger.withLock { ledger in
+                for partition in stale { ledger.markStale(partition) }
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+    }
+
+    /// Reads the partition list of the subscribed topics (on the polling thread, inside a rebalance).
+    private func refreshPartitionList() {
+        guard memory != nil, let consumer = consumer.withLock({ $0 }) else { return }
+        do {
+            let partitions = try consumer.partitions(of: configuration.topics)
+            allPartitions.withLock { $0 = partitions }
+        } catch {
+            allPartitions.withLock { $0 = nil }
+            logger.warning("cannot list the topics' partitions; queries go to PostgreSQL until the next rebalance", metadata: ["error": "\(error)"])
+        }
+    }
+}
