@@ -30,8 +30,8 @@ extension IngestService {
         self.lag.store(lag.values.reduce(0, +), ordering: .relaxed)
         let state = backpressure
         metrics.recordIngestState(pendingBytes: state.pendingBytes, paused: state.paused)
-        if let layers = memory?.snapshot() {
-            metrics.recordMemory(dayBuckets: layers.daysHeld, bytes: layers.byteCount)
+        if let footprint = memory?.footprint() {
+            metrics.recordMemory(dayBuckets: footprint.daysHeld, bytes: footprint.bytes)
         }
     }
 }

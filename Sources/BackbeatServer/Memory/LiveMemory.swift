@@ -78,6 +78,15 @@ final class LiveMemory: Sendable {
 
     var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// Day buckets held in the durable layer and bytes held by all three layers, counted under the lock: a snapshot
+    /// held while a poll's additions arrive would make them copy the whole pending layer.
+    func footprint() -> (daysHeld: Int, bytes: Int) {
+        state.withLock {
+            let layers = Snapshot(durable: $0.durable, inFlight: $0.inFlight, pending: $0.pending, complete: $0.complete)
+            return (layers.daysHeld, layers.byteCount)
+        }
+    }
+
     // MARK: - Submitted under the ledger's lock
 
     /// Adds what a poll just consumed.
