@@ -32,8 +32,7 @@ struct HostileInputPropertyTests {
             }
 
             #expect(outcomes[0] == .accepted && outcomes[2] == .accepted, "valid neighbours of a \(mutation) mutant are counted")
-            var pending = InternedDelta()
-            for delta in ledger.pendingDeltas { pending.merge(delta) }
+            let pending = ledger.takeBatch()?.mergedDelta ?? InternedDelta()
             switch outcomes[1] {
             case .accepted:
                 #expect(pending.rejected.isEmpty)

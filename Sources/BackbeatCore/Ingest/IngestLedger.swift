@@ -2,8 +2,9 @@
 ///
 /// This is the exactly-once bookkeeping, kept pure so it is tested without Kafka or PostgreSQL:
 /// - a partition is owned from `assign` (with the offset stored in PostgreSQL) until `revoke`;
-/// - `ingest` validates a message and adds it to its partition's delta (an `InternedDelta`: each partition interns
-///   its own values, and a batch's deltas are merged when written), ignoring anything not owned or already seen;
+/// - `consume` validates a poll's messages and adds each to its partition's delta (an `InternedDelta`: each
+///   partition interns its own values, and a batch's deltas are merged when written), ignoring anything not owned or
+///   already seen;
 /// - `takeBatch` hands the deltas and the offset range (stored → next) to a flush, which must store the new offset
 ///   only if the stored one is still the expected one;
 /// - after a failed flush `restore` puts the batch back; after a conflict `markStale` drops the partition so that
@@ -59,12 +60,6 @@ public struct IngestLedger: Sendable {
         partitions.mapValues(\.storedOffset)
     }
 
-    /// Everything consumed and not yet taken by a flush: each owned partition's delta (what the in-memory pending
-    /// layer is rebuilt from when ownership changes or a flush fails).
-    public var pendingDeltas: [InternedDelta] {
-        partitions.values.map(\.delta)
-    }
-
     /// Starts owning `partition`, whose stored next offset is `storedOffset`.
     public mutating func assign(_ partition: TopicPartition, storedOffset: Int64?) {
         generationCounter += 1
@@ -86,31 +81,84 @@ public struct IngestLedger: Sendable {
         case ignored
     }
 
-    /// Validates `message` against `now` and adds it to its partition's delta; `onAccepted`, if given, sees each
-    /// valid event's record and the bytes its strings are spans of.
-    @discardableResult
-    public mutating func ingest(
-        _ message: ConsumedMessage, now: Timestamp, onAccepted: ((EventRecord, UnsafeRawBufferPointer) -> Void)? = nil
+    /// Validates each of a poll's messages against `now` and adds its event to its partition's work, interned once:
+    /// into the poll's own delta of that partition, which then joins the partition's unflushed delta by its integer
+    /// ids. Answers those per-poll deltas (what the in-memory layers add, `MemoryLayers.consumed`). `outcome` sees
+    /// what happened to each message; `onAccepted`, if given, each valid event's record and the bytes its strings
+    /// are spans of.
+    public mutating func consume(
+        _ messages: [ConsumedMessage], now: Timestamp, outcome: (ConsumedMessage, Outcome) -> Void = { _, _ in },
+        onAccepted: ((EventRecord, UnsafeRawBufferPointer) -> Void)? = nil
+    ) -> [TopicPartition: InternedDelta] {
+        var polled: [TopicPartition: InternedDelta] = [:]
+        // The run of messages of one partition being read: its state, taken out of `partitions` meanwhile (so that
+        // it is uniquely referenced), and what this poll added to it.
+        var partition: TopicPartition?
+        var state: PartitionState?
+        var added = InternedDelta()
+        for message in messages {
+            if partition != message.position.topicPartition {
+                if let partition, let state { end(partition, state, added, into: &polled) }
+                partition = message.position.topicPartition
+                state = partitions.removeValue(forKey: message.position.topicPartition)
+                added = InternedDelta()
+            }
+            guard state != nil else {
+                outcome(message, .ignored)
+                continue
+            }
+            outcome(message, Self.ingest(message, now: now, archiving: archiving, into: &state!, &added, onAccepted: onAccepted))
+        }
+        if let partition, let state { end(partition, state, added, into: &polled) }
+        return polled
+    }
+
+    /// Puts a run's partition back with what the poll added to it merged in.
+    private mutating func end(
+        _ partition: TopicPartition, _ state: PartitionState, _ added: InternedDelta, into polled: inout [TopicPartition: InternedDelta]
+    ) {
+        var state = state
+        if state.delta.isEmpty { state.delta = added } else { state.delta.merge(added) }
+        partitions[partition] = state
+        guard !added.isEmpty else { return }
+        if var earlier = polled.removeValue(forKey: partition) {
+            earlier.merge(added)
+            polled[partition] = earlier
+        } else {
+            polled[partition] = added
+        }
+    }
+
+    /// Validates one message of an owned partition and adds it to `added` unless its offset was consumed already.
+    private static func ingest(
+        _ message: ConsumedMessage, now: Timestamp, archiving: Bool, into state: inout PartitionState, _ added: inout InternedDelta,
+        onAccepted: ((EventRecord, UnsafeRawBufferPointer) -> Void)?
     ) -> Outcome {
-        let partition = message.position.topicPartition
-        guard var state = partitions[partition] else { return .ignored }
         if let next = state.nextOffset, message.position.offset < next { return .ignored }
-        partitions[partition] = nil  // keep the state uniquely referenced while it is mutated
-        defer { partitions[partition] = state }
         state.nextOffset = message.position.offset + 1
         if archiving { ArchiveLine.appendMessage(message, consumedAt: now, to: &state.archive) }
         switch EventDecoder.decodeRecord(message.value, now: now) {
         case .success(let record):
             let value = message.value ?? []
             value.withUnsafeBytes { bytes in
-                state.delta.add(record, in: bytes)
+                added.add(record, in: bytes)
                 onAccepted?(record, bytes)
             }
             return .accepted
         case .failure(let rejection):
-            state.delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
+            added.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
             return .rejected(rejection.reason)
         }
+    }
+
+    /// `consume` of one message: what happened to it.
+    @discardableResult
+    public mutating func ingest(
+        _ message: ConsumedMessage, now: Timestamp, onAccepted: ((EventRecord, UnsafeRawBufferPointer) -> Void)? = nil
+    ) -> Outcome {
+        var result = Outcome.ignored
+        _ = consume([message], now: now, outcome: { result = $1 }, onAccepted: onAccepted)
+        return result
     }
 
     /// Takes every partition's progress since the last flush, or nil when there is none.
@@ -130,8 +178,11 @@ public struct IngestLedger: Sendable {
         return parts.isEmpty ? nil : FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition })
     }
 
-    /// Puts back a batch whose flush failed, for partitions still owned under the same assignment.
-    public mutating func restore(_ batch: FlushBatch) {
+    /// Puts back a batch whose flush failed, for partitions still owned under the same assignment; answers those
+    /// partitions.
+    @discardableResult
+    public mutating func restore(_ batch: FlushBatch) -> Set<TopicPartition> {
+        var restored: Set<TopicPartition> = []
         for part in batch.parts {
             guard var state = partitions[part.topicPartition], state.generation == part.generation else { continue }
             state.storedOffset = part.expectedOffset
@@ -140,7 +191,9 @@ public struct IngestLedger: Sendable {
             state.delta = delta
             state.archive = part.archive + state.archive
             partitions[part.topicPartition] = state
+            restored.insert(part.topicPartition)
         }
+        return restored
     }
 
     /// Drops `partition` (when its stored offset turned out to differ from ours, or could not be read): it must be

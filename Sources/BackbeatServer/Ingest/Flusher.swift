@@ -128,7 +128,7 @@ extension IngestService {
     @discardableResult
     fileprivate func flushOnce(consumer: KafkaConsumer) async -> FlushOutcome {
         guard await settleArchive() else { return .failed }
-        let taken = ledger.withLock { ledger -> (FlushBatch, ChangeApplied<(epoch: UInt64, layer: CubeMemory)>?)? in
+        let taken = ledger.withLock { ledger -> (FlushBatch, ChangeApplied<MemoryLayers.Flight>?)? in
             guard let batch = ledger.takeBatch() else { return nil }
             // What is left unflushed: the early flush (`sleepUntilFlushIsDue`) must not see the batch just taken.
             pendingBytes.store(ledger.pendingBytes, ordering: .relaxed)
@@ -147,9 +147,9 @@ extension IngestService {
                 metrics.recordDeadLetters(rejected.count)
             }
             writing = true
-            let layer = inFlight?.layer
+            let layers = inFlight?.layers
             try await awaitTask(limit: configuration.flushTimeout) { [store] in
-                try await store.write(batch, layer: layer, archive: segments)
+                try await store.write(batch, layers: layers, archive: segments)
             }
             archive.withLock { $0?.committed() }
             if let inFlight { memory?.flushCommitted(epoch: inFlight.epoch) }
@@ -164,9 +164,10 @@ extension IngestService {
             metrics.recordFlush(outcome: "conflict", duration: ContinuousClock.now - started, rows: 0)
             logger.warning("offset conflict; partition will be consumed again from its stored offset", metadata: ["detail": "\(conflict)"])
             ledger.withLock { ledger in
-                ledger.restore(batch)
+                let restored = ledger.restore(batch)
                 ledger.markStale(conflict.topicPartition)
-                memory?.flushFailed(pending: ledger.pendingDeltas, ownershipChanged: true)
+                memory?.flushFailed(restored: restored)
+                memory?.ownershipChanged([conflict.topicPartition])
             }
             return .done
         } catch is WaitTimedOut {
@@ -187,8 +188,7 @@ extension IngestService {
                 logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
             }
             ledger.withLock { ledger in
-                ledger.restore(batch)
-                memory?.flushFailed(pending: ledger.pendingDeltas)
+                memory?.flushFailed(restored: ledger.restore(batch))
             }
             return cutShort ? .cutShort : .failed
         }
@@ -243,7 +243,7 @@ extension IngestService {
         // are consumed again from there, as after an offset conflict, rather than written again to meet one.
         ledger.withLock { ledger in
             for partition in landed { ledger.markStale(partition) }
-            memory?.ownershipChanged(pending: ledger.pendingDeltas)
+            memory?.ownershipChanged(landed)
         }
         return true
     }
@@ -309,7 +309,7 @@ extension IngestService {
         let installed = ledger.withLock { ledger -> ChangeApplied<Void>? in
             let stored = ledger.storedOffsets
             guard Set(stored.keys) == all, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return nil }
-            return memory.install(loaded, pending: ledger.pendingDeltas, sealedDays: sealed, droppedDays: dropped)
+            return memory.install(loaded, sealedDays: sealed, droppedDays: dropped)
         }
         if let installed {
             await installed.value()

@@ -68,14 +68,10 @@ extension IngestService {
             let now = Timestamp.wallClock()
             var tally = ServiceMetrics.PollTally()
             ledger.withLock { ledger in
-                // The in-memory layer takes what this poll added, interned apart from the partitions' deltas.
-                var consumed = InternedDelta()
-                let keep = memory != nil
-                for message in messages {
-                    let outcome = ledger.ingest(message, now: now, onAccepted: keep ? { consumed.add($0, in: $1) } : nil)
+                let polled = ledger.consume(messages, now: now, outcome: { message, outcome in
                     tally.add(topic: message.position.topicPartition.topic, outcome)
-                }
-                memory?.addPending(consumed)
+                })
+                memory?.consumed(polled)
             }
             memory?.keepUp()
             metrics.record(tally)
@@ -122,14 +118,14 @@ extension IngestService {
             refreshPartitionList()
             ledger.withLock { ledger in
                 for partition in partitions { ledger.assign(partition, storedOffset: stored[partition]) }
-                memory?.ownershipChanged(pending: ledger.pendingDeltas)
+                memory?.ownershipChanged(partitions)
             }
             return stored
         } catch {
             logger.error("cannot read stored offsets; partitions will be retried", metadata: ["error": "\(error)"])
             ledger.withLock { ledger in
                 for partition in partitions { ledger.markStale(partition) }
-                memory?.ownershipChanged(pending: ledger.pendingDeltas)
+                memory?.ownershipChanged(partitions)
             }
             return [:]
         }
@@ -138,7 +134,7 @@ extension IngestService {
     private func revoked(_ partitions: [TopicPartition]) {
         ledger.withLock { ledger in
             for partition in partitions { ledger.revoke(partition) }
-            memory?.ownershipChanged(pending: ledger.pendingDeltas)
+            memory?.ownershipChanged(partitions)
         }
     }
 
@@ -152,6 +148,7 @@ extension IngestService {
             try consumer.seek(positions)
             ledger.withLock { ledger in
                 for partition in stale { ledger.assign(partition, storedOffset: stored[partition]) }
+                memory?.ownershipChanged(stale)
             }
             logger.info("partitions sought to their stored offsets", metadata: ["partitions": "\(stale.map(\.description).joined(separator: ","))"])
         } catch {

@@ -2,16 +2,8 @@ import BackbeatCore
 import Dispatch
 import Synchronization
 
-/// This instance's in-memory cubes, in three layers, and whether they alone answer queries.
-///
-/// - `durable`: what PostgreSQL holds from the horizon on: loaded from a snapshot, then grown by every flush that
-///   commits;
-/// - `inFlight`: the batch a flush is writing right now;
-/// - `pending`: everything consumed and not yet taken by a flush (all days, also those before the horizon).
-///
-/// `complete` holds while durable + inFlight + pending is everything consumed from the horizon on: that needs this
-/// instance to own every partition since the snapshot was taken. Any revocation, assignment or offset conflict
-/// clears it; the ingest service takes a new snapshot once it owns every partition again.
+/// This instance's in-memory cubes (`MemoryLayers`: durable, in flight and pending, each partition's work apart
+/// until it is durable), and whether they alone answer queries.
 ///
 /// The changes the ingest ledger causes (what a poll consumed, a flush starting or failing, ownership changing, a
 /// snapshot installed) are submitted under the ledger's lock, so in the ledger's order, and applied in that order on
@@ -25,14 +17,23 @@ final class LiveMemory: Sendable {
     /// The layers as they were at one instant; queries read these without holding any lock.
     struct Snapshot: Sendable {
         var durable: CubeMemory
-        var inFlight: CubeMemory?
-        var pending: CubeMemory
+        /// The cubes of the batch being flushed, a layer per partition.
+        var inFlight: [CubeMemory]
+        /// The cubes of what no flush has taken yet, a layer per partition.
+        var pending: [CubeMemory]
         var complete: Bool
+
+        init(_ layers: MemoryLayers) {
+            durable = layers.durable
+            inFlight = Array(layers.inFlight.values)
+            pending = Array(layers.pending.values)
+            complete = layers.complete
+        }
 
         /// Day buckets held in the durable layer.
         var daysHeld: Int { durable.dayRange.map { $0.count } ?? 0 }
-        /// Bytes held by all three layers.
-        var byteCount: Int { durable.byteCount + pending.byteCount + (inFlight?.byteCount ?? 0) }
+        /// Bytes held by all layers.
+        var byteCount: Int { (inFlight + pending).reduce(durable.byteCount) { $0 + $1.byteCount } }
     }
 
     /// Counters of how queries were answered, and of the work of sealing and eviction.
@@ -46,12 +47,7 @@ final class LiveMemory: Sendable {
     }
 
     private struct State: Sendable {
-        var durable = CubeMemory()
-        var inFlight: CubeMemory?
-        var pending = CubeMemory()
-        var complete = false
-        /// Bumped by every change of ownership: a flush started under another epoch must not grow `durable`.
-        var epoch: UInt64 = 0
+        var layers = MemoryLayers()
         var statistics = Statistics()
     }
 
@@ -73,81 +69,52 @@ final class LiveMemory: Sendable {
     }
 
     func snapshot() -> Snapshot {
-        state.withLock { Snapshot(durable: $0.durable, inFlight: $0.inFlight, pending: $0.pending, complete: $0.complete) }
+        state.withLock { Snapshot($0.layers) }
     }
 
     var statistics: Statistics { state.withLock { $0.statistics } }
 
-    /// Day buckets held in the durable layer and bytes held by all three layers, counted under the lock: a snapshot
-    /// held while a poll's additions arrive would make them copy the whole pending layer.
+    /// Day buckets held in the durable layer and bytes held by all layers, counted under the lock: a snapshot held
+    /// while a poll's additions arrive would make them copy the pending layers they add to.
     func footprint() -> (daysHeld: Int, bytes: Int) {
         state.withLock {
-            let layers = Snapshot(durable: $0.durable, inFlight: $0.inFlight, pending: $0.pending, complete: $0.complete)
+            let layers = Snapshot($0.layers)
             return (layers.daysHeld, layers.byteCount)
         }
     }
 
     // MARK: - Submitted under the ledger's lock
 
-    /// Adds what a poll just consumed.
-    func addPending(_ consumed: InternedDelta) {
-        guard !consumed.isEmpty else { return }
-        submit { [self] in state.withLock { $0.pending.add(consumed) } }
+    /// Adds what a poll just consumed, a delta per partition (`IngestLedger.consume`).
+    func consumed(_ polled: [TopicPartition: InternedDelta]) {
+        guard !polled.isEmpty else { return }
+        submit { [self] in state.withLock { $0.layers.consumed(polled) } }
     }
 
-    /// Ownership changed (assignment, revocation, conflict): memory alone no longer answers; `pending` becomes
-    /// the ledger's unflushed work.
-    func ownershipChanged(pending: [InternedDelta]) {
-        submit { [self] in
-            let rebuilt = Self.layer(pending)
-            state.withLock {
-                $0.complete = false
-                $0.epoch += 1
-                $0.pending = rebuilt
-            }
-        }
+    /// Partitions were assigned, revoked or marked stale: their pending cubes go, and memory alone no longer answers.
+    func ownershipChanged(_ partitions: [TopicPartition]) {
+        submit { [self] in state.withLock { $0.layers.ownershipChanged(partitions) } }
     }
 
     /// A flush took everything pending: it moves in flight. Answers (once every change before it is applied) the
-    /// epoch to hand back to `flushCommitted`, and the in-flight layer: the cubes of exactly the batch taken, which
-    /// the flush writes instead of projecting it.
-    func flushStarted() -> ChangeApplied<(epoch: UInt64, layer: CubeMemory)> {
-        submit { [self] in
-            state.withLock {
-                let layer = $0.pending
-                $0.inFlight = layer
-                $0.pending = CubeMemory()
-                return ($0.epoch, layer)
-            }
-        }
+    /// epoch to hand back to `flushCommitted`, and the in-flight cubes: exactly the batch taken, which the flush
+    /// writes instead of projecting it again.
+    func flushStarted() -> ChangeApplied<MemoryLayers.Flight> {
+        submit { [self] in state.withLock { $0.layers.flushStarted() } }
     }
 
-    /// A flush failed and its batch went back to the ledger, whose unflushed work `pending` becomes again;
-    /// after an offset conflict, ownership changed too.
-    func flushFailed(pending: [InternedDelta], ownershipChanged: Bool = false) {
-        submit { [self] in
-            let rebuilt = Self.layer(pending)
-            state.withLock {
-                $0.inFlight = nil
-                $0.pending = rebuilt
-                if ownershipChanged {
-                    $0.complete = false
-                    $0.epoch += 1
-                }
-            }
-        }
+    /// A flush failed and the ledger took back the batch of the partitions `restored`: their in-flight cubes are
+    /// pending again.
+    func flushFailed(restored: Set<TopicPartition>) {
+        submit { [self] in state.withLock { $0.layers.flushFailed(restored: restored) } }
     }
 
     /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets equal the snapshot's (already
     /// sealed and trimmed: the counts are for the statistics). Answers once it is installed.
-    func install(_ durable: CubeMemory, pending: [InternedDelta], sealedDays: Int, droppedDays: Int) -> ChangeApplied<Void> {
+    func install(_ durable: CubeMemory, sealedDays: Int, droppedDays: Int) -> ChangeApplied<Void> {
         submit { [self] in
-            let rebuilt = Self.layer(pending)
             state.withLock {
-                $0.durable = durable
-                $0.pending = rebuilt
-                $0.complete = true
-                $0.epoch += 1
+                $0.layers.install(durable)
                 $0.statistics.snapshotsLoaded += 1
                 $0.statistics.daysSealed += sealedDays
                 $0.statistics.daysDropped += droppedDays
@@ -184,38 +151,29 @@ final class LiveMemory: Sendable {
     // MARK: - Called by the flush loop only (the one writer of `durable` besides `install`)
 
     /// Stored aggregates were replaced behind the flushes' back (`backbeat rebuild`): memory alone no longer
-    /// answers until a snapshot is loaded again. Pending work is the ledger's and stays.
+    /// answers until a snapshot is loaded again.
     func storedAggregatesReplaced() {
-        state.withLock {
-            $0.complete = false
-            $0.epoch += 1
-        }
+        state.withLock { $0.layers.storedAggregatesReplaced() }
     }
 
-    /// The flush started under `epoch` committed: its in-flight layer joins `durable` (if nothing changed ownership
-    /// since it started; the layer is the flushed batch's cubes already, so its events are not projected again)
-    /// and leaves flight. The addition runs on a copy, outside the lock, so queries are not held up.
+    /// The flush started under `epoch` committed: its in-flight cubes join `durable` (unless ownership changed since
+    /// it started; they are the flushed batch's cubes already, so its events are not projected again) and leave
+    /// flight. The addition runs on a copy, outside the lock, so queries are not held up.
     func flushCommitted(epoch: UInt64) {
-        let taken = state.withLock { $0.complete && $0.epoch == epoch ? ($0.durable, $0.inFlight) : nil }
-        var grown = taken?.0
-        if let flight = taken?.1 { grown?.add(flight) }
-        state.withLock {
-            if let grown, $0.complete && $0.epoch == epoch { $0.durable = grown }
-            $0.inFlight = nil
-        }
+        let grown = state.withLock { $0.layers.commit(of: epoch) }?.grown()
+        state.withLock { $0.layers.flushCommitted(epoch: epoch, durable: grown) }
     }
 
     /// Seals finished days and drops what falls outside the window or the budget, on a copy. While events are
     /// arriving, a day sealed before waits until its open part is a quarter of its sealed part (`resealShare`);
     /// once nothing is pending, every day is sealed.
     func maintain(today: Int64) {
-        let (durable, epoch, idle) = state.withLock { ($0.durable, $0.epoch, $0.pending.dayRange == nil && $0.inFlight == nil) }
+        let (durable, epoch, idle) = state.withLock { ($0.layers.durable, $0.layers.epoch, $0.layers.isIdle) }
         var copy = durable
         let (sealed, dropped) = trim(&copy, today: today, minimumOpenFraction: idle ? 0 : Self.resealShare)
         guard sealed > 0 || dropped > 0 else { return }
         state.withLock {
-            guard $0.epoch == epoch else { return }
-            $0.durable = copy
+            guard $0.layers.replaceDurable(with: copy, ifStillAt: epoch) else { return }
             $0.statistics.daysSealed += sealed
             $0.statistics.daysDropped += dropped
         }
@@ -244,12 +202,5 @@ final class LiveMemory: Sendable {
         }
     }
 
-    var isComplete: Bool { state.withLock { $0.complete } }
-
-    /// The cubes of the ledger's unflushed work, each partition's delta added as it stands.
-    private static func layer(_ deltas: [InternedDelta]) -> CubeMemory {
-        var memory = CubeMemory()
-        for delta in deltas { memory.add(delta) }
-        return memory
-    }
+    var isComplete: Bool { state.withLock { $0.layers.complete } }
 }
