@@ -78,7 +78,8 @@ public struct QueryService: Sendable {
                 if split < query.interval.to {
                     var recent = query
                     recent.interval.from = max(query.interval.from, split)
-                    for layer in [layers.durable] + layers.inFlight { parts.append(layer.rows(for: recent) ?? []) }
+                    parts.append(layers.durable.rows(for: recent) ?? [])
+                    parts.append(layers.inFlight?.rows(for: recent) ?? [])
                 }
                 if split > query.interval.from {
                     stored?.interval.to = min(query.interval.to, split)
@@ -87,7 +88,7 @@ public struct QueryService: Sendable {
                 }
             }
             if let stored { parts.append(try await store.rows(for: stored)) }
-            for layer in layers.pending { parts.append(layer.rows(for: query) ?? []) }
+            parts.append(layers.pending.rows(for: query) ?? [])
             memory.record(stored == nil ? .memory : stored == query ? .postgres : .memoryAndPostgres)
             return QueryService.sum(parts)
         }
@@ -100,11 +101,12 @@ public struct QueryService: Sendable {
             stored readStored: @escaping @Sendable (Range<Int64>) async throws -> [Key: HyperLogLog]
         ) async throws -> [Key: HyperLogLog] {
             guard let layers else { return try await readStored(days) }
-            var parts: [[Key: HyperLogLog]] = layers.pending.map { read($0, days) }
+            var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
             var storedDays: Range<Int64>? = days
             if layers.complete {
                 let split = min(max(layers.durable.horizonDay, days.lowerBound), days.upperBound)
-                for layer in [layers.durable] + layers.inFlight { parts.append(read(layer, split..<days.upperBound)) }
+                parts.append(read(layers.durable, split..<days.upperBound))
+                if let inFlight = layers.inFlight { parts.append(read(inFlight, split..<days.upperBound)) }
                 storedDays = split > days.lowerBound ? days.lowerBound..<split : nil
             }
             if let storedDays { parts.append(try await readStored(storedDays)) }

@@ -7,18 +7,18 @@ extension Store {
     /// and sketch `_delta` tables (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
     /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
-    /// `layers`, when given, are the in-memory cubes built from exactly this batch's deltas (`serve`'s in-flight
-    /// layers): the listener sketches are read from them rather than built again.
+    /// `layer`, when given, is the in-memory layer built from exactly this batch's deltas (`serve`'s in-flight
+    /// layer): the listener sketches are read from it rather than built again.
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
-    public func write(_ batch: FlushBatch, layers: [CubeMemory]? = nil, archive: [ArchiveSegmentPosition] = []) async throws {
+    public func write(_ batch: FlushBatch, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = []) async throws {
         let delta = batch.mergedDelta
         do {
             try await client.withTransaction(logger: logger) { connection in
                 for part in batch.parts {
                     try await moveOffset(part, on: connection)
                 }
-                try await writeAggregates(delta, layers: layers, on: connection)
+                try await writeAggregates(delta, layer: layer, on: connection)
                 try await writeRejected(delta.rejected, on: connection)
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
@@ -97,13 +97,13 @@ extension Store {
     }
 
     /// Appends the rows `delta` adds to every appended aggregate's `_delta` table (`AggregateTable`), by COPY alone:
-    /// its full hourly rows (keyed by every dimension already), then its listener sketches, or those of `layers`,
-    /// the in-memory cubes of exactly this delta. The derived cubes' views sum the full delta rows, so nothing is
+    /// its full hourly rows (keyed by every dimension already), then its listener sketches, or `layer`'s, the
+    /// in-memory cubes of exactly this delta. The derived cubes' views sum the full delta rows, so nothing is
     /// written for them; a key written twice (by two flushes) still answers once.
-    func writeAggregates(_ delta: InternedDelta, layers: [CubeMemory]? = nil, on connection: PostgresConnection) async throws {
+    func writeAggregates(_ delta: InternedDelta, layer: CubeMemory? = nil, on connection: PostgresConnection) async throws {
         // The delta's listener sketches (a sort of its plays) are built while its full rows are sent, so that
         // PostgreSQL is not kept waiting for them between two COPYs.
-        async let built: InternedDelta.Listeners = layers == nil ? delta.listeners : ([], [])
+        async let built: InternedDelta.Listeners = layer == nil ? delta.listeners : ([], [])
         if !(delta.streams.isEmpty && delta.revenue.isEmpty && delta.social.isEmpty) {
             let flush = try await nextFlushNumber(on: connection)
             for cube in Cube.all where cube.isFull {
@@ -114,8 +114,8 @@ extension Store {
                 }
             }
         }
-        if let layers {
-            try await appendListeners(CubeMemory.listeners(of: layers), on: connection)
+        if let layer {
+            try await appendListeners(layer.listeners, on: connection)
             return
         }
         let values = delta.values

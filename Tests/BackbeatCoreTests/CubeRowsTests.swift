@@ -28,19 +28,12 @@ import Testing
                 }
                 #expect(read == expected && !read.isEmpty, "\(cube.table): \(read.count) rows read, \(expected.count) expected")
             }
-            let read = CubeMemory.listeners(of: [layer])
+            let read = layer.listeners
             var merged = RollupDelta()
             for part in parts { merged.merge(part) }
             let sameListeners = read.artists == merged.artistListeners && read.tracks == merged.trackListeners
             #expect(sameListeners && !read.artists.isEmpty && !read.tracks.isEmpty)
         }
-        // A layer per part (as a flush's in-flight layers, one per partition): the same sketches, unioned.
-        let perPart = CubeMemory.listeners(of: parts.map { part in
-            var layer = CubeMemory()
-            layer.add(part)
-            return layer
-        })
-        #expect(perPart.artists == CubeMemory.listeners(of: [open]).artists && perPart.tracks == CubeMemory.listeners(of: [open]).tracks)
     }
 
     /// The poll loop adds what each poll consumed (an interned delta of its own) to the pending layer: the layer is
@@ -64,7 +57,7 @@ import Testing
                 let expected = Self.rows(of: cube, in: fromDelta)
                 #expect(read == expected && !read.isEmpty, "\(cube.table) from \(horizon): \(read.count) rows, \(expected.count) expected")
             }
-            let listeners = CubeMemory.listeners(of: [oneByOne]), expected = CubeMemory.listeners(of: [fromDelta])
+            let listeners = oneByOne.listeners, expected = fromDelta.listeners
             #expect(listeners.artists == expected.artists && listeners.tracks == expected.tracks && !listeners.tracks.isEmpty)
             #expect(oneByOne.dayRange == fromDelta.dayRange)
         }

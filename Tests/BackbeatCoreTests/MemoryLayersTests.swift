@@ -2,9 +2,10 @@ import BackbeatCore
 import BackbeatTestSupport
 import Testing
 
-/// The in-memory layers driven beside the ledger through every transition of a live ingest: after each one, the
-/// pending cubes are exactly those of the ledger's unflushed work, a flush's cubes exactly those of its batch, and
-/// the durable layer exactly what the committed flushes wrote while memory was complete.
+/// The in-memory layers driven beside the ledger through every transition of a live ingest (consumed, flush started,
+/// committed, failed, assigned, revoked, offset conflict, snapshot installed, rebuild): after each one, the pending
+/// cubes are exactly those of the ledger's unflushed work, a flush's cubes exactly those of its batch, and the durable
+/// layer exactly what the committed flushes wrote while memory was complete.
 @Suite struct MemoryLayersTests {
     static let now = RFC3339.parseTimestamp("2026-06-15T12:00:00Z")!
     static let partitions = (0..<3).map { TopicPartition(topic: "events", partition: $0) }
@@ -33,9 +34,12 @@ import Testing
             layers.consumed(ledger.consume(rest, now: MemoryLayersTests.now))
         }
 
-        mutating func assign(_ partitions: [TopicPartition], storedOffset: Int64?) {
-            for partition in partitions { ledger.assign(partition, storedOffset: storedOffset) }
-            layers.ownershipChanged(partitions)
+        /// A change of ownership as the ingest applies it: to the ledger, then to the layers, rebuilding pending only
+        /// when the change dropped unflushed work.
+        mutating func changeOwnership(of partitions: [TopicPartition], _ change: (inout IngestLedger, TopicPartition) -> Void) {
+            let dropping = ledger.hasUnflushedWork(partitions)
+            for partition in partitions { change(&ledger, partition) }
+            layers.ownershipChanged(rebuildingFrom: dropping ? ledger.pendingDeltas : nil)
         }
 
         /// Takes a batch and starts its flush.
@@ -43,21 +47,29 @@ import Testing
             let taken = ledger.takeBatch()
             let batch = try #require(taken)
             let flight = layers.flushStarted()
-            let same = Cells(flight.layers) == Cells(batch.mergedDelta)
+            let same = Cells([flight.layer]) == Cells(batch.mergedDelta)
             #expect(same, "a flush's cubes are its batch's")
             return (batch, flight)
         }
 
         mutating func commit(_ flight: MemoryLayers.Flight) {
             layers.flushCommitted(epoch: flight.epoch, durable: layers.commit(of: flight.epoch)?.grown())
-            #expect(layers.inFlight.isEmpty)
+            #expect(layers.inFlight == nil)
+        }
+
+        /// A failed flush as the ingest handles it: the ledger takes the batch back, and the layers return its cubes,
+        /// or rebuild pending when part of it was not taken back.
+        mutating func fail(_ batch: FlushBatch) {
+            let whole = ledger.restore(batch).count == batch.parts.count
+            layers.flushFailed(rebuildingFrom: whole ? nil : ledger.pendingDeltas)
+            #expect(layers.inFlight == nil)
         }
 
         /// The pending cubes are the cubes of the ledger's unflushed work.
         func expectPendingIsTheLedgersWork(_ comment: Comment) {
             var probe = ledger
             let unflushed = probe.takeBatch()?.mergedDelta ?? InternedDelta()
-            let same = Cells(Array(layers.pending.values)) == Cells(unflushed)
+            let same = Cells([layers.pending]) == Cells(unflushed)
             #expect(same, comment)
             #expect(!unflushed.streams.isEmpty, comment)
         }
@@ -66,7 +78,7 @@ import Testing
     @Test func everyTransitionKeepsTheLayersTheLedgersWork() throws {
         let p = Self.partitions
         var ingest = Ingest()
-        ingest.assign(p, storedOffset: nil)
+        ingest.changeOwnership(of: p) { $0.assign($1, storedOffset: nil) }
         ingest.poll(300)
         ingest.expectPendingIsTheLedgersWork("consumed")
         #expect(!ingest.layers.complete)
@@ -78,58 +90,60 @@ import Testing
 
         // A flush that commits: its cubes join the durable layer; what was consumed meanwhile stays pending.
         let (first, firstFlight) = try ingest.startFlush()
-        #expect(ingest.layers.pending.isEmpty && ingest.layers.inFlight.count == 3)
+        #expect(ingest.layers.pending.dayRange == nil)
         ingest.poll(200)
         ingest.expectPendingIsTheLedgersWork("consumed while a flush is in flight")
         ingest.commit(firstFlight)
         var durable = first.mergedDelta
         #expect(Cells([ingest.layers.durable]) == Cells(durable))
 
-        // A flush that fails while partition 2 is revoked: partitions 0 and 1 get their in-flight cubes back, ahead
-        // of what they consumed since; partition 2's go with its batch.
+        // A flush that fails and is taken back whole: its cubes are pending again, ahead of what came since.
         let (second, _) = try ingest.startFlush()
         ingest.poll(200)
-        ingest.ledger.revoke(p[2])
-        ingest.layers.ownershipChanged([p[2]])
-        #expect(!ingest.layers.complete && ingest.layers.pending[p[2]] == nil)
-        let restored = ingest.ledger.restore(second)
-        #expect(restored == [p[0], p[1]])
-        ingest.layers.flushFailed(restored: restored)
-        #expect(ingest.layers.inFlight.isEmpty)
+        ingest.fail(second)
+        ingest.expectPendingIsTheLedgersWork("failed flush taken back whole")
+        #expect(ingest.layers.complete, "a failed flush changes no ownership")
+
+        // A flush that fails while partition 2 is revoked: the ledger takes back partitions 0 and 1 only.
+        let (third, _) = try ingest.startFlush()
+        ingest.poll(200)
+        ingest.changeOwnership(of: [p[2]]) { $0.revoke($1) }
+        #expect(!ingest.layers.complete)
+        ingest.expectPendingIsTheLedgersWork("revoked during a flight")
+        ingest.fail(third)
         ingest.expectPendingIsTheLedgersWork("failed flush, one partition revoked")
 
-        // An offset conflict on partition 1: its batch goes back and the partition is dropped as stale.
-        let (third, _) = try ingest.startFlush()
+        // An offset conflict on partition 1: the batch goes back and the partition is dropped as stale.
+        let (fourth, _) = try ingest.startFlush()
         ingest.poll(150)
-        let back = ingest.ledger.restore(third)
-        ingest.ledger.markStale(p[1])
-        ingest.layers.flushFailed(restored: back)
-        ingest.layers.ownershipChanged([p[1]])
+        ingest.ledger.restore(fourth)
+        ingest.changeOwnership(of: [p[1]]) { $0.markStale($1) }
         ingest.expectPendingIsTheLedgersWork("offset conflict")
 
-        // Owning every partition again, complete from a snapshot (here, what the first flush wrote).
-        ingest.assign([p[1], p[2]], storedOffset: first.parts[1].newOffset)
+        // Partitions assigned with nothing unflushed: pending stays as it is.
+        ingest.changeOwnership(of: [p[1], p[2]]) { $0.assign($1, storedOffset: first.parts[1].newOffset) }
+        ingest.expectPendingIsTheLedgersWork("assigned")
         ingest.poll(300)
         ingest.expectPendingIsTheLedgersWork("reassigned")
-        ingest.layers.install(ingest.layers.durable)
 
-        // A flush that commits after a revocation during its flight leaves the durable layer as it was.
-        let (_, fourthFlight) = try ingest.startFlush()
-        ingest.ledger.revoke(p[0])
-        ingest.layers.ownershipChanged([p[0]])
-        #expect(ingest.layers.commit(of: fourthFlight.epoch) == nil)
-        ingest.commit(fourthFlight)
+        // Complete again from a snapshot (here, what the first flush wrote); a flush that commits after a
+        // revocation during its flight leaves the durable layer as it was.
+        ingest.layers.install(ingest.layers.durable)
+        let (_, fifthFlight) = try ingest.startFlush()
+        ingest.changeOwnership(of: [p[0]]) { $0.revoke($1) }
+        #expect(ingest.layers.commit(of: fifthFlight.epoch) == nil)
+        ingest.commit(fifthFlight)
         #expect(Cells([ingest.layers.durable]) == Cells(durable))
 
         // Complete again; the next commit grows the durable layer.
-        ingest.assign([p[0]], storedOffset: first.parts[0].newOffset)
+        ingest.changeOwnership(of: [p[0]]) { $0.assign($1, storedOffset: first.parts[0].newOffset) }
         ingest.poll(300)
         ingest.layers.install(ingest.layers.durable)
-        let (fifth, fifthFlight) = try ingest.startFlush()
-        ingest.commit(fifthFlight)
-        durable.merge(fifth.mergedDelta)
+        let (sixth, sixthFlight) = try ingest.startFlush()
+        ingest.commit(sixthFlight)
+        durable.merge(sixth.mergedDelta)
         #expect(Cells([ingest.layers.durable]) == Cells(durable))
-        #expect(ingest.layers.pending.isEmpty && ingest.layers.isIdle)
+        #expect(ingest.layers.isIdle)
     }
 
     @Test func aRebuildOrAStaleEpochLeavesTheDurableLayerAlone() {
@@ -160,7 +174,7 @@ import Testing
             for cube in CubeMemory.cubes {
                 for (key, sums) in CubeRowsTests.rows(of: cube, in: sum) { rows["\(cube.table) \(key)"] = sums }
             }
-            (artistListeners, trackListeners) = CubeMemory.listeners(of: [sum])
+            (artistListeners, trackListeners) = sum.listeners
         }
 
         var description: String {

@@ -6,7 +6,7 @@ import Testing
 /// The in-memory layers take the ledger's changes on a queue of their own, in the order they were submitted: each
 /// transition (consumed, flush started, committed, failed, ownership changed, snapshot installed) leaves the layers
 /// as if it had been applied at once, whatever the queue had not applied yet when the next one was submitted
-/// (`MemoryLayersTests` checks the transitions themselves against the ledger).
+/// (`MemoryLayersTests` checks the transitions themselves beside the ledger).
 @Suite struct LiveMemoryTests {
     static let start = CivilDate(year: 2026, month: 10, day: 1)
 
@@ -21,14 +21,8 @@ import Testing
         return events.map { InternedDelta(events: $0) }
     }()
 
-    static let p0 = TopicPartition(topic: "events", partition: 0)
-    static let p1 = TopicPartition(topic: "events", partition: 1)
-
-    /// Streams, revenue and social per artist and platform over the generated days, from some layers added
-    /// together: what the answers are compared by.
-    static func answers(_ layers: [CubeMemory]) -> [[QueryRow]] {
-        var sum = CubeMemory()
-        for layer in layers { sum.add(layer) }
+    /// Streams, revenue and social per artist and platform over the generated days: what the answers are compared by.
+    static func answers(_ layer: CubeMemory?) -> [[QueryRow]] {
         let interval = QueryInterval(
             from: Timestamp(seconds: start.daysSinceEpoch * 86_400), to: Timestamp(seconds: (start.daysSinceEpoch + 7) * 86_400))
         let queries = [
@@ -37,7 +31,7 @@ import Testing
             Query(dataset: .social, interval: interval, granularity: .all, groupBy: [.artistID, .action]),
         ]
         return queries.map { query in
-            (sum.rows(for: query) ?? []).sorted { "\($0.periodStart?.seconds ?? 0)\($0.groupValues)" < "\($1.periodStart?.seconds ?? 0)\($1.groupValues)" }
+            (layer?.rows(for: query) ?? []).sorted { "\($0.periodStart?.seconds ?? 0)\($0.groupValues)" < "\($1.periodStart?.seconds ?? 0)\($1.groupValues)" }
         }
     }
 
@@ -48,6 +42,8 @@ import Testing
         return memory
     }
 
+    static let partition = TopicPartition(topic: "events", partition: 0)
+
     static func memory() -> LiveMemory {
         LiveMemory(configuration: MemoryConfiguration())
     }
@@ -55,60 +51,59 @@ import Testing
     @Test func aFlushTakesExactlyWhatWasConsumedBeforeItStarted() async {
         let memory = Self.memory()
         let d = Self.deltas
-        memory.consumed([Self.p0: d[0]])
-        memory.consumed([Self.p1: d[1]])
+        memory.consumed([Self.partition: d[0]])
+        memory.consumed([Self.partition: d[1]])
         let first = memory.flushStarted()
-        memory.consumed([Self.p0: d[2]])
+        memory.consumed([Self.partition: d[2]])
         let second = memory.flushStarted()
 
         let flight = await first.value()
-        #expect(Self.answers(flight.layers) == Self.answers([Self.layer([d[0], d[1]])]))
-        #expect(Self.answers(await second.value().layers) == Self.answers([Self.layer([d[2]])]))
+        #expect(Self.answers(flight.layer) == Self.answers(Self.layer([d[0], d[1]])))
+        #expect(Self.answers(await second.value().layer) == Self.answers(Self.layer([d[2]])))
         let layers = memory.snapshot()
-        #expect(Self.answers(layers.pending) == Self.answers([]))
-        #expect(Self.answers(layers.inFlight) == Self.answers([Self.layer([d[2]])]))
+        #expect(Self.answers(layers.pending) == Self.answers(CubeMemory()))
+        #expect(Self.answers(layers.inFlight) == Self.answers(Self.layer([d[2]])))
     }
 
-    @Test func aFailedFlushReturnsTheCubesOfThePartitionsTheLedgerTookBack() async {
+    @Test func aFailedFlushMakesItsCubesPendingAgain() async {
         let memory = Self.memory()
         let d = Self.deltas
-        memory.consumed([Self.p0: d[0], Self.p1: d[1]])
+        memory.consumed([Self.partition: d[0]])
         _ = await memory.flushStarted().value()
-        memory.consumed([Self.p0: d[2]])
-        // The ledger put partition 0's part back; partition 1 was revoked meanwhile.
-        memory.flushFailed(restored: [Self.p0])
-        memory.consumed([Self.p0: d[3]])
+        memory.consumed([Self.partition: d[1]])
+        // The ledger took the whole batch back: the flight's cubes are pending again, ahead of the second poll's.
+        memory.flushFailed(rebuildingFrom: nil)
+        memory.consumed([Self.partition: d[2]])
 
         let retried = await memory.flushStarted().value()
-        #expect(Self.answers(retried.layers) == Self.answers([Self.layer([d[0], d[2], d[3]])]))
+        #expect(Self.answers(retried.layer) == Self.answers(Self.layer([d[0], d[1], d[2]])))
     }
 
     @Test func aCommittedFlushJoinsTheDurableLayerUnlessOwnershipChangedMeanwhile() async {
         let memory = Self.memory()
         let d = Self.deltas
-        memory.consumed([Self.p0: d[1]])
+        memory.consumed([Self.partition: d[1]])
         await memory.install(Self.layer([d[0]]), sealedDays: 0, droppedDays: 0).value()
         #expect(memory.isComplete)
-        #expect(Self.answers(memory.snapshot().pending) == Self.answers([Self.layer([d[1]])]))
+        #expect(Self.answers(memory.snapshot().pending) == Self.answers(Self.layer([d[1]])))
 
         let flight = await memory.flushStarted().value()
         memory.flushCommitted(epoch: flight.epoch)
         var layers = memory.snapshot()
-        #expect(Self.answers([layers.durable]) == Self.answers([Self.layer([d[0], d[1]])]))
-        #expect(layers.inFlight.isEmpty)
+        #expect(Self.answers(layers.durable) == Self.answers(Self.layer([d[0], d[1]])))
+        #expect(layers.inFlight == nil)
 
-        // A revocation while the next flush is written: memory is no longer complete, the flush's cells stay out
-        // of the durable layer, and the partition's pending cubes go with it.
-        memory.consumed([Self.p0: d[2], Self.p1: d[3]])
+        // A revocation that drops unflushed work while the next flush is written: memory is no longer complete, the
+        // flush's cells stay out of the durable layer, and pending becomes the ledger's work as the revocation left it.
+        memory.consumed([Self.partition: d[2]])
         let next = await memory.flushStarted().value()
-        memory.consumed([Self.p0: d[2], Self.p1: d[3]])
-        memory.ownershipChanged([Self.p1])
+        memory.ownershipChanged(rebuildingFrom: [d[3]])
         await memory.settled()
         memory.flushCommitted(epoch: next.epoch)
         layers = memory.snapshot()
         #expect(!layers.complete)
-        #expect(layers.inFlight.isEmpty)
-        #expect(Self.answers(layers.pending) == Self.answers([Self.layer([d[2]])]))
-        #expect(Self.answers([layers.durable]) == Self.answers([Self.layer([d[0], d[1]])]))
+        #expect(layers.inFlight == nil)
+        #expect(Self.answers(layers.pending) == Self.answers(Self.layer([d[3]])))
+        #expect(Self.answers(layers.durable) == Self.answers(Self.layer([d[0], d[1]])))
     }
 }

@@ -16,21 +16,18 @@ extension CubeMemory {
         }
     }
 
-    /// Every listener sketch held by `layers`, per artist and day and per track and day, sealed and open parts and
-    /// the layers unioned: for a flush's in-flight layers, the sketches of the batch they hold.
-    public static func listeners(of layers: [CubeMemory]) -> (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) {
+    /// Every listener sketch held, per artist and day and per track and day, sealed and open parts unioned: for a
+    /// flush's in-flight layer, the sketches of the batch it holds.
+    public var listeners: (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) {
         var artists: [ArtistDay: HyperLogLog] = [:]
         var tracks: [TrackDay: HyperLogLog] = [:]
-        for layer in layers {
-            let symbols = layer.symbols
-            for (day, bucket) in layer.days {
-                for sketches in [bucket.sealedArtistListeners?.unpacked() ?? [:], bucket.artistListeners] {
-                    for (artist, sketch) in sketches { artists[ArtistDay(artistID: symbols[artist], day: day), default: HyperLogLog()].formUnion(sketch) }
-                }
-                for sketches in [bucket.sealedTrackListeners?.unpacked() ?? [:], bucket.trackListeners] {
-                    for (key, sketch) in sketches {
-                        tracks[TrackDay(artistID: symbols[key.artist], trackID: symbols[key.track], day: day), default: HyperLogLog()].formUnion(sketch)
-                    }
+        for (day, bucket) in days {
+            for sketches in [bucket.sealedArtistListeners?.unpacked() ?? [:], bucket.artistListeners] {
+                for (artist, sketch) in sketches { artists[ArtistDay(artistID: symbols[artist], day: day), default: HyperLogLog()].formUnion(sketch) }
+            }
+            for sketches in [bucket.sealedTrackListeners?.unpacked() ?? [:], bucket.trackListeners] {
+                for (key, sketch) in sketches {
+                    tracks[TrackDay(artistID: symbols[key.artist], trackID: symbols[key.track], day: day), default: HyperLogLog()].formUnion(sketch)
                 }
             }
         }

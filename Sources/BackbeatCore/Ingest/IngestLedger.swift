@@ -60,6 +60,17 @@ public struct IngestLedger: Sendable {
         partitions.mapValues(\.storedOffset)
     }
 
+    /// Everything consumed and not yet taken by a flush: each owned partition's delta (what the in-memory pending
+    /// layer is rebuilt from when a change of ownership drops some of it, `MemoryLayers.ownershipChanged`).
+    public var pendingDeltas: [InternedDelta] {
+        partitions.values.map(\.delta)
+    }
+
+    /// Whether any of `partitions` holds work consumed and not yet taken by a flush.
+    public func hasUnflushedWork(_ partitions: some Sequence<TopicPartition>) -> Bool {
+        partitions.contains { self.partitions[$0].map { !$0.delta.isEmpty } ?? false }
+    }
+
     /// Starts owning `partition`, whose stored next offset is `storedOffset`.
     public mutating func assign(_ partition: TopicPartition, storedOffset: Int64?) {
         generationCounter += 1

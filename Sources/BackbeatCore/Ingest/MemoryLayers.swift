@@ -1,24 +1,25 @@
-/// The in-memory cubes of a live ingest, in three layers, each partition's work apart until it is durable:
+/// The in-memory cubes of a live ingest, in three layers:
 /// - `durable`: what PostgreSQL holds from the horizon on: a snapshot loaded, grown by every flush that commits;
-/// - `inFlight`: each partition's cubes of the batch a flush is writing now;
-/// - `pending`: each partition's cubes of what it consumed and no flush has taken yet (all days, also those before
-///   the horizon).
+/// - `inFlight`: the cubes of the batch a flush is writing now;
+/// - `pending`: the cubes of what was consumed and no flush has taken yet (all days, also those before the horizon).
 ///
-/// The transitions mirror the `IngestLedger`'s, applied in the ledger's order: what a poll consumed joins its
-/// partitions' pending cubes (`consumed`, the per-poll deltas `IngestLedger.consume` answers, so an event is interned
-/// once); a flush takes every pending cube in flight (`flushStarted`, as `takeBatch` takes every partition's delta);
-/// a committed flush moves its cubes into `durable` (`flushCommitted`) and a failed one returns those of the
-/// partitions the ledger took back (`flushFailed`, given what `IngestLedger.restore` answered); a partition assigned,
-/// revoked or stale after an offset conflict starts over without its pending cubes (`ownershipChanged`). No
-/// transition rebuilds the cubes of the other partitions.
+/// The transitions mirror the `IngestLedger`'s, applied in the ledger's order: what a poll consumed joins the
+/// pending cubes (`consumed`, given the per-partition deltas `IngestLedger.consume` answers, so an event is interned
+/// once); a flush takes them in flight (`flushStarted`, as `takeBatch` takes every partition's delta); a committed
+/// flush moves its cubes into `durable` without projecting its events again (`flushCommitted`); a failed one returns
+/// them to pending, ahead of what was consumed since (`flushFailed`). Only a transition that drops part of the
+/// ledger's unflushed work (a partition revoked, reassigned or stale with work pending, a failed batch not taken back
+/// whole) rebuilds `pending` from what the ledger still holds: the layers are one aggregate per layer, not one per
+/// partition, because a partition's cubes apart cost far more memory when partitions do not split the artists
+/// (docs/performance.md).
 ///
 /// `complete` holds while durable + in flight + pending is everything consumed from the horizon on: that needs the
 /// ingest to own every partition since the snapshot was installed. Any change of ownership or rebuild clears it, and
 /// bumps `epoch`: a flush started under another epoch must not grow `durable`.
 public struct MemoryLayers: Sendable {
     public private(set) var durable = CubeMemory()
-    public private(set) var inFlight: [TopicPartition: CubeMemory] = [:]
-    public private(set) var pending: [TopicPartition: CubeMemory] = [:]
+    public private(set) var inFlight: CubeMemory?
+    public private(set) var pending = CubeMemory()
     public private(set) var complete = false
     public private(set) var epoch: UInt64 = 0
 
@@ -27,47 +28,47 @@ public struct MemoryLayers: Sendable {
     /// What a flush took: the epoch it started under, and its cubes.
     public struct Flight: Sendable {
         public var epoch: UInt64
-        public var layers: [CubeMemory]
+        public var layer: CubeMemory
     }
 
-    /// Adds a poll's per-partition deltas to their partitions' pending cubes.
+    /// Adds a poll's per-partition deltas to the pending cubes.
     public mutating func consumed(_ polled: [TopicPartition: InternedDelta]) {
-        for (partition, delta) in polled where !delta.isEmpty {
-            pending[partition, default: CubeMemory()].add(delta)
-        }
+        for delta in polled.values where !delta.isEmpty { pending.add(delta) }
     }
 
-    /// Partitions were assigned, revoked or marked stale (`IngestLedger.assign`, `revoke`, `markStale`): their
-    /// unflushed work starts over or goes, and their pending cubes with it; memory alone no longer answers.
-    public mutating func ownershipChanged(_ partitions: some Sequence<TopicPartition>) {
-        for partition in partitions { pending[partition] = nil }
-        invalidate()
+    /// Partitions were assigned, revoked or marked stale: memory alone no longer answers. When the change dropped
+    /// unflushed work, `unflushed` is the ledger's unflushed work as the change left it (`IngestLedger.pendingDeltas`)
+    /// and `pending` becomes its cubes; nil when it dropped none, and `pending` stays.
+    public mutating func ownershipChanged(rebuildingFrom unflushed: [InternedDelta]?) {
+        if let unflushed { pending = Self.cubes(of: unflushed) }
+        complete = false
+        epoch += 1
     }
 
-    /// A flush took every partition's unflushed work: their pending cubes move in flight.
+    /// A flush took all the unflushed work: the pending cubes move in flight.
     public mutating func flushStarted() -> Flight {
         inFlight = pending
-        pending = [:]
-        return Flight(epoch: epoch, layers: Array(inFlight.values))
+        pending = CubeMemory()
+        return Flight(epoch: epoch, layer: inFlight!)
     }
 
     /// What the commit of the flush started under `epoch` adds up: `durable` and the in-flight cubes, taken out so
     /// that the addition (`Commit.grown`) runs apart while the layers are read and added to; nil when ownership
     /// changed since the flush started (its cubes then stay out of `durable`).
     public func commit(of epoch: UInt64) -> Commit? {
-        guard complete, self.epoch == epoch else { return nil }
-        return Commit(durable: durable, flight: Array(inFlight.values))
+        guard complete, self.epoch == epoch, let inFlight else { return nil }
+        return Commit(durable: durable, flight: inFlight)
     }
 
     /// The layers a commit adds up.
     public struct Commit: Sendable {
         let durable: CubeMemory
-        let flight: [CubeMemory]
+        let flight: CubeMemory
 
         /// `durable` with the in-flight cubes added.
         public func grown() -> CubeMemory {
             var grown = durable
-            for layer in flight { grown.add(layer) }
+            grown.add(flight)
             return grown
         }
     }
@@ -76,18 +77,20 @@ public struct MemoryLayers: Sendable {
     /// becomes the durable layer unless ownership changed meanwhile.
     public mutating func flushCommitted(epoch: UInt64, durable grown: CubeMemory?) {
         if let grown { replaceDurable(with: grown, ifStillAt: epoch) }
-        inFlight = [:]
+        inFlight = nil
     }
 
-    /// A flush failed: the in-flight cubes of `restored` (the partitions whose batch the ledger took back) are pending
-    /// again, ahead of what they consumed since; the others' are dropped with their batch.
-    public mutating func flushFailed(restored: Set<TopicPartition>) {
-        for (partition, layer) in inFlight where restored.contains(partition) {
-            var returned = layer
-            if let since = pending[partition] { returned.add(since) }
-            pending[partition] = returned
+    /// A flush failed. When the ledger took its whole batch back (`unflushed` nil), the in-flight cubes are pending
+    /// again, ahead of what was consumed since; when it took back only part of it (a partition changed hands during
+    /// the flight), `pending` becomes the cubes of `unflushed`, the ledger's unflushed work.
+    public mutating func flushFailed(rebuildingFrom unflushed: [InternedDelta]?) {
+        if let unflushed {
+            pending = Self.cubes(of: unflushed)
+        } else if var returned = inFlight {
+            returned.add(pending)
+            pending = returned
         }
-        inFlight = [:]
+        inFlight = nil
     }
 
     /// Installs `durable`, read from PostgreSQL while the ledger's stored offsets were the snapshot's and no flush
@@ -101,7 +104,8 @@ public struct MemoryLayers: Sendable {
     /// Stored aggregates were replaced behind the flushes' back (`backbeat rebuild`): memory alone no longer
     /// answers until a snapshot is installed again. Pending work is the ledger's and stays.
     public mutating func storedAggregatesReplaced() {
-        invalidate()
+        complete = false
+        epoch += 1
     }
 
     /// Replaces `durable` with a copy of it changed apart (grown by a commit, sealed, trimmed) if no change of
@@ -115,11 +119,13 @@ public struct MemoryLayers: Sendable {
 
     /// Whether nothing is pending or in flight.
     public var isIdle: Bool {
-        inFlight.isEmpty && pending.values.allSatisfy { $0.dayRange == nil }
+        inFlight == nil && pending.dayRange == nil
     }
 
-    private mutating func invalidate() {
-        complete = false
-        epoch += 1
+    /// The cubes of some deltas, added into one layer.
+    private static func cubes(of deltas: [InternedDelta]) -> CubeMemory {
+        var memory = CubeMemory()
+        for delta in deltas { memory.add(delta) }
+        return memory
     }
 }

@@ -147,9 +147,9 @@ extension IngestService {
                 metrics.recordDeadLetters(rejected.count)
             }
             writing = true
-            let layers = inFlight?.layers
+            let layer = inFlight?.layer
             try await awaitTask(limit: configuration.flushTimeout) { [store] in
-                try await store.write(batch, layers: layers, archive: segments)
+                try await store.write(batch, layer: layer, archive: segments)
             }
             archive.withLock { $0?.committed() }
             if let inFlight { memory?.flushCommitted(epoch: inFlight.epoch) }
@@ -164,10 +164,10 @@ extension IngestService {
             metrics.recordFlush(outcome: "conflict", duration: ContinuousClock.now - started, rows: 0)
             logger.warning("offset conflict; partition will be consumed again from its stored offset", metadata: ["detail": "\(conflict)"])
             ledger.withLock { ledger in
-                let restored = ledger.restore(batch)
+                ledger.restore(batch)
                 ledger.markStale(conflict.topicPartition)
-                memory?.flushFailed(restored: restored)
-                memory?.ownershipChanged([conflict.topicPartition])
+                memory?.flushFailed(rebuildingFrom: ledger.pendingDeltas)
+                memory?.ownershipChanged(rebuildingFrom: nil)
             }
             return .done
         } catch is WaitTimedOut {
@@ -188,7 +188,8 @@ extension IngestService {
                 logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
             }
             ledger.withLock { ledger in
-                memory?.flushFailed(restored: ledger.restore(batch))
+                let whole = ledger.restore(batch).count == batch.parts.count
+                memory?.flushFailed(rebuildingFrom: whole ? nil : ledger.pendingDeltas)
             }
             return cutShort ? .cutShort : .failed
         }
@@ -241,10 +242,7 @@ extension IngestService {
                       metadata: ["partitions": "\(landed.map(\.description).joined(separator: ","))"])
         // Its batch went back to the ledger as failed, but PostgreSQL stored these partitions' offsets past it: they
         // are consumed again from there, as after an offset conflict, rather than written again to meet one.
-        ledger.withLock { ledger in
-            for partition in landed { ledger.markStale(partition) }
-            memory?.ownershipChanged(landed)
-        }
+        changeOwnership(of: landed) { $0.markStale($1) }
         return true
     }
 

@@ -87,6 +87,17 @@ public final class IngestService: Service, Sendable {
         (paused.load(ordering: .relaxed), pendingBytes.load(ordering: .relaxed))
     }
 
+    /// Applies `change` (assign, revoke, mark stale) to each of `partitions` in the ledger and tells the in-memory
+    /// layers, under the ledger's lock: memory alone no longer answers, and when the change dropped unflushed work,
+    /// the pending cubes become those of the work left.
+    func changeOwnership(of partitions: [TopicPartition], _ change: (inout IngestLedger, TopicPartition) -> Void) {
+        ledger.withLock { ledger in
+            let dropping = ledger.hasUnflushedWork(partitions)
+            for partition in partitions { change(&ledger, partition) }
+            memory?.ownershipChanged(rebuildingFrom: dropping ? ledger.pendingDeltas : nil)
+        }
+    }
+
     /// Stops the polling thread and returns once it has exited (at once if it never started).
     func stopPollingAndWait() async {
         stopPolling.store(true, ordering: .relaxed)

@@ -116,26 +116,17 @@ extension IngestService {
         do {
             let stored = try blockingAwait(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: partitions) }
             refreshPartitionList()
-            ledger.withLock { ledger in
-                for partition in partitions { ledger.assign(partition, storedOffset: stored[partition]) }
-                memory?.ownershipChanged(partitions)
-            }
+            changeOwnership(of: partitions) { $0.assign($1, storedOffset: stored[$1]) }
             return stored
         } catch {
             logger.error("cannot read stored offsets; partitions will be retried", metadata: ["error": "\(error)"])
-            ledger.withLock { ledger in
-                for partition in partitions { ledger.markStale(partition) }
-                memory?.ownershipChanged(partitions)
-            }
+            changeOwnership(of: partitions) { $0.markStale($1) }
             return [:]
         }
     }
 
     private func revoked(_ partitions: [TopicPartition]) {
-        ledger.withLock { ledger in
-            for partition in partitions { ledger.revoke(partition) }
-            memory?.ownershipChanged(partitions)
-        }
+        changeOwnership(of: partitions) { $0.revoke($1) }
     }
 
     /// Seeks partitions whose stored offset moved under us back to the stored offset, then owns them again.
@@ -146,16 +137,11 @@ extension IngestService {
             let stored = try blockingAwait(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: stale) }
             let positions = Dictionary(uniqueKeysWithValues: stale.map { ($0, stored[$0] ?? KafkaOffset.beginning) })
             try consumer.seek(positions)
-            ledger.withLock { ledger in
-                for partition in stale { ledger.assign(partition, storedOffset: stored[partition]) }
-                memory?.ownershipChanged(stale)
-            }
+            changeOwnership(of: stale) { $0.assign($1, storedOffset: stored[$1]) }
             logger.info("partitions sought to their stored offsets", metadata: ["partitions": "\(stale.map(\.description).joined(separator: ","))"])
         } catch {
             logger.warning("cannot seek stale partitions; will retry", metadata: ["error": "\(error)"])
-            ledger.withLock { ledger in
-                for partition in stale { ledger.markStale(partition) }
-            }
+            changeOwnership(of: stale) { $0.markStale($1) }
             Thread.sleep(forTimeInterval: 0.5)
         }
     }

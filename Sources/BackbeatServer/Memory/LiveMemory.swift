@@ -2,8 +2,8 @@ import BackbeatCore
 import Dispatch
 import Synchronization
 
-/// This instance's in-memory cubes (`MemoryLayers`: durable, in flight and pending, each partition's work apart
-/// until it is durable), and whether they alone answer queries.
+/// This instance's in-memory cubes (`MemoryLayers`: durable, in flight and pending), and whether they alone answer
+/// queries.
 ///
 /// The changes the ingest ledger causes (what a poll consumed, a flush starting or failing, ownership changing, a
 /// snapshot installed) are submitted under the ledger's lock, so in the ledger's order, and applied in that order on
@@ -17,23 +17,21 @@ final class LiveMemory: Sendable {
     /// The layers as they were at one instant; queries read these without holding any lock.
     struct Snapshot: Sendable {
         var durable: CubeMemory
-        /// The cubes of the batch being flushed, a layer per partition.
-        var inFlight: [CubeMemory]
-        /// The cubes of what no flush has taken yet, a layer per partition.
-        var pending: [CubeMemory]
+        var inFlight: CubeMemory?
+        var pending: CubeMemory
         var complete: Bool
 
         init(_ layers: MemoryLayers) {
             durable = layers.durable
-            inFlight = Array(layers.inFlight.values)
-            pending = Array(layers.pending.values)
+            inFlight = layers.inFlight
+            pending = layers.pending
             complete = layers.complete
         }
 
         /// Day buckets held in the durable layer.
         var daysHeld: Int { durable.dayRange.map { $0.count } ?? 0 }
-        /// Bytes held by all layers.
-        var byteCount: Int { (inFlight + pending).reduce(durable.byteCount) { $0 + $1.byteCount } }
+        /// Bytes held by all three layers.
+        var byteCount: Int { durable.byteCount + pending.byteCount + (inFlight?.byteCount ?? 0) }
     }
 
     /// Counters of how queries were answered, and of the work of sealing and eviction.
@@ -91,9 +89,10 @@ final class LiveMemory: Sendable {
         submit { [self] in state.withLock { $0.layers.consumed(polled) } }
     }
 
-    /// Partitions were assigned, revoked or marked stale: their pending cubes go, and memory alone no longer answers.
-    func ownershipChanged(_ partitions: [TopicPartition]) {
-        submit { [self] in state.withLock { $0.layers.ownershipChanged(partitions) } }
+    /// Partitions were assigned, revoked or marked stale: memory alone no longer answers; `unflushed`, when the
+    /// change dropped unflushed work, is the ledger's unflushed work left, which `pending` becomes.
+    func ownershipChanged(rebuildingFrom unflushed: [InternedDelta]?) {
+        submit { [self] in state.withLock { $0.layers.ownershipChanged(rebuildingFrom: unflushed) } }
     }
 
     /// A flush took everything pending: it moves in flight. Answers (once every change before it is applied) the
@@ -103,10 +102,10 @@ final class LiveMemory: Sendable {
         submit { [self] in state.withLock { $0.layers.flushStarted() } }
     }
 
-    /// A flush failed and the ledger took back the batch of the partitions `restored`: their in-flight cubes are
-    /// pending again.
-    func flushFailed(restored: Set<TopicPartition>) {
-        submit { [self] in state.withLock { $0.layers.flushFailed(restored: restored) } }
+    /// A flush failed: its cubes are pending again, or, when the ledger took back only part of its batch,
+    /// `pending` becomes the cubes of `unflushed`, the ledger's unflushed work.
+    func flushFailed(rebuildingFrom unflushed: [InternedDelta]?) {
+        submit { [self] in state.withLock { $0.layers.flushFailed(rebuildingFrom: unflushed) } }
     }
 
     /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets equal the snapshot's (already
