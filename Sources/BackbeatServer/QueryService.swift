@@ -37,7 +37,7 @@ public struct QueryService: Sendable {
         let store: Store
         let memory: LiveMemory?
         /// The memory layers as of the start of the answer (nil: memory is disabled).
-        let layers: LiveMemory.Snapshot?
+        let layers: MemoryLayers?
 
         public func answer(_ query: Query) async throws -> [QueryRow] {
             try ResultShaper.shape(try await rows(for: query), for: query)

@@ -47,9 +47,10 @@ public struct MemoryLayers: Sendable {
 
     /// A flush took all the unflushed work: the pending cubes move in flight.
     public mutating func flushStarted() -> Flight {
-        inFlight = pending
+        let taken = pending
+        inFlight = taken
         pending = CubeMemory()
-        return Flight(epoch: epoch, layer: inFlight!)
+        return Flight(epoch: epoch, layer: taken)
     }
 
     /// What the commit of the flush started under `epoch` adds up: `durable` and the in-flight cubes, taken out so
@@ -116,6 +117,12 @@ public struct MemoryLayers: Sendable {
         durable = changed
         return true
     }
+
+    /// Day buckets held in the durable layer.
+    public var daysHeld: Int { durable.dayRange.map { $0.count } ?? 0 }
+
+    /// Bytes held by all three layers.
+    public var byteCount: Int { durable.byteCount + pending.byteCount + (inFlight?.byteCount ?? 0) }
 
     /// Whether nothing is pending or in flight.
     public var isIdle: Bool {

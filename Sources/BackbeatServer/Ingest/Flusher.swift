@@ -163,12 +163,8 @@ extension IngestService {
             rollBackArchive()
             metrics.recordFlush(outcome: "conflict", duration: ContinuousClock.now - started, rows: 0)
             logger.warning("offset conflict; partition will be consumed again from its stored offset", metadata: ["detail": "\(conflict)"])
-            ledger.withLock { ledger in
-                ledger.restore(batch)
-                ledger.markStale(conflict.topicPartition)
-                memory?.flushFailed(rebuildingFrom: ledger.pendingDeltas)
-                memory?.ownershipChanged(rebuildingFrom: nil)
-            }
+            takeBack(batch)
+            changeOwnership(of: [conflict.topicPartition]) { $0.markStale($1) }
             return .done
         } catch is WaitTimedOut {
             // Its transaction may still commit once PostgreSQL answers again: nothing more is written by this process.
@@ -187,11 +183,18 @@ extension IngestService {
             } else {
                 logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
             }
-            ledger.withLock { ledger in
-                let whole = ledger.restore(batch).count == batch.parts.count
-                memory?.flushFailed(rebuildingFrom: whole ? nil : ledger.pendingDeltas)
-            }
+            takeBack(batch)
             return cutShort ? .cutShort : .failed
+        }
+    }
+
+    /// Puts the batch of a failed flush back in the ledger and tells the in-memory layers: its cubes are pending
+    /// again, or, when a partition changed hands during the flight and its part was not taken back, pending becomes
+    /// the cubes of the ledger's unflushed work.
+    fileprivate func takeBack(_ batch: FlushBatch) {
+        ledger.withLock { ledger in
+            let whole = ledger.restore(batch).count == batch.parts.count
+            memory?.flushFailed(rebuildingFrom: whole ? nil : ledger.pendingDeltas)
         }
     }
 }

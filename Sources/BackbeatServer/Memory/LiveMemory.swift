@@ -14,26 +14,6 @@ import Synchronization
 ///
 /// Lock order: the ingest ledger's lock, then this one; nothing here takes the ledger's lock.
 final class LiveMemory: Sendable {
-    /// The layers as they were at one instant; queries read these without holding any lock.
-    struct Snapshot: Sendable {
-        var durable: CubeMemory
-        var inFlight: CubeMemory?
-        var pending: CubeMemory
-        var complete: Bool
-
-        init(_ layers: MemoryLayers) {
-            durable = layers.durable
-            inFlight = layers.inFlight
-            pending = layers.pending
-            complete = layers.complete
-        }
-
-        /// Day buckets held in the durable layer.
-        var daysHeld: Int { durable.dayRange.map { $0.count } ?? 0 }
-        /// Bytes held by all three layers.
-        var byteCount: Int { durable.byteCount + pending.byteCount + (inFlight?.byteCount ?? 0) }
-    }
-
     /// Counters of how queries were answered, and of the work of sealing and eviction.
     struct Statistics: Sendable {
         var answeredFromMemory = 0
@@ -66,8 +46,9 @@ final class LiveMemory: Sendable {
         self.configuration = configuration
     }
 
-    func snapshot() -> Snapshot {
-        state.withLock { Snapshot($0.layers) }
+    /// The layers as they are now; queries read this copy without holding any lock.
+    func snapshot() -> MemoryLayers {
+        state.withLock { $0.layers }
     }
 
     var statistics: Statistics { state.withLock { $0.statistics } }
@@ -75,10 +56,7 @@ final class LiveMemory: Sendable {
     /// Day buckets held in the durable layer and bytes held by all layers, counted under the lock: a snapshot held
     /// while a poll's additions arrive would make them copy the pending layers they add to.
     func footprint() -> (daysHeld: Int, bytes: Int) {
-        state.withLock {
-            let layers = Snapshot($0.layers)
-            return (layers.daysHeld, layers.byteCount)
-        }
+        state.withLock { ($0.layers.daysHeld, $0.layers.byteCount) }
     }
 
     // MARK: - Submitted under the ledger's lock
