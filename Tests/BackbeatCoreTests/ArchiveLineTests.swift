@@ -1,4 +1,5 @@
 import BackbeatCore
+import BackbeatTestSupport
 import Testing
 
 /// The archive's line format: every message, however malformed its bytes, comes back exactly as consumed.

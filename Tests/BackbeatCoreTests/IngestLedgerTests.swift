@@ -1,4 +1,5 @@
 import BackbeatCore
+import BackbeatTestSupport
 import Testing
 
 /// The exactly-once bookkeeping: ownership, offsets, batches, failed and conflicting flushes.

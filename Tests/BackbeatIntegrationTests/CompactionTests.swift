@@ -1,5 +1,6 @@
 import BackbeatCore
 import BackbeatStore
+import BackbeatTestSupport
 import Logging
 import PostgresNIO
 import Testing

@@ -1,5 +1,6 @@
 import BackbeatCore
 import BackbeatStore
+import BackbeatTestSupport
 import PostgresNIO
 import Testing
 

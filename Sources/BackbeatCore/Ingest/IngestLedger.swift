@@ -162,16 +162,6 @@ public struct IngestLedger: Sendable {
         }
     }
 
-    /// `consume` of one message: what happened to it.
-    @discardableResult
-    public mutating func ingest(
-        _ message: ConsumedMessage, now: Timestamp, onAccepted: ((EventRecord, UnsafeRawBufferPointer) -> Void)? = nil
-    ) -> Outcome {
-        var result = Outcome.ignored
-        _ = consume([message], now: now, outcome: { result = $1 }, onAccepted: onAccepted)
-        return result
-    }
-
     /// Takes every partition's progress since the last flush, or nil when there is none.
     public mutating func takeBatch() -> FlushBatch? {
         var parts: [FlushBatch.Part] = []
