@@ -5,7 +5,8 @@ import Testing
 /// The in-memory layers driven beside the ledger through every transition of a live ingest (consumed, flush started,
 /// committed, failed, assigned, revoked, offset conflict, snapshot installed, rebuild): after each one, the pending
 /// cubes are exactly those of the ledger's unflushed work, a flush's cubes exactly those of its batch, and the durable
-/// layer exactly what the committed flushes wrote while memory was complete.
+/// layer exactly what the committed flushes wrote since a snapshot was installed, and `covers` only the partitions
+/// owned without a break since.
 @Suite struct MemoryLayersTests {
     static let now = RFC3339.parseTimestamp("2026-06-15T12:00:00Z")!
     static let partitions = (0..<3).map { TopicPartition(topic: "events", partition: $0) }
@@ -39,7 +40,7 @@ import Testing
         mutating func changeOwnership(of partitions: [TopicPartition], _ change: (inout IngestLedger, TopicPartition) -> Void) {
             let dropping = ledger.hasUnflushedWork(partitions)
             for partition in partitions { change(&ledger, partition) }
-            layers.ownershipChanged(rebuildingFrom: dropping ? ledger.pendingDeltas : nil)
+            layers.ownershipChanged(of: partitions, rebuildingFrom: dropping ? ledger.pendingDeltas : nil)
         }
 
         /// Takes a batch and starts its flush.
@@ -84,8 +85,9 @@ import Testing
         #expect(!ingest.layers.complete)
 
         // A snapshot installed while nothing is in flight: complete, pending kept as it was.
-        ingest.layers.install(CubeMemory())
-        #expect(ingest.layers.complete)
+        #expect(!ingest.layers.covers([]), "nothing installed yet")
+        ingest.layers.install(CubeMemory(), owned: Set(p), everyPartition: true)
+        #expect(ingest.layers.complete && ingest.layers.covers(Set(p)))
         ingest.expectPendingIsTheLedgersWork("installed")
 
         // A flush that commits: its cubes join the durable layer; what was consumed meanwhile stays pending.
@@ -108,7 +110,7 @@ import Testing
         let (third, _) = try ingest.startFlush()
         ingest.poll(200)
         ingest.changeOwnership(of: [p[2]]) { $0.revoke($1) }
-        #expect(!ingest.layers.complete)
+        #expect(!ingest.layers.complete && !ingest.layers.covers([p[2]]) && ingest.layers.covers([p[0], p[1]]))
         ingest.expectPendingIsTheLedgersWork("revoked during a flight")
         ingest.fail(third)
         ingest.expectPendingIsTheLedgersWork("failed flush, one partition revoked")
@@ -126,19 +128,24 @@ import Testing
         ingest.poll(300)
         ingest.expectPendingIsTheLedgersWork("reassigned")
 
-        // Complete again from a snapshot (here, what the first flush wrote); a flush that commits after a
-        // revocation during its flight leaves the durable layer as it was.
-        ingest.layers.install(ingest.layers.durable)
-        let (_, fifthFlight) = try ingest.startFlush()
-        ingest.changeOwnership(of: [p[0]]) { $0.revoke($1) }
-        #expect(ingest.layers.commit(of: fifthFlight.epoch) == nil)
-        ingest.commit(fifthFlight)
-        #expect(Cells([ingest.layers.durable]) == Cells(durable))
+        #expect(!ingest.layers.covers([p[1]]) && !ingest.layers.covers([p[2]]) && ingest.layers.covers([p[0]]))
 
-        // Complete again; the next commit grows the durable layer.
-        ingest.changeOwnership(of: [p[0]]) { $0.assign($1, storedOffset: first.parts[0].newOffset) }
+        // Complete again from a snapshot (here, what the flushes wrote); a flush that commits after a revocation
+        // during its flight is durable for all its partitions: it grows the durable layer, and the revoked
+        // partition is no longer covered.
+        ingest.layers.install(ingest.layers.durable, owned: Set(p), everyPartition: true)
+        let (fifth, fifthFlight) = try ingest.startFlush()
+        ingest.changeOwnership(of: [p[0]]) { $0.revoke($1) }
+        ingest.commit(fifthFlight)
+        durable.merge(fifth.mergedDelta)
+        #expect(Cells([ingest.layers.durable]) == Cells(durable))
+        #expect(!ingest.layers.complete && !ingest.layers.covers([p[0]]) && ingest.layers.covers([p[1], p[2]]))
+
+        // A snapshot installed while owning part of the partitions covers those only; the next commit grows it.
+        ingest.changeOwnership(of: [p[0]]) { $0.assign($1, storedOffset: fifth.parts.first { $0.topicPartition == p[0] }?.newOffset) }
         ingest.poll(300)
-        ingest.layers.install(ingest.layers.durable)
+        ingest.layers.install(ingest.layers.durable, owned: [p[0], p[1]], everyPartition: false)
+        #expect(!ingest.layers.complete && ingest.layers.covers([p[0], p[1]]) && !ingest.layers.covers([p[2]]))
         let (sixth, sixthFlight) = try ingest.startFlush()
         ingest.commit(sixthFlight)
         durable.merge(sixth.mergedDelta)
@@ -150,10 +157,10 @@ import Testing
         var layers = MemoryLayers()
         var grown = CubeMemory()
         grown.addListeners(artistID: "a1", trackID: nil, day: 20_000, HyperLogLog())
-        layers.install(CubeMemory())
+        layers.install(CubeMemory(), owned: [Self.partitions[0]], everyPartition: false)
         let epoch = layers.epoch
         layers.storedAggregatesReplaced()
-        #expect(!layers.complete && layers.epoch == epoch + 1)
+        #expect(!layers.covers([Self.partitions[0]]) && !layers.covers([]) && layers.epoch == epoch + 1)
         let replacedUnderTheOldEpoch = layers.replaceDurable(with: grown, ifStillAt: epoch)
         #expect(!replacedUnderTheOldEpoch)
         #expect(layers.durable.dayRange == nil)

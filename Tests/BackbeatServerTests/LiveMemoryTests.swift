@@ -79,11 +79,11 @@ import Testing
         #expect(Self.answers(retried.layer) == Self.answers(Self.layer([d[0], d[1], d[2]])))
     }
 
-    @Test func aCommittedFlushJoinsTheDurableLayerUnlessOwnershipChangedMeanwhile() async {
+    @Test func aCommittedFlushJoinsTheDurableLayerEvenWhenItsPartitionChangedHandsMeanwhile() async {
         let memory = Self.memory()
         let d = Self.deltas
         memory.consumed([Self.partition: d[1]])
-        await memory.install(Self.layer([d[0]]), sealedDays: 0, droppedDays: 0).value()
+        await memory.install(Self.layer([d[0]]), owned: [Self.partition], everyPartition: true, sealedDays: 0, droppedDays: 0).value()
         #expect(memory.isComplete)
         #expect(Self.answers(memory.snapshot().pending) == Self.answers(Self.layer([d[1]])))
 
@@ -93,17 +93,19 @@ import Testing
         #expect(Self.answers(layers.durable) == Self.answers(Self.layer([d[0], d[1]])))
         #expect(layers.inFlight == nil)
 
-        // A revocation that drops unflushed work while the next flush is written: memory is no longer complete, the
-        // flush's cells stay out of the durable layer, and pending becomes the ledger's work as the revocation left it.
+        // A revocation that drops unflushed work while the next flush is written: memory is no longer complete and no
+        // longer covers the partition, pending becomes the ledger's work as the revocation left it, and the flush's
+        // cells, durable once it commits, join the durable layer.
         memory.consumed([Self.partition: d[2]])
         let next = await memory.flushStarted().value()
-        memory.ownershipChanged(rebuildingFrom: [d[3]])
+        memory.ownershipChanged(of: [Self.partition], rebuildingFrom: [d[3]])
         await memory.settled()
         memory.flushCommitted(epoch: next.epoch)
         layers = memory.snapshot()
         #expect(!layers.complete)
+        #expect(!layers.covers([Self.partition]))
         #expect(layers.inFlight == nil)
         #expect(Self.answers(layers.pending) == Self.answers(Self.layer([d[3]])))
-        #expect(Self.answers(layers.durable) == Self.answers(Self.layer([d[0], d[1]])))
+        #expect(Self.answers(layers.durable) == Self.answers(Self.layer([d[0], d[1], d[2]])))
     }
 }

@@ -13,13 +13,23 @@
 /// partition, because a partition's cubes apart cost far more memory when partitions do not split the artists
 /// (docs/performance.md).
 ///
-/// `complete` holds while durable + in flight + pending is everything consumed from the horizon on: that needs the
-/// ingest to own every partition since the snapshot was installed. Any change of ownership or rebuild clears it, and
-/// bumps `epoch`: a flush started under another epoch must not grow `durable`.
+/// Which answers the layers hold whole (`covers`): `loaded` is the partitions owned without a break since the snapshot
+/// was installed. For an artist whose messages all arrive on loaded partitions, durable + in flight + pending is
+/// everything consumed from the horizon on, however the other partitions move between instances: a committed flush
+/// is durable for every partition it wrote, so it grows `durable` even after one of them changed hands (that
+/// partition just is no longer loaded). `complete` holds while `loaded` is every partition (it was at the install,
+/// and no ownership changed since): then any query is covered. A change of ownership takes its partitions out of
+/// `loaded`; a rebuild of the stored aggregates empties it and bumps `epoch`, as an install does: a flush started
+/// under another epoch must not grow `durable`.
 public struct MemoryLayers: Sendable {
     public private(set) var durable = CubeMemory()
     public private(set) var inFlight: CubeMemory?
     public private(set) var pending = CubeMemory()
+    /// The partitions whose every message from the horizon on is in the layers (owned since the install).
+    public private(set) var loaded: Set<TopicPartition> = []
+    /// Whether a snapshot is installed (and no rebuild replaced the stored aggregates since).
+    public private(set) var installed = false
+    /// Whether `loaded` is every partition of the consumed topics.
     public private(set) var complete = false
     public private(set) var epoch: UInt64 = 0
 
@@ -36,13 +46,19 @@ public struct MemoryLayers: Sendable {
         for delta in polled.values where !delta.isEmpty { pending.add(delta) }
     }
 
-    /// Partitions were assigned, revoked or marked stale: memory alone no longer answers. When the change dropped
-    /// unflushed work, `unflushed` is the ledger's unflushed work as the change left it (`IngestLedger.pendingDeltas`)
-    /// and `pending` becomes its cubes; nil when it dropped none, and `pending` stays.
-    public mutating func ownershipChanged(rebuildingFrom unflushed: [InternedDelta]?) {
+    /// `partitions` were assigned, revoked or marked stale: they are no longer loaded (an assigned one is loaded by
+    /// the next install), and memory alone no longer answers every query. When the change dropped unflushed work,
+    /// `unflushed` is the ledger's unflushed work as the change left it (`IngestLedger.pendingDeltas`) and `pending`
+    /// becomes its cubes; nil when it dropped none, and `pending` stays.
+    public mutating func ownershipChanged(of partitions: some Sequence<TopicPartition>, rebuildingFrom unflushed: [InternedDelta]?) {
         if let unflushed { pending = Self.cubes(of: unflushed) }
+        loaded.subtract(partitions)
         complete = false
-        epoch += 1
+    }
+
+    /// Whether the layers answer alone for data whose messages all arrive on `partitions` (an artist's, say).
+    public func covers(_ partitions: Set<TopicPartition>) -> Bool {
+        installed && (complete || partitions.isSubset(of: loaded))
     }
 
     /// A flush took all the unflushed work: the pending cubes move in flight.
@@ -54,10 +70,10 @@ public struct MemoryLayers: Sendable {
     }
 
     /// What the commit of the flush started under `epoch` adds up: `durable` and the in-flight cubes, taken out so
-    /// that the addition (`Commit.grown`) runs apart while the layers are read and added to; nil when ownership
-    /// changed since the flush started (its cubes then stay out of `durable`).
+    /// that the addition (`Commit.grown`) runs apart while the layers are read and added to; nil when a snapshot was
+    /// installed or the stored aggregates replaced since the flush started (its cubes then stay out of `durable`).
     public func commit(of epoch: UInt64) -> Commit? {
-        guard complete, self.epoch == epoch, let inFlight else { return nil }
+        guard installed, self.epoch == epoch, let inFlight else { return nil }
         return Commit(durable: durable, flight: inFlight)
     }
 
@@ -75,7 +91,7 @@ public struct MemoryLayers: Sendable {
     }
 
     /// The flush started under `epoch` committed: its cubes leave flight, and `grown` (`commit(of:)`'s addition)
-    /// becomes the durable layer unless ownership changed meanwhile.
+    /// becomes the durable layer unless a snapshot was installed or a rebuild happened meanwhile.
     public mutating func flushCommitted(epoch: UInt64, durable grown: CubeMemory?) {
         if let grown { replaceDurable(with: grown, ifStillAt: epoch) }
         inFlight = nil
@@ -94,23 +110,28 @@ public struct MemoryLayers: Sendable {
         inFlight = nil
     }
 
-    /// Installs `durable`, read from PostgreSQL while the ledger's stored offsets were the snapshot's and no flush
-    /// was in flight: with the pending cubes, which are the ledger's unflushed work, memory alone answers.
-    public mutating func install(_ durable: CubeMemory) {
+    /// Installs `durable`, read from PostgreSQL while the ledger's stored offsets of the `owned` partitions were the
+    /// snapshot's and no flush was in flight: with the pending cubes, which are the ledger's unflushed work, memory
+    /// alone answers for the owned partitions, and for every query when they are all the partitions (`everyPartition`).
+    public mutating func install(_ durable: CubeMemory, owned: Set<TopicPartition>, everyPartition: Bool) {
         self.durable = durable
-        complete = true
+        loaded = owned
+        installed = true
+        complete = everyPartition
         epoch += 1
     }
 
     /// Stored aggregates were replaced behind the flushes' back (`backbeat rebuild`): memory alone no longer
     /// answers until a snapshot is installed again. Pending work is the ledger's and stays.
     public mutating func storedAggregatesReplaced() {
+        loaded = []
+        installed = false
         complete = false
         epoch += 1
     }
 
-    /// Replaces `durable` with a copy of it changed apart (grown by a commit, sealed, trimmed) if no change of
-    /// ownership happened since the copy was taken at `epoch`. Answers whether it did.
+    /// Replaces `durable` with a copy of it changed apart (grown by a commit, sealed, trimmed) if no install or rebuild
+    /// happened since the copy was taken at `epoch`. Answers whether it did.
     @discardableResult
     public mutating func replaceDurable(with changed: CubeMemory, ifStillAt epoch: UInt64) -> Bool {
         guard self.epoch == epoch else { return false }

@@ -61,7 +61,7 @@ extension IngestService {
                 failures = outcome == .failed ? failures + 1 : 0
                 sealArchiveSegments()
                 await noticeRebuilds()
-                await loadSnapshotIfOwningEverything()
+                await loadSnapshotOfOwnedPartitions()
                 memory?.maintain(today: Self.today())
             }
             return false
@@ -288,14 +288,14 @@ extension IngestService {
         logger.notice("a rebuild replaced stored aggregates; reloading the in-memory days", metadata: ["rebuild": "\(latest)"])
     }
 
-    /// When this instance owns every partition but memory is not complete, loads the retained window from
-    /// PostgreSQL and installs it if the ledger still stands exactly at the snapshot's offsets (flushes run on
-    /// this same loop, so none is in flight).
-    fileprivate func loadSnapshotIfOwningEverything() async {
-        guard let memory, !memory.isComplete,
-              let all = allPartitions.withLock({ $0 }), !all.isEmpty,
-              ledger.withLock({ Set($0.assigned) == all })
-        else { return }
+    /// When the partitions this instance owns are not all loaded (after an assignment, a rebuild, at the start),
+    /// loads the retained window from PostgreSQL and installs it if the ledger's owned partitions still stand
+    /// exactly at the snapshot's offsets (flushes run on this same loop, so none is in flight). Memory then answers
+    /// alone for the artists whose messages arrive on owned partitions, and for everything when it owns them all.
+    fileprivate func loadSnapshotOfOwnedPartitions() async {
+        guard let memory, let all = allPartitions.withLock({ $0 }), !all.isEmpty else { return }
+        let owned = Set(ledger.withLock { $0.assigned })
+        guard !owned.isEmpty, !memory.isLoaded(owned) else { return }
         let started = ContinuousClock.now
         let snapshot: StoredSnapshot
         do {
@@ -309,13 +309,14 @@ extension IngestService {
         let (sealed, dropped) = memory.trim(&loaded, today: Self.today())
         let installed = ledger.withLock { ledger -> ChangeApplied<Void>? in
             let stored = ledger.storedOffsets
-            guard Set(stored.keys) == all, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return nil }
-            return memory.install(loaded, sealedDays: sealed, droppedDays: dropped)
+            guard Set(stored.keys) == owned, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return nil }
+            return memory.install(loaded, owned: owned, everyPartition: owned == all, sealedDays: sealed, droppedDays: dropped)
         }
         if let installed {
             await installed.value()
             logger.info("answering from memory: loaded the retained window", metadata: [
                 "from_day": "\(RFC3339.formatDate(CivilDate(daysSinceEpoch: loaded.horizonDay)))",
+                "partitions": "\(owned.count) of \(all.count)",
                 "bytes": "\(loaded.byteCount)", "duration": "\(ContinuousClock.now - started)",
             ])
         }

@@ -88,13 +88,13 @@ public final class IngestService: Service, Sendable {
     }
 
     /// Applies `change` (assign, revoke, mark stale) to each of `partitions` in the ledger and tells the in-memory
-    /// layers, under the ledger's lock: memory alone no longer answers, and when the change dropped unflushed work,
-    /// the pending cubes become those of the work left.
+    /// layers, under the ledger's lock: the partitions are no longer loaded, and when the change dropped unflushed
+    /// work, the pending cubes become those of the work left.
     func changeOwnership(of partitions: [TopicPartition], _ change: (inout IngestLedger, TopicPartition) -> Void) {
         ledger.withLock { ledger in
             let dropping = ledger.hasUnflushedWork(partitions)
             for partition in partitions { change(&ledger, partition) }
-            memory?.ownershipChanged(rebuildingFrom: dropping ? ledger.pendingDeltas : nil)
+            memory?.ownershipChanged(of: partitions, rebuildingFrom: dropping ? ledger.pendingDeltas : nil)
         }
     }
 

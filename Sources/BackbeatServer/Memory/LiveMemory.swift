@@ -67,10 +67,10 @@ final class LiveMemory: Sendable {
         submit { [self] in state.withLock { $0.layers.consumed(polled) } }
     }
 
-    /// Partitions were assigned, revoked or marked stale: memory alone no longer answers; `unflushed`, when the
-    /// change dropped unflushed work, is the ledger's unflushed work left, which `pending` becomes.
-    func ownershipChanged(rebuildingFrom unflushed: [InternedDelta]?) {
-        submit { [self] in state.withLock { $0.layers.ownershipChanged(rebuildingFrom: unflushed) } }
+    /// `partitions` were assigned, revoked or marked stale: they are no longer loaded; `unflushed`, when the change
+    /// dropped unflushed work, is the ledger's unflushed work left, which `pending` becomes.
+    func ownershipChanged(of partitions: [TopicPartition], rebuildingFrom unflushed: [InternedDelta]?) {
+        submit { [self] in state.withLock { $0.layers.ownershipChanged(of: partitions, rebuildingFrom: unflushed) } }
     }
 
     /// A flush took everything pending: it moves in flight. Answers (once every change before it is applied) the
@@ -86,12 +86,14 @@ final class LiveMemory: Sendable {
         submit { [self] in state.withLock { $0.layers.flushFailed(rebuildingFrom: unflushed) } }
     }
 
-    /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets equal the snapshot's (already
-    /// sealed and trimmed: the counts are for the statistics). Answers once it is installed.
-    func install(_ durable: CubeMemory, sealedDays: Int, droppedDays: Int) -> ChangeApplied<Void> {
+    /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets of the `owned` partitions equal the
+    /// snapshot's (already sealed and trimmed: the counts are for the statistics). Answers once it is installed.
+    func install(
+        _ durable: CubeMemory, owned: Set<TopicPartition>, everyPartition: Bool, sealedDays: Int, droppedDays: Int
+    ) -> ChangeApplied<Void> {
         submit { [self] in
             state.withLock {
-                $0.layers.install(durable)
+                $0.layers.install(durable, owned: owned, everyPartition: everyPartition)
                 $0.statistics.snapshotsLoaded += 1
                 $0.statistics.daysSealed += sealedDays
                 $0.statistics.daysDropped += droppedDays
@@ -180,4 +182,9 @@ final class LiveMemory: Sendable {
     }
 
     var isComplete: Bool { state.withLock { $0.layers.complete } }
+
+    /// Whether a snapshot is installed and `loaded` is exactly `owned`: nothing to load.
+    func isLoaded(_ owned: Set<TopicPartition>) -> Bool {
+        state.withLock { $0.layers.installed && $0.layers.loaded == owned }
+    }
 }
