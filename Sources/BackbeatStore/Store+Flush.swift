@@ -8,10 +8,13 @@ extension Store {
     /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
     /// `layer`, when given, is the in-memory layer built from exactly this batch's deltas (`serve`'s in-flight
-    /// layer): the listener sketches are read from it rather than built again.
+    /// layer): the listener sketches are read from it rather than built again. `artistPartitions` are the batch's
+    /// artists on their partitions not stored before (`serve` routes queries by them).
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
-    public func write(_ batch: FlushBatch, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = []) async throws {
+    public func write(
+        _ batch: FlushBatch, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = [], artistPartitions: [ArtistPartition] = []
+    ) async throws {
         let delta = batch.mergedDelta
         do {
             try await client.withTransaction(logger: logger) { connection in
@@ -23,6 +26,7 @@ extension Store {
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
                 }
+                try await recordArtistPartitions(artistPartitions, on: connection)
             }
         } catch let error as PostgresTransactionError {
             // Nothing was committed; surface a conflict as itself so the caller can re-seek.
@@ -53,6 +57,16 @@ extension Store {
         var moved = false
         for try await _ in rows { moved = true }
         guard moved else { throw OffsetConflict(topicPartition: part.topicPartition, expected: part.expectedOffset) }
+    }
+
+    private func recordArtistPartitions(_ pairs: [ArtistPartition], on connection: PostgresConnection) async throws {
+        guard !pairs.isEmpty else { return }
+        try await connection.query("""
+            INSERT INTO artist_partitions (artist_id, topic, partition)
+            SELECT * FROM unnest(\(pairs.map(\.artistID))::text[], \(pairs.map(\.topicPartition.topic))::text[],
+                                 \(pairs.map(\.topicPartition.partition))::integer[])
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
     }
 
     private func recordSegment(_ segment: ArchiveSegmentPosition, on connection: PostgresConnection) async throws {
