@@ -15,12 +15,16 @@ public struct ServeConfiguration: Sendable {
     public var webDirectory: String?
     /// How often `CompactionService` merges flushed rows.
     public var compactionInterval: Duration
+    /// Where the other instances of the group reach this one (nil: queries are not forwarded between instances).
+    public var cluster: ClusterConfiguration?
 
     public init(
         ingest: IngestConfiguration, httpHost: String = "0.0.0.0", httpPort: Int = 8080, adminToken: String,
-        compactionInterval: Duration = .seconds(5), artistRequestsPerSecond: Double = 20, webDirectory: String? = nil
+        compactionInterval: Duration = .seconds(5), artistRequestsPerSecond: Double = 20, webDirectory: String? = nil,
+        cluster: ClusterConfiguration? = nil
     ) {
         self.compactionInterval = compactionInterval
+        self.cluster = cluster
         self.ingest = ingest
         self.httpHost = httpHost
         self.httpPort = httpPort
@@ -31,10 +35,11 @@ public struct ServeConfiguration: Sendable {
 }
 
 /// Builds the router: health checks, metrics and the web dashboard's static files open, everything under `/v1`
-/// behind a bearer token (admin or artist).
-public func buildRouter(
+/// behind a bearer token (admin or artist). With `registry`, a query for an artist that memory here does not hold is
+/// forwarded to the instance that holds it (`ArtistForwarding`).
+func buildRouter(
     store: Store, ingest: IngestService?, metrics: ServiceMetrics, adminToken: String, artistRequestsPerSecond: Double = 20,
-    webDirectory: String? = nil
+    webDirectory: String? = nil, registry: InstanceRegistry? = nil
 ) -> Router<BackbeatRequestContext> {
     let router = Router(context: BackbeatRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
@@ -44,27 +49,51 @@ public func buildRouter(
     }
     HealthRoutes(store: store, ingest: ingest).add(to: router)
     MetricsRoute(metrics: metrics).add(to: router)
-    let queries = QueryService(store: store, memory: ingest?.memory)
+    let memory = ingest?.memory
+    let artistPartitions = memory == nil ? nil : ArtistPartitionCache(store: store)
+    let queries = QueryService(store: store, memory: memory, artistPartitions: artistPartitions)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistListRoute(store: store).add(to: v1)
-    ArtistRoutes(queries: queries).add(to: v1)
-    SummaryRoute(queries: queries).add(to: v1)
+    let artist = v1.group("artists/:artist_id")
+    if let registry, let memory, let artistPartitions {
+        artist.add(middleware: ArtistForwarding(
+            configuration: registry.configuration, registry: registry, artistPartitions: artistPartitions, memory: memory,
+            adminToken: adminToken, logger: registry.logger))
+    }
+    ArtistRoutes(queries: queries).add(to: artist)
+    SummaryRoute(queries: queries).add(to: artist)
     QueryRoutes(queries: queries).add(to: v1)
-    MemoryRoute(memory: ingest?.memory).add(to: v1)
+    MemoryRoute(memory: memory, registry: registry).add(to: v1)
     return router
 }
 
-/// Builds the whole service: the PostgreSQL pool, the ingest path and the HTTP server, shut down in reverse
-/// order on SIGTERM (HTTP first, then ingest flushes and leaves the group, then a last compaction, then the pool closes).
+/// `buildRouter` as the in-process tests build it: one instance, no forwarding.
+public func buildRouter(
+    store: Store, ingest: IngestService?, metrics: ServiceMetrics, adminToken: String, artistRequestsPerSecond: Double = 20
+) -> Router<BackbeatRequestContext> {
+    buildRouter(store: store, ingest: ingest, metrics: metrics, adminToken: adminToken, artistRequestsPerSecond: artistRequestsPerSecond,
+                webDirectory: nil, registry: nil)
+}
+
+/// Builds the whole service: the PostgreSQL pool, the ingest path, the instance's heartbeat and the HTTP server,
+/// shut down in reverse order on SIGTERM (HTTP first, then the instance's record is removed, then ingest flushes
+/// and leaves the group, then a last compaction, then the pool closes).
 public func buildApplication(configuration: ServeConfiguration, store: Store, logger: Logger) -> some ApplicationProtocol {
     let metrics = ServiceMetrics()
     let ingest = IngestService(configuration: configuration.ingest, store: store, metrics: metrics, logger: logger)
+    let registry = configuration.cluster.map { InstanceRegistry(configuration: $0, store: store, memory: ingest.memory, logger: logger) }
     let router = buildRouter(store: store, ingest: ingest, metrics: metrics, adminToken: configuration.adminToken,
-                             artistRequestsPerSecond: configuration.artistRequestsPerSecond, webDirectory: configuration.webDirectory)
+                             artistRequestsPerSecond: configuration.artistRequestsPerSecond, webDirectory: configuration.webDirectory,
+                             registry: registry)
+    var services: [any Service] = [
+        store.client,
+        CompactionService(store: store, interval: configuration.compactionInterval, logger: logger, ingestIsCatchingUp: { ingest.isCatchingUp }),
+        ingest,
+    ]
+    if let registry { services.append(registry) }
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "backbeat"),
-        services: [store.client, CompactionService(store: store, interval: configuration.compactionInterval, logger: logger,
-                                                     ingestIsCatchingUp: { ingest.isCatchingUp }), ingest],
+        services: services,
         logger: logger)
 }

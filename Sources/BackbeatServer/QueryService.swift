@@ -4,40 +4,62 @@ import BackbeatStore
 /// Answers validated queries from memory where this instance can answer completely, from PostgreSQL otherwise,
 /// and merges the two without counting anything twice:
 ///
-/// - memory complete (this instance owns every partition): days from the horizon on come from memory (durable +
-///   in flight), earlier days from PostgreSQL;
-/// - memory incomplete (another instance owns some partitions, or no snapshot yet): PostgreSQL;
+/// - memory holds the query whole (this instance owns every partition, or the query is for one artist whose
+///   messages all arrive on partitions it owns and has loaded: `MemoryLayers.covers`): days from the horizon on come
+///   from memory (durable + in flight), earlier days from PostgreSQL;
+/// - otherwise (another instance owns some of the partitions, or no snapshot yet): PostgreSQL;
 /// - either way, plus this instance's pending (consumed, not yet flushed) events, which are nowhere else.
 ///
 /// A query on a full-dimension table (no dashboard cube has its dimensions) is answered by PostgreSQL alone.
 public struct QueryService: Sendable {
     let store: Store
     let memory: LiveMemory?
+    /// Where each artist's messages arrive (nil: memory answers only when it holds every partition).
+    let artistPartitions: ArtistPartitionCache?
 
-    init(store: Store, memory: LiveMemory?) {
+    init(store: Store, memory: LiveMemory?, artistPartitions: ArtistPartitionCache?) {
         self.store = store
         self.memory = memory
+        self.artistPartitions = artistPartitions
+    }
+
+    /// `reading(from:artist:_:)` for `query`'s interval and artist.
+    public func reading<T: Sendable>(for query: Query, _ body: @Sendable (Reads) async throws -> T) async throws -> T {
+        let artists = query.filters[.artistID] ?? []
+        return try await reading(from: query.interval.from, artist: artists.count == 1 ? artists[0] : nil, body)
     }
 
     /// Runs `body`, the reads of one answer, on one snapshot: the memory layers as they are now, whichever flushes
     /// commit meanwhile, and, unless memory holds every day from `from` on, one database snapshot
     /// (`Store.withReadSnapshot`). An answer is then never half before and half after a flush or a `rebuild`'s swap.
     /// (A query on a table memory does not hold still reads PostgreSQL outside a database snapshot when memory
-    /// covers `from`.)
-    public func reading<T: Sendable>(from: Timestamp, _ body: @Sendable (Reads) async throws -> T) async throws -> T {
-        let reads = Reads(store: store, memory: memory, layers: memory?.snapshot())
-        if let layers = reads.layers, layers.complete, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) {
+    /// covers `from`.) `artist`, when the reads are all for one artist, lets memory answer when it holds that artist
+    /// whole though not every partition.
+    public func reading<T: Sendable>(from: Timestamp, artist: String?, _ body: @Sendable (Reads) async throws -> T) async throws -> T {
+        let layers = memory?.snapshot()
+        let reads = Reads(store: store, memory: memory, layers: layers, memoryHoldsAll: try await holdsAll(layers, artist: artist))
+        if let layers = reads.layers, reads.memoryHoldsAll, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) {
             return try await body(reads)
         }
         return try await store.withReadSnapshot { try await body(reads) }
     }
 
-    /// The reads of one answer, from the one snapshot `reading(from:_:)` took.
+    /// Whether `layers` hold everything of the reads, which are for `artist` alone when it is given.
+    private func holdsAll(_ layers: MemoryLayers?, artist: String?) async throws -> Bool {
+        guard let layers, layers.installed else { return false }
+        if layers.complete { return true }
+        guard let artist, let artistPartitions else { return false }
+        return layers.covers(try await artistPartitions.partitions(of: artist))
+    }
+
+    /// The reads of one answer, from the one snapshot `reading(from:artist:_:)` took.
     public struct Reads: Sendable {
         let store: Store
         let memory: LiveMemory?
         /// The memory layers as of the start of the answer (nil: memory is disabled).
         let layers: MemoryLayers?
+        /// Whether the layers hold everything these reads read (from the horizon on).
+        let memoryHoldsAll: Bool
 
         public func answer(_ query: Query) async throws -> [QueryRow] {
             try ResultShaper.shape(try await rows(for: query), for: query)
@@ -73,7 +95,7 @@ public struct QueryService: Sendable {
             guard let memory, let layers else { return try await store.rows(for: query) }
             var parts: [[QueryRow]] = []
             var stored: Query? = query
-            if layers.complete, CubeMemory.holds(Cube.plan(for: query)) {
+            if memoryHoldsAll, CubeMemory.holds(Cube.plan(for: query)) {
                 let split = Timestamp(seconds: max(layers.durable.horizonDay, -1_000_000) * 86_400)
                 if split < query.interval.to {
                     var recent = query
@@ -103,7 +125,7 @@ public struct QueryService: Sendable {
             guard let layers else { return try await readStored(days) }
             var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
             var storedDays: Range<Int64>? = days
-            if layers.complete {
+            if memoryHoldsAll {
                 let split = min(max(layers.durable.horizonDay, days.lowerBound), days.upperBound)
                 parts.append(read(layers.durable, split..<days.upperBound))
                 if let inFlight = layers.inFlight { parts.append(read(inFlight, split..<days.upperBound)) }

@@ -65,6 +65,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("web-dir"), help: "The web dashboard's files, served at / (env BACKBEAT_WEB_DIR; default ./dashboards/web, then share/backbeat/web beside the binary; none found: no dashboard).")
     var webDirectory: String?
 
+    @Option(name: .customLong("advertise-url"), help: "The base URL the other instances of the group reach this one at, to forward it the queries for the artists it holds in memory (env BACKBEAT_ADVERTISE_URL; default http://<hostname>:<http-port>).")
+    var advertiseURL: String?
+
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
 
@@ -117,6 +120,14 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--pending-limit \(pendingText) is not a positive size such as 256MB")
         }
 
+        let advertised = setting(advertiseURL, "BACKBEAT_ADVERTISE_URL") ?? "http://\(ProcessInfo.processInfo.hostName):\(port)"
+        guard let advertisedURL = URL(string: advertised), ["http", "https"].contains(advertisedURL.scheme ?? ""), advertisedURL.host != nil else {
+            throw ValidationError("--advertise-url \(advertised) is not an http(s) base URL such as http://backbeat-2:8080")
+        }
+        let cluster = ClusterConfiguration(
+            instanceID: "\(ProcessInfo.processInfo.hostName)-\(port)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))",
+            advertisedURL: advertised.hasSuffix("/") ? String(advertised.dropLast()) : advertised)
+
         let deadLetters = setting(deadLetterTopic, "BACKBEAT_DEAD_LETTER_TOPIC").flatMap { $0.isEmpty ? nil : $0 }
         if let deadLetters, topicList.contains(deadLetters) {
             throw ValidationError("--dead-letter-topic \(deadLetters) is also a consumed topic: rejected messages would be consumed again")
@@ -153,7 +164,8 @@ struct ServeCommand: AsyncParsableCommand {
                 memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),
                 archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes),
                 pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters),
-            httpPort: port, adminToken: token, compactionInterval: compaction, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger))
+            httpPort: port, adminToken: token, compactionInterval: compaction, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger),
+            cluster: cluster)
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         // A stop is bounded: past `shutdownLimit` what still runs is cancelled, and whatever ignores its
         // cancellation for 10 s more ends the process (a stop must never hang: a supervisor would kill it anyway).

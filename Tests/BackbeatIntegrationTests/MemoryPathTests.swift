@@ -3,8 +3,9 @@ import BackbeatKafka
 import Foundation
 import Testing
 
-/// The in-memory path: answers from memory alone, from memory and PostgreSQL across an evicted range, and from
-/// PostgreSQL plus pending events when another instance owns some partitions; always the ground truth.
+/// The in-memory path: answers from memory alone, from memory and PostgreSQL across an evicted range, from the
+/// instance that holds an artist in memory when several share the partitions, and from PostgreSQL plus pending
+/// events while no live instance holds it; always the ground truth.
 @Suite(.serialized) struct MemoryPathTests {
     /// Days of memory that reach back to 2026-08-01 from today, so that the workload's days and the summary's
     /// windows (back to 2026-08-16) are all inside the retained window whatever day the tests run.
@@ -71,30 +72,92 @@ import Testing
         withExtendedLifetime(broker) {}
     }
 
-    @Test func twoInstancesInOneGroupBothAnswerEveryQuery() async throws {
-        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
-        let database = try await TestEnvironment.freshDatabase("two")
+    @Test func threeInstancesAnswerEveryArtistFromMemoryAndStayExactWhileOneIsKilled() async throws {
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 6)
+        let database = try await TestEnvironment.freshDatabase("three")
         let workload = Workload(events: 20_000, seed: 44, invalidFraction: 0.005)
         let arguments = ["--memory-days", Self.coveringDays]
-        let first = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, group: "pair", arguments: arguments)
-        let second = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, group: "pair", arguments: arguments)
-        try await first.waitUntilHealthy()
-        try await second.waitUntilHealthy()
-        try await first.waitForLog("partitions assigned")
-        try await second.waitForLog("partitions assigned")
+        let instances = try (0..<3).map { _ in
+            try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, group: "trio", arguments: arguments)
+        }
+        for instance in instances {
+            try await instance.waitUntilHealthy()
+            try await instance.waitForLog("partitions assigned")
+        }
+        // Messages keyed by artist: each artist's messages arrive on one partition number of each topic, which the
+        // range assignor gives to one instance.
         try workload.publish(0..<workload.messages.count, to: broker.bootstrapServers)
         try await TestEnvironment.withStore(url: database) { store in
             try await expectGroundTruth(workload, in: store, within: .seconds(90))
         }
+        try await Self.waitUntilEveryPartitionIsLoaded(instances, count: 18)
         let checks = EndpointChecks(workload)
-        for instance in [first, second] {
-            // Each owns only some partitions: its memory is not complete, so PostgreSQL (plus its pending events) answers.
-            #expect(try await Self.memory(instance)["complete"] as? Bool == false)
+        let before = try await Self.totals(instances)
+        for instance in instances {
+            #expect(try await Self.memory(instance)["complete"] as? Bool == false, "each owns only some partitions")
             try await checks.checkEverything(instance.baseURL)
         }
-        #expect(first.terminate() == 0)
-        #expect(second.terminate() == 0)
+        let after = try await Self.totals(instances)
+        // Every dashboard answer came from memory, here or at the instance holding the artist; only the general
+        // queries (not for one artist) were answered by PostgreSQL.
+        #expect(after["forwarded"]! > before["forwarded"]!, "\(after)")
+        #expect(after["answered_from_memory"]! > before["answered_from_memory"]! + 3 * 20, "\(after)")
+        #expect(after["answered_from_memory_and_postgres"] == before["answered_from_memory_and_postgres"], "\(after)")
+        #expect(after["answered_from_postgres"]! - before["answered_from_postgres"]! <= 3 * 2, "\(after)")
+        #expect(after["forward_failures"] == 0, "\(after)")
+
+        // Kill the instance holding the first checked artist: until its partitions are loaded elsewhere, the others
+        // answer its artists from PostgreSQL; every answer on the way stays exact.
+        let artist = EndpointChecks.artists[0]
+        let reply = try await HTTP.get(instances[0].baseURL + "/v1/artists/\(artist)/platforms?from=\(EndpointChecks.from)&to=\(EndpointChecks.to)")
+        let answeredBy = reply.headers.first { ($0.key as? String)?.lowercased() == "backbeat-answered-by" }?.value as? String
+        var holderIndex = 0
+        for (index, instance) in instances.enumerated() where try await Self.memory(instance)["instance_id"] as? String == answeredBy {
+            holderIndex = index
+        }
+        instances[holderIndex].kill()
+        let survivors = instances.enumerated().filter { $0.offset != holderIndex }.map(\.element)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(90)
+        var rounds = 0
+        while clock.now < deadline {
+            for survivor in survivors { try await checks.checkEverything(survivor.baseURL) }
+            rounds += 1
+            if try await Self.totals(survivors)["loaded_partitions"] == 18 { break }
+        }
+        #expect(rounds >= 2, "checked while the partitions moved")
+        try await Self.waitUntilEveryPartitionIsLoaded(survivors, count: 18, timeout: .seconds(10))
+        let settled = try await Self.totals(survivors)
+        for survivor in survivors { try await checks.checkEverything(survivor.baseURL) }
+        let last = try await Self.totals(survivors)
+        #expect(last["answered_from_memory_and_postgres"] == settled["answered_from_memory_and_postgres"], "\(last)")
+        #expect(last["answered_from_postgres"]! - settled["answered_from_postgres"]! <= 2 * 2, "\(last)")
+        for survivor in survivors { #expect(survivor.terminate() == 0) }
         withExtendedLifetime(broker) {}
+    }
+
+    /// Waits until the instances together hold `count` partitions whole in memory, and each has read that from the
+    /// others' heartbeats (so forwards where the partitions are held).
+    static func waitUntilEveryPartitionIsLoaded(_ instances: [ServiceProcess], count: Int, timeout: Duration = .seconds(60)) async throws {
+        try await waitUntil(timeout: timeout, "the instances to load all \(count) partitions and see it") {
+            guard try await totals(instances)["loaded_partitions"] == count else { return false }
+            for instance in instances {
+                let seen = try await memory(instance)["instances"] as? [[String: Any]] ?? []
+                guard seen.count == instances.count, seen.reduce(0, { $0 + ($1["loaded_partitions"] as? Int ?? 0) }) == count else { return false }
+            }
+            return true
+        }
+    }
+
+    /// The `/v1/memory` counters of some instances, added up.
+    static func totals(_ instances: [ServiceProcess]) async throws -> [String: Int] {
+        var sums: [String: Int] = [:]
+        for instance in instances {
+            for (key, value) in try await memory(instance) {
+                if let number = value as? Int { sums[key, default: 0] += number }
+            }
+        }
+        return sums
     }
 
     // MARK: - Helpers

@@ -5,13 +5,14 @@ import Hummingbird
 struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
     let queries: QueryService
 
-    func add(to group: RouterGroup<Context>) {
-        group.get("artists/:artist_id/streams", use: streams)
-        group.get("artists/:artist_id/platforms", use: platforms)
-        group.get("artists/:artist_id/demographics", use: demographics)
-        group.get("artists/:artist_id/tracks/top", use: topTracks)
-        group.get("artists/:artist_id/revenue", use: revenue)
-        group.get("artists/:artist_id/social", use: social)
+    /// Adds the endpoints to `artist`, the group of `/v1/artists/{artist_id}`.
+    func add(to artist: RouterGroup<Context>) {
+        artist.get("streams", use: streams)
+        artist.get("platforms", use: platforms)
+        artist.get("demographics", use: demographics)
+        artist.get("tracks/top", use: topTracks)
+        artist.get("revenue", use: revenue)
+        artist.get("social", use: social)
     }
 
     // MARK: - Endpoints
@@ -29,7 +30,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         // The series and, when sketches can answer, the listeners per period and in total: read at once, from one
         // snapshot.
         let scope = ListenerScope(query)
-        let (rows, listenersPerPeriod, listenersOverall) = try await queries.reading(from: query.interval.from) { reads in
+        let (rows, listenersPerPeriod, listenersOverall) = try await queries.reading(for: query) { reads in
             async let seriesRows = answer(query, reads)
             async let perPeriod = listeners(scope, granularity: query.granularity, reads)
             async let overall = listeners(scope, granularity: .all, reads)
@@ -52,7 +53,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
 
     @Sendable func platforms(_ request: Request, context: Context) async throws -> PlatformsResponse {
         let query = try sharesQuery(by: .platform, request, context)
-        let shares = try await queries.reading(from: query.interval.from) { reads in try await streamShares(query, reads) }
+        let shares = try await queries.reading(for: query) { reads in try await streamShares(query, reads) }
         return PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) })
     }
 
@@ -60,7 +61,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         let ages = try sharesQuery(by: .ageRange, request, context)
         let genders = try sharesQuery(by: .gender, request, context)
         let countries = try sharesQuery(by: .country, request, context)
-        return try await queries.reading(from: ages.interval.from) { reads in
+        return try await queries.reading(for: ages) { reads in
             async let ageShares = streamShares(ages, reads)
             async let genderShares = streamShares(genders, reads)
             async let countryShares = streamShares(countries, reads)
@@ -75,7 +76,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
         let query = try build(builder, defaultGranularity: .all)
-        let (rows, listeners) = try await queries.reading(from: query.interval.from) { reads -> ([QueryRow], [String: Double]?) in
+        let (rows, listeners) = try await queries.reading(for: query) { reads -> ([QueryRow], [String: Double]?) in
             let rows = try await answer(query, reads)
             guard let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) else {
                 return (rows, nil)
@@ -124,7 +125,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
 
     /// A series and its totals, read at once from one snapshot.
     private func seriesAndTotals(_ series: Query, _ totals: Query) async throws -> ([QueryRow], [QueryRow]) {
-        try await queries.reading(from: series.interval.from) { reads in
+        try await queries.reading(for: series) { reads in
             async let seriesRows = answer(series, reads)
             async let totalRows = answer(totals, reads)
             return try await (seriesRows, totalRows)

@@ -38,7 +38,7 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             if case .artist(let own) = context.principal, query.filters[.artistID].map({ $0.allSatisfy { $0 == own } }) != true {
                 throw APIError(.forbidden, .forbidden, message: "an artist token must filter on its own artist: \"filters\": {\"artist_id\": [\"\(own)\"]}")
             }
-            return QueryResponse(query: query, rows: try await queries.reading(from: query.interval.from) { try await $0.answer(query) })
+            return QueryResponse(query: query, rows: try await queries.reading(for: query) { try await $0.answer(query) })
         } catch let error as QueryError {
             throw APIError(error)
         }

@@ -23,8 +23,9 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
         var net_followers_28d: Int64
     }
 
-    func add(to group: RouterGroup<Context>) {
-        group.get("artists/:artist_id/summary", use: summary)
+    /// Adds the endpoint to `artist`, the group of `/v1/artists/{artist_id}`.
+    func add(to artist: RouterGroup<Context>) {
+        artist.get("summary", use: summary)
     }
 
     @Sendable func summary(_ request: Request, context: Context) async throws -> SummaryResponse {
@@ -45,7 +46,7 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
 
         // Five independent reads, run at once, from one snapshot.
         let earliest = Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400)
-        let (current, previous, listeners, revenue, follows) = try await queries.reading(from: earliest) { reads in
+        let (current, previous, listeners, revenue, follows) = try await queries.reading(from: earliest, artist: artistID) { reads in
             async let currentRows = rows(.streams, artistID, days: asOfDay - window..<asOfDay, reads)
             async let previousRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window, reads)
             async let listenerCounts = reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)

@@ -44,6 +44,8 @@ public final class IngestService: Service, Sendable {
     /// Where rejected messages go besides `rejected_events` (nil: nowhere else); set up by the flusher.
     let deadLetters = Mutex<DeadLetterTopic?>(nil)
     let counters = Mutex(IngestCounters())
+    /// The artists on partitions the flushes have stored (`artist_partitions`): a flush stores only pairs not in here.
+    let storedArtistPartitions = Mutex<Set<ArtistPartition>>([])
     /// The latest `backbeat rebuild` seen (nil: not read yet).
     let seenRebuild = Mutex<Int64?>(nil)
 

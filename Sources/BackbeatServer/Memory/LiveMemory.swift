@@ -19,6 +19,10 @@ final class LiveMemory: Sendable {
         var answeredFromMemory = 0
         var answeredFromMemoryAndPostgres = 0
         var answeredFromPostgres = 0
+        /// Artist queries sent to the instance that holds the artist in memory, and answered there.
+        var forwarded = 0
+        /// Forwarded queries the other instance did not answer (in time), answered here instead.
+        var forwardFailures = 0
         var snapshotsLoaded = 0
         var daysSealed = 0
         var daysDropped = 0
@@ -169,6 +173,8 @@ final class LiveMemory: Sendable {
     /// Which sources answered a query.
     enum Source {
         case memory, memoryAndPostgres, postgres
+        /// Another instance, which holds the query's artist in memory.
+        case forwarded
     }
 
     func record(_ source: Source) {
@@ -177,8 +183,18 @@ final class LiveMemory: Sendable {
             case .memory: $0.statistics.answeredFromMemory += 1
             case .memoryAndPostgres: $0.statistics.answeredFromMemoryAndPostgres += 1
             case .postgres: $0.statistics.answeredFromPostgres += 1
+            case .forwarded: $0.statistics.forwarded += 1
             }
         }
+    }
+
+    func recordForwardFailure() {
+        state.withLock { $0.statistics.forwardFailures += 1 }
+    }
+
+    /// The partitions memory holds whole (none before a snapshot is installed).
+    var loadedPartitions: Set<TopicPartition> {
+        state.withLock { $0.layers.installed ? $0.layers.loaded : [] }
     }
 
     var isComplete: Bool { state.withLock { $0.layers.complete } }

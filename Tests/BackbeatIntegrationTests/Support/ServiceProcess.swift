@@ -20,7 +20,8 @@ final class ServiceProcess: @unchecked Sendable {
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.executableURL = URL(fileURLWithPath: try TestEnvironment.binary)
-        process.arguments = ["serve", "--brokers", brokers, "--group", group, "--http-port", String(port), "--flush-interval", flushInterval] + arguments
+        process.arguments = ["serve", "--brokers", brokers, "--group", group, "--http-port", String(port), "--flush-interval", flushInterval,
+                             "--advertise-url", "http://127.0.0.1:\(port)"] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["BACKBEAT_POSTGRES_URL"] = postgresURL
         environment["BACKBEAT_ADMIN_TOKEN"] = Self.adminToken

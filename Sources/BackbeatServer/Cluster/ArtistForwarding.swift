@@ -1,0 +1,74 @@
+import AsyncHTTPClient
+import BackbeatCore
+import BackbeatStore
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Sends a dashboard query for an artist that this instance's memory does not hold whole to the live instance whose
+/// memory does (it owns every partition the artist's messages arrive on, and has loaded them), and returns its
+/// answer. The query is answered here, from PostgreSQL plus what this instance consumed, when memory here holds the
+/// artist, when no live instance does (its owner is gone and the new one has not loaded yet), when the owner does not
+/// answer within `forwardTimeout` or fails, and when the request was itself forwarded (`Backbeat-Forwarded-By`: one hop
+/// at most). Auth and rate limits ran here already: the owner is asked with the admin token.
+struct ArtistForwarding<Context: AuthenticatedRequestContext>: RouterMiddleware {
+    /// The most bytes of an answer taken from the owner.
+    static var answerLimit: Int { 32 << 20 }
+
+    let configuration: ClusterConfiguration
+    let registry: InstanceRegistry
+    let artistPartitions: ArtistPartitionCache
+    let memory: LiveMemory
+    let adminToken: String
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .get, request.headers[HTTPField.Name.forwardedBy] == nil else { return try await next(request, context) }
+        // A bad or forbidden artist id is refused here, before anything is forwarded.
+        let artistID = try artistIDParameter(context)
+        let partitions = try await artistPartitions.partitions(of: artistID)
+        guard !memory.snapshot().covers(partitions), let owner = registry.owner(of: partitions) else {
+            return try await next(request, context)
+        }
+        do {
+            let answer = try await forward(request, to: owner)
+            memory.record(.forwarded)
+            return answer
+        } catch {
+            memory.recordForwardFailure()
+            logger.warning("the instance holding the artist did not answer; answering here", metadata: [
+                "instance": "\(owner.id)", "address": "\(owner.address)", "error": "\(error)"])
+            return try await next(request, context)
+        }
+    }
+
+    /// The owner's answer to `request`, as it gave it; throws when it did not answer in time or failed (5xx).
+    private func forward(_ request: Request, to owner: InstanceRecord) async throws -> Response {
+        var outgoing = HTTPClientRequest(url: owner.address + request.uri.description)
+        outgoing.method = .GET
+        outgoing.headers.add(name: "Authorization", value: "Bearer \(adminToken)")
+        outgoing.headers.add(name: HTTPField.Name.forwardedBy.rawName, value: configuration.instanceID)
+        let timeout = TimeAmount.nanoseconds(Int64(configuration.forwardTimeout.components.seconds) * 1_000_000_000
+            + configuration.forwardTimeout.components.attoseconds / 1_000_000_000)
+        let response = try await registry.client.execute(outgoing, timeout: timeout)
+        let body = try await response.body.collect(upTo: Self.answerLimit)
+        guard response.status.code < 500 else { throw OwnerFailed(status: Int(response.status.code)) }
+        var headers = HTTPFields()
+        if let type = response.headers.first(name: "Content-Type") { headers[.contentType] = type }
+        headers[HTTPField.Name.answeredBy] = owner.id
+        return Response(status: .init(code: Int(response.status.code)), headers: headers, body: .init(byteBuffer: body))
+    }
+
+    struct OwnerFailed: Error, CustomStringConvertible {
+        var status: Int
+        var description: String { "the owner answered \(status)" }
+    }
+}
+
+extension HTTPField.Name {
+    /// Marks a forwarded request, naming the instance that forwarded it.
+    static let forwardedBy = HTTPField.Name("Backbeat-Forwarded-By")!
+    /// Names the instance that answered a forwarded request.
+    static let answeredBy = HTTPField.Name("Backbeat-Answered-By")!
+}
