@@ -35,21 +35,28 @@ public struct QueryService: Sendable {
     /// (A query on a table memory does not hold still reads PostgreSQL outside a database snapshot when memory
     /// covers `from`.) `artist`, when the reads are all for one artist, lets memory answer when it holds that artist
     /// whole though not every partition.
+    @_optimize(none)  // Swift 6.3's optimizer crashes (signal 11, splitting the coroutine) specializing this.
     public func reading<T: Sendable>(from: Timestamp, artist: String?, _ body: @Sendable (Reads) async throws -> T) async throws -> T {
-        let layers = memory?.snapshot()
-        let reads = Reads(store: store, memory: memory, layers: layers, memoryHoldsAll: try await holdsAll(layers, artist: artist))
+        let reads = try await reads(artist: artist)
         if let layers = reads.layers, reads.memoryHoldsAll, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) {
             return try await body(reads)
         }
         return try await store.withReadSnapshot { try await body(reads) }
     }
 
-    /// Whether `layers` hold everything of the reads, which are for `artist` alone when it is given.
-    private func holdsAll(_ layers: MemoryLayers?, artist: String?) async throws -> Bool {
-        guard let layers, layers.installed else { return false }
-        if layers.complete { return true }
-        guard let artist, let artistPartitions else { return false }
-        return layers.covers(try await artistPartitions.partitions(of: artist))
+    /// The reads of one answer, for `artist` alone when it is given: the memory layers as they are now, and whether
+    /// they hold everything read.
+    private func reads(artist: String?) async throws -> Reads {
+        let layers = memory?.snapshot()
+        var holdsAll = false
+        if let layers, layers.installed {
+            if layers.complete {
+                holdsAll = true
+            } else if let artist, let artistPartitions {
+                holdsAll = layers.covers(try await artistPartitions.partitions(of: artist))
+            }
+        }
+        return Reads(store: store, memory: memory, layers: layers, memoryHoldsAll: holdsAll)
     }
 
     /// The reads of one answer, from the one snapshot `reading(from:artist:_:)` took.
