@@ -10,12 +10,14 @@ public struct StoredSnapshot: Sendable {
 
 extension Store {
     /// Reads the offsets and every held cube's rows and sketches from `fromDay` on, in one repeatable-read
-    /// transaction: the cubes are exactly the sum of the messages before those offsets.
-    public func snapshot(fromDay: Int64) async throws -> StoredSnapshot {
+    /// transaction: the cubes are exactly the sum of the messages before those offsets. With `artistsOf`, only the
+    /// artists whose messages arrived on those partitions alone (`artist_partitions`): those an instance owning
+    /// them holds whole.
+    public func snapshot(fromDay: Int64, artistsOf partitions: Set<TopicPartition>? = nil) async throws -> StoredSnapshot {
         try await client.withConnection { connection in
-            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
             do {
-                let snapshot = try await readSnapshot(fromDay: fromDay, on: connection)
+                let snapshot = try await readSnapshot(fromDay: fromDay, artistsOf: partitions, on: connection)
                 try await connection.query("COMMIT", logger: logger)
                 return snapshot
             } catch {
@@ -25,7 +27,7 @@ extension Store {
         }
     }
 
-    private func readSnapshot(fromDay: Int64, on connection: PostgresConnection) async throws -> StoredSnapshot {
+    private func readSnapshot(fromDay: Int64, artistsOf partitions: Set<TopicPartition>?, on connection: PostgresConnection) async throws -> StoredSnapshot {
         var offsets: [TopicPartition: Int64] = [:]
         for try await (topic, partition, offset) in try await connection.query(
             "SELECT topic, partition, next_offset FROM kafka_offsets", logger: logger
@@ -35,6 +37,19 @@ extension Store {
 
         var memory = CubeMemory(horizonDay: fromDay)
         let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: fromDay))
+        // The artists kept, in a temporary table the reads below join (dropped at the transaction's end).
+        var artistJoin = ""
+        if let partitions {
+            let owned = partitions.sorted()
+            try await connection.query("""
+                CREATE TEMPORARY TABLE snapshot_artists ON COMMIT DROP AS
+                SELECT artist_id FROM artist_partitions
+                GROUP BY artist_id
+                HAVING bool_and((topic, partition) IN (
+                    SELECT * FROM unnest(\(owned.map(\.topic))::text[], \(owned.map(\.partition))::integer[])))
+                """, logger: logger)
+            artistJoin = " JOIN snapshot_artists USING (artist_id)"
+        }
         for cube in CubeMemory.cubes {
             let time = cube.grain == .hour ? "extract(epoch FROM hour)::bigint" : "extract(epoch FROM day::timestamp)::bigint"
             let condition = cube.grain == .hour ? "hour >= ($1::date)::timestamp AT TIME ZONE 'UTC'" : "day >= $1::date"
@@ -42,7 +57,7 @@ extension Store {
             var binds = PostgresBindings()
             binds.append(from)
             let rows = try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT \(columns.joined(separator: ", ")) FROM \(cube.table) WHERE \(condition)", binds: binds), logger: logger)
+                unsafeSQL: "SELECT \(columns.joined(separator: ", ")) FROM \(cube.table)\(artistJoin) WHERE \(condition)", binds: binds), logger: logger)
             for try await row in rows {
                 let cells = row.makeRandomAccess()
                 let dimensionValues = try cube.dimensions.indices.map { try cells[2 + $0].decode(String.self) }
@@ -56,12 +71,12 @@ extension Store {
         }
 
         for try await (artist, day, text) in try await connection.query("""
-            SELECT artist_id, (day - date '1970-01-01')::bigint, listeners::text FROM artist_listeners_daily WHERE day >= \(from)::date
+            SELECT artist_id, (day - date '1970-01-01')::bigint, listeners::text FROM artist_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
             """, logger: logger).decode((String, Int64, String).self) {
             memory.addListeners(artistID: artist, trackID: nil, day: day, try Self.sketch(fromText: text))
         }
         for try await (artist, track, day, text) in try await connection.query("""
-            SELECT artist_id, track_id, (day - date '1970-01-01')::bigint, listeners::text FROM track_listeners_daily WHERE day >= \(from)::date
+            SELECT artist_id, track_id, (day - date '1970-01-01')::bigint, listeners::text FROM track_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
             """, logger: logger).decode((String, String, Int64, String).self) {
             memory.addListeners(artistID: artist, trackID: track, day: day, try Self.sketch(fromText: text))
         }

@@ -56,9 +56,10 @@ public struct MemoryLayers: Sendable {
         complete = false
     }
 
-    /// Whether the layers answer alone for data whose messages all arrive on `partitions` (an artist's, say).
+    /// Whether the layers answer alone for data whose messages all arrive on `partitions` (an artist's, say). Data
+    /// of no known partition (an artist not flushed yet, or only replayed) is covered only when memory is complete.
     public func covers(_ partitions: Set<TopicPartition>) -> Bool {
-        installed && (complete || partitions.isSubset(of: loaded))
+        installed && (complete || (!partitions.isEmpty && partitions.isSubset(of: loaded)))
     }
 
     /// A flush took all the unflushed work: the pending cubes move in flight.

@@ -293,7 +293,8 @@ extension IngestService {
     /// When the partitions this instance owns are not all loaded (after an assignment, a rebuild, at the start),
     /// loads the retained window from PostgreSQL and installs it if the ledger's owned partitions still stand
     /// exactly at the snapshot's offsets (flushes run on this same loop, so none is in flight). Memory then answers
-    /// alone for the artists whose messages arrive on owned partitions, and for everything when it owns them all.
+    /// alone for the artists whose messages arrive on owned partitions only (it loads only those), and for
+    /// everything when it owns them all.
     fileprivate func loadSnapshotOfOwnedPartitions() async {
         guard let memory, let all = allPartitions.withLock({ $0 }), !all.isEmpty else { return }
         let owned = Set(ledger.withLock { $0.assigned })
@@ -301,7 +302,9 @@ extension IngestService {
         let started = ContinuousClock.now
         let snapshot: StoredSnapshot
         do {
-            snapshot = try await store.snapshot(fromDay: memory.configuration.firstRetainedDay(today: Self.today()))
+            // Owning part of the partitions, only the artists held whole: the others are answered elsewhere.
+            snapshot = try await store.snapshot(
+                fromDay: memory.configuration.firstRetainedDay(today: Self.today()), artistsOf: owned == all ? nil : owned)
         } catch {
             logger.warning("cannot load the in-memory window from PostgreSQL; will retry", metadata: ["error": "\(error)"])
             return
