@@ -58,7 +58,7 @@ func buildRouter(
     if let registry, let memory, let artistPartitions {
         artist.add(middleware: ArtistForwarding(
             configuration: registry.configuration, registry: registry, artistPartitions: artistPartitions, memory: memory,
-            adminToken: adminToken, logger: registry.logger))
+            metrics: metrics, adminToken: adminToken, logger: registry.logger))
     }
     ArtistRoutes(queries: queries).add(to: artist)
     SummaryRoute(queries: queries).add(to: artist)

@@ -1,8 +1,10 @@
 import Foundation
+import PostgresNIO
 import Testing
 
-/// docker-compose.yml is a valid compose file for the whole stack, the Dockerfile builds with the same installer
-/// as scripts/test, and docs/deployment.md's settings reference equals what the code defines.
+/// docker-compose.yml is a valid compose file for the whole stack (docker-compose.citus.yml for its Citus variant),
+/// the Dockerfile builds with the same installer as scripts/test, and docs/deployment.md's settings reference equals
+/// what the code defines.
 @Suite struct DeploymentFilesTests {
     static let root = TestEnvironment.packageRoot
 
@@ -50,6 +52,27 @@ import Testing
         }
         let prometheus = try String(contentsOf: Self.root.appendingPathComponent("docker/prometheus.yml"), encoding: .utf8)
         #expect(prometheus.contains("backbeat:8080") && prometheus.contains("/metrics"))
+    }
+
+    /// The Citus variant is a valid compose file, and its distribution script places every table the migrations
+    /// create (a new table must be placed there too: docs/scaling.md).
+    @Test func theCitusVariantPlacesEveryTable() async throws {
+        let check = try Self.run("/usr/bin/docker-compose", ["-f", "docker-compose.citus.yml", "config", "-q"])
+        #expect(check.status == 0, "\(check.output)")
+        let script = try String(contentsOf: Self.root.appendingPathComponent("docker/citus/distribute.sql"), encoding: .utf8)
+        let placed = Set(script.split(separator: "\n").filter { $0.hasPrefix("SELECT create_") || $0.hasPrefix("SELECT citus_add_local") }
+            .compactMap { line in line.split(separator: "'").dropFirst().first.map(String.init) })
+        let database = try await TestEnvironment.freshDatabase("citus_layout")
+        let tables = try await TestEnvironment.withStore(url: database) { store in
+            _ = try await store.migrate(try TestEnvironment.migrations())
+            var names: Set<String> = []
+            let rows = try await store.client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'")
+            for try await name in rows.decode(String.self) { names.insert(name) }
+            return names
+        }
+        #expect(tables.count > 20)
+        #expect(tables.subtracting(placed).isEmpty, "not placed in docker/citus/distribute.sql: \(tables.subtracting(placed).sorted())")
+        #expect(placed.subtracting(tables).isEmpty, "placed but not created by the migrations: \(placed.subtracting(tables).sorted())")
     }
 
     @Test func theDockerfileBuildsWithTheInstallerOfScriptsTest() throws {

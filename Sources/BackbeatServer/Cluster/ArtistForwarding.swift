@@ -20,6 +20,7 @@ struct ArtistForwarding<Context: AuthenticatedRequestContext>: RouterMiddleware 
     let registry: InstanceRegistry
     let artistPartitions: ArtistPartitionCache
     let memory: LiveMemory
+    let metrics: ServiceMetrics
     let adminToken: String
     let logger: Logger
 
@@ -34,9 +35,11 @@ struct ArtistForwarding<Context: AuthenticatedRequestContext>: RouterMiddleware 
         do {
             let answer = try await forward(request, to: owner)
             memory.record(.forwarded)
+            metrics.recordForward(outcome: "answered")
             return answer
         } catch {
             memory.recordForwardFailure()
+            metrics.recordForward(outcome: "failed")
             logger.warning("the instance holding the artist did not answer; answering here", metadata: [
                 "instance": "\(owner.id)", "address": "\(owner.address)", "error": "\(error)"])
             return try await next(request, context)

@@ -72,6 +72,11 @@ public final class ServiceMetrics: Sendable {
         if outcome == "committed" { counter("backbeat_flush_rows_total", [:]).increment(by: rows) }
     }
 
+    /// An artist query sent to the instance holding the artist: "answered" there, or "failed" (answered here).
+    func recordForward(outcome: String) {
+        counter("backbeat_queries_forwarded_total", ["outcome": outcome]).increment()
+    }
+
     func recordDeadLetters(_ count: Int) {
         counter("backbeat_dead_letters_total", [:]).increment(by: count)
     }

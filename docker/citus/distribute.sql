@@ -1,0 +1,44 @@
+-- Backbeat's tables on Citus (docs/scaling.md, "Past one PostgreSQL"), run once on the coordinator after
+-- `backbeat migrate` and before the first `serve`. Not run on this project's machines (no Citus package or Docker
+-- engine there): a layout to start from, to be checked on a real cluster.
+SELECT citus_set_coordinator_host('citus-coordinator', 5432);
+SELECT citus_add_node('citus-worker-1', 5432);
+SELECT citus_add_node('citus-worker-2', 5432);
+
+-- Every aggregate is keyed by artist first: each table is sharded by artist_id, all co-located, so one artist's rows
+-- of every table are on one worker and a dashboard query (always for one artist) is routed to that worker whole.
+SELECT create_distributed_table('stream_hourly_merged', 'artist_id');
+SELECT create_distributed_table('revenue_hourly_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('social_hourly_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('streams_by_artist_hour_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('streams_by_artist_day_platform_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('streams_by_artist_day_country_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('streams_by_artist_day_demographics_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('streams_by_artist_day_track_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('revenue_by_artist_day_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('social_by_artist_day_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('artist_listeners_daily_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('track_listeners_daily_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('artist_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('track_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('artist_partitions', 'artist_id', colocate_with => 'stream_hourly_merged');
+
+-- The full hourly deltas name their texts by per-flush integers (migration 0011), not by artist: they stay on the
+-- coordinator with their values, and compaction's INSERT ... SELECT moves their rows to the artists' shards.
+SELECT citus_add_local_table_to_metadata('stream_hourly_delta');
+SELECT citus_add_local_table_to_metadata('stream_hourly_delta_values');
+SELECT citus_add_local_table_to_metadata('revenue_hourly_delta');
+SELECT citus_add_local_table_to_metadata('revenue_hourly_delta_values');
+SELECT citus_add_local_table_to_metadata('social_hourly_delta');
+SELECT citus_add_local_table_to_metadata('social_hourly_delta_values');
+
+-- Small tables every node reads: offsets (moved in each flush's transaction, so a flush is one distributed
+-- transaction, committed on every node it touched with two-phase commit, or on none), tokens, the instances of the
+-- group and the bookkeeping of rebuilds, archives and replays.
+SELECT create_reference_table('kafka_offsets');
+SELECT create_reference_table('api_tokens');
+SELECT create_reference_table('instances');
+SELECT create_reference_table('rebuilds');
+SELECT create_reference_table('archive_segments');
+SELECT create_reference_table('replay_clocks');
+SELECT create_reference_table('rejected_events');
