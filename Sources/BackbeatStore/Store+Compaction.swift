@@ -58,6 +58,7 @@ extension Store {
             }
             // Large deltas group in memory rather than spilling to disk.
             try await connection.query("SET LOCAL work_mem = '128MB'", logger: logger)
+            try await createMonthPartitions(for: table, on: connection)
             let rows = try await connection.query(PostgresQuery(unsafeSQL: """
                 WITH \(statements.joined(separator: ",\n     "))
                 SELECT (SELECT count(*) FROM \(deleted))::bigint, (SELECT count(*) FROM moved)::bigint
@@ -68,6 +69,18 @@ extension Store {
             guard count.deleted == count.moved else { throw MissingDeltaValues(table: table.delta, rows: count.deleted - count.moved) }
             return Int(count.moved)
         }
+    }
+
+    /// Creates the month partitions (migration 0014) that the rows of `table`'s delta are about to be merged into,
+    /// in its merged table and its derived cubes', where they are missing: a new month's first compaction, or late
+    /// events of a month retention dropped.
+    private func createMonthPartitions(for table: AggregateTable, on connection: PostgresConnection) async throws {
+        let month = table.timeColumn == "hour" ? "date_trunc('month', hour AT TIME ZONE 'UTC')::date" : "date_trunc('month', day::timestamp)::date"
+        let merged = [table.merged] + table.derived.map(\.merged)
+        try await connection.query(PostgresQuery(unsafeSQL: """
+            SELECT backbeat_month_partition(parent, month)
+            FROM unnest($1::text[]) parents(parent), (SELECT DISTINCT \(month) FROM \(table.delta)) months(month)
+            """, binds: { var binds = PostgresBindings(); binds.append(merged); return binds }()), logger: logger)
     }
 
     /// Sums `rows` (which hold `table`'s measures) into `table`'s merged rows: one per value of `key`, the

@@ -19,16 +19,19 @@ import Testing
 
     /// Writes `events` generated events as `flushes` batches of one partition, calling `afterEach` after each;
     /// returns the valid events.
+    /// `firstOffset` is the partition's stored offset (0: none yet), where these flushes go on from; each starting
+    /// offset draws other events.
     static func writeFlushes(
-        _ store: Store, events: Int, flushes: Int, afterEach: () async throws -> Void = {}
+        _ store: Store, events: Int, flushes: Int, start: CivilDate = CivilDate(year: 2026, month: 10, day: 1), firstOffset: Int = 0,
+        afterEach: () async throws -> Void = {}
     ) async throws -> [Event] {
-        var generator = EventGenerator(.init(seed: 11, artists: 5, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))
+        var generator = EventGenerator(.init(seed: 11 + UInt64(firstOffset), artists: 5, days: 3, start: start))
         var ledger = IngestLedger()
-        ledger.assign(partition, storedOffset: nil)
+        ledger.assign(partition, storedOffset: firstOffset == 0 ? nil : Int64(firstOffset))
         var valid: [Event] = []
         let perFlush = events / flushes
         for flush in 0..<flushes {
-            for offset in (flush * perFlush)..<((flush + 1) * perFlush) {
+            for offset in (firstOffset + flush * perFlush)..<(firstOffset + (flush + 1) * perFlush) {
                 let message = generator.next()
                 if let event = message.event { valid.append(event) }
                 ledger.ingest(ConsumedMessage(position: MessagePosition(topicPartition: partition, offset: Int64(offset)), key: nil,
@@ -103,17 +106,22 @@ import Testing
         let sources = Cube.all.filter(\.isFull).map { ($0.table, "\($0.table)_delta_rows") } + listeners.map { ($0, "\($0)_delta") }
         return try await writeFlushes(scratch, events: events, flushes: flushes) {
             for (table, source) in sources {
-                var rows: [String] = []
-                for try await row in try await scratch.client.query(PostgresQuery(unsafeSQL: "SELECT t::text FROM \(source) t")).decode(String.self) {
-                    rows.append(row)
-                }
-                var binds = PostgresBindings()
-                binds.append(rows)
-                try await store.client.query(PostgresQuery(
-                    unsafeSQL: "INSERT INTO \(table)_delta SELECT (r::\(table)_delta).* FROM unnest($1::text[]) r", binds: binds))
+                try await copyRows(of: source, in: scratch, into: "\(table)_delta", in: store)
             }
             _ = try await scratch.compact(waitingForOthers: true)
         }
+    }
+
+    /// Copies every row of `source` in `from` into `table` in `to`, through their text form (the row types of two
+    /// schema versions).
+    static func copyRows(of source: String, in from: Store, into table: String, in to: Store) async throws {
+        var rows: [String] = []
+        for try await row in try await from.client.query(PostgresQuery(unsafeSQL: "SELECT t::text FROM \(source) t")).decode(String.self) {
+            rows.append(row)
+        }
+        var binds = PostgresBindings()
+        binds.append(rows)
+        try await to.client.query(PostgresQuery(unsafeSQL: "INSERT INTO \(table) SELECT (r::\(table)).* FROM unnest($1::text[]) r", binds: binds))
     }
 
     /// Runs `body` with a store whose schema stops before migration `version`, a scratch store of the current schema
@@ -181,6 +189,45 @@ import Testing
             let more = try await Self.writeFlushes(store, events: 1_000, flushes: 1)
             let stored = try await GroundTruth.read(from: store)
             let expected = GroundTruth(carried + more)
+            #expect(stored == expected, "\(stored.difference(from: expected))")
+            try await expectCubesMatchFullTables(store.client)
+        }
+    }
+
+    /// Migration 0014 partitions every merged table by month: the merged rows are carried over, every aggregate
+    /// answers as before, and compaction merges the rows flushes appended since into the month partitions, creating
+    /// the months it meets.
+    @Test func migration0014PartitionsEveryMergedTableByMonth() async throws {
+        try await Self.withSchemaBefore(14) { store, scratch, migrations in
+            // Three days across a month's end, merged (in a database of the current schema, whose merged rows are
+            // copied over as they were); then one more flush left in the deltas.
+            let merged = try await Self.writeFlushes(scratch, events: 4_000, flushes: 2, start: CivilDate(year: 2026, month: 9, day: 30))
+            try await scratch.compact(waitingForOthers: true)
+            for table in Self.aggregates {
+                try await Self.copyRows(of: "\(table)_merged", in: scratch, into: "\(table)_merged", in: store)
+            }
+            let appended = try await Self.writeFlushes(store, events: 1_000, flushes: 1, start: CivilDate(year: 2026, month: 11, day: 29))
+            let before = try await Self.answers(store.client)
+
+            try await store.migrate(migrations)
+            let after = try await Self.answers(store.client)
+            #expect(after.digests == before.digests)
+            let partitioned = try await store.client.query(PostgresQuery(unsafeSQL: """
+                SELECT p.relname, count(*)::bigint FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
+                WHERE p.relname LIKE '%\\_merged' GROUP BY 1
+                """))
+            var months: [String: Int64] = [:]
+            for try await (table, count) in partitioned.decode((String, Int64).self) { months[table] = count }
+            #expect(months.count == Self.aggregates.count, "\(months)")
+            #expect(months.values.allSatisfy { $0 == 2 }, "September and October: \(months)")
+
+            // Compaction creates November's partitions for the rows appended before the migration, and merges them.
+            try await store.compact(waitingForOthers: true)
+            #expect(try await Self.answers(store.client).deltaRows.values.allSatisfy { $0 == 0 })
+            let november = try await store.client.query("SELECT count(*)::bigint FROM pg_class WHERE relname LIKE '%\\_merged\\_2026\\_11'")
+            for try await count in november.decode(Int64.self) { #expect(count == Int64(Self.aggregates.count)) }
+            let stored = try await GroundTruth.read(from: store)
+            let expected = GroundTruth(merged + appended)
             #expect(stored == expected, "\(stored.difference(from: expected))")
             try await expectCubesMatchFullTables(store.client)
         }

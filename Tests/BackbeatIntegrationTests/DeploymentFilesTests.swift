@@ -66,7 +66,11 @@ import Testing
         let tables = try await TestEnvironment.withStore(url: database) { store in
             _ = try await store.migrate(try TestEnvironment.migrations())
             var names: Set<String> = []
-            let rows = try await store.client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'")
+            // Month partitions (migration 0014) follow their table.
+            let rows = try await store.client.query("""
+                SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p')
+                AND NOT relispartition AND relname <> 'schema_migrations'
+                """)
             for try await name in rows.decode(String.self) { names.insert(name) }
             return names
         }
