@@ -17,14 +17,17 @@ public struct ServeConfiguration: Sendable {
     public var compactionInterval: Duration
     /// Where the other instances of the group reach this one (nil: queries are not forwarded between instances).
     public var cluster: ClusterConfiguration?
+    /// How long stored numbers are kept.
+    public var retention: RetentionSettings
 
     public init(
         ingest: IngestConfiguration, httpHost: String = "0.0.0.0", httpPort: Int = 8080, adminToken: String,
         compactionInterval: Duration = .seconds(5), artistRequestsPerSecond: Double = 20, webDirectory: String? = nil,
-        cluster: ClusterConfiguration? = nil
+        cluster: ClusterConfiguration? = nil, retention: RetentionSettings = RetentionSettings()
     ) {
         self.compactionInterval = compactionInterval
         self.cluster = cluster
+        self.retention = retention
         self.ingest = ingest
         self.httpHost = httpHost
         self.httpPort = httpPort
@@ -87,7 +90,8 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
                              registry: registry)
     var services: [any Service] = [
         store.client,
-        CompactionService(store: store, interval: configuration.compactionInterval, logger: logger, ingestIsCatchingUp: { ingest.isCatchingUp }),
+        CompactionService(store: store, interval: configuration.compactionInterval, logger: logger, ingestIsCatchingUp: { ingest.isCatchingUp },
+                          retention: configuration.retention),
         ingest,
     ]
     if let registry { services.append(registry) }

@@ -4,8 +4,11 @@ import PostgresNIO
 extension Store {
     /// Answers `query` from the smallest cube that can (see `Cube.plan`): one row per period (unless granularity is
     /// `all`) and group. Rows are not zero-filled or ordered; `ResultShaper` does that.
+    /// - Throws: `QueryError` `dropped_by_retention` when the interval starts before the first day retention kept
+    ///   of that cube (`Store.applyRetention`).
     public func rows(for query: Query) async throws -> [QueryRow] {
         let cube = Cube.plan(for: query)
+        try await requireKept(cube, from: query.interval.from)
         var binds = PostgresBindings()
         binds.append(query.interval.from.seconds)
         binds.append(query.interval.to.seconds)
@@ -23,7 +26,8 @@ extension Store {
             groups.append(Self.column(dimension))
         }
         select += query.dataset.metrics.map(Self.aggregate)
-        var conditions = cube.grain == .hour
+        // The full dimensions by day select by `hour` too: it prunes the hourly partitions.
+        var conditions = cube.grain == .hour || cube.isDailyDetail
             ? ["hour >= to_timestamp($1)", "hour < to_timestamp($2)"]
             : ["day >= (to_timestamp($1) AT TIME ZONE 'UTC')::date", "day < (to_timestamp($2) AT TIME ZONE 'UTC')::date"]
         for dimension in Dimension.allCases {
@@ -57,6 +61,16 @@ extension Store {
             result.append(QueryRow(periodStart: periodStart, groupValues: groupValues, metrics: metrics))
         }
         return result
+    }
+
+    /// Refuses a query on `cube` from before the first day retention kept of it, saying what to ask instead.
+    private func requireKept(_ cube: Cube, from: Timestamp) async throws {
+        guard let keptFrom = try await keptFrom(cube.table), from < Timestamp(seconds: keptFrom * 86_400) else { return }
+        let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: keptFrom))
+        if cube.isFull {
+            throw QueryError(.droppedByRetention, "hourly detail before \(day) is no longer kept (serve --detail-days): ask by day (granularity day or coarser, from and to at midnight UTC) or from \(day) on")
+        }
+        throw QueryError(.droppedByRetention, "these numbers before \(day) are no longer kept (serve --cube-months): ask from \(day) on")
     }
 
     // MARK: - Allow-lists: with Cube.all's table names, the only identifiers ever placed in SQL text

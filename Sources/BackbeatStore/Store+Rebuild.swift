@@ -63,6 +63,13 @@ extension Store {
                         binds: Self.binds(from, end)), logger: logger)
                 }
             }
+            // Days whose hourly detail retention rolled into daily rows: those rows go too, the rebuilt detail
+            // takes their place (and is rolled again by the next retention pass).
+            for cube in Cube.all where cube.isFull {
+                try await connection.query(PostgresQuery(unsafeSQL:
+                    "DELETE FROM \(cube.dailyDetail.table)_rolled WHERE day >= $1::date AND day < $2::date",
+                    binds: Self.binds(from, end)), logger: logger)
+            }
             try await writeAggregates(delta, on: connection)
             let inserted = try await connection.query("""
                 INSERT INTO rebuilds (from_day, to_day, events) VALUES (\(from)::date, (\(end)::date - 1), \(counted)) RETURNING id

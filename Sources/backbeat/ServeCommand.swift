@@ -65,6 +65,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("web-dir"), help: "The web dashboard's files, served at / (env BACKBEAT_WEB_DIR; default ./dashboards/web, then share/backbeat/web beside the binary; none found: no dashboard).")
     var webDirectory: String?
 
+    @Option(name: .customLong("detail-days"), help: "Days of full-dimension hourly detail kept; older months are summed into daily rows and their hourly partitions dropped (env BACKBEAT_DETAIL_DAYS; default 90; 0: kept forever).")
+    var detailDays: Int?
+
+    @Option(name: .customLong("cube-months"), help: "Months of dashboard cubes, listener sketches and daily rows kept before the current one; older months are dropped (env BACKBEAT_CUBE_MONTHS; default 0: kept forever).")
+    var cubeMonths: Int?
+
     @Option(name: .customLong("advertise-url"), help: "The base URL the other instances of the group reach this one at, to forward it the queries for the artists it holds in memory (env BACKBEAT_ADVERTISE_URL; default http://<hostname>:<http-port>).")
     var advertiseURL: String?
 
@@ -128,6 +134,14 @@ struct ServeCommand: AsyncParsableCommand {
             instanceID: "\(ProcessInfo.processInfo.hostName)-\(port)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))",
             advertisedURL: advertised.hasSuffix("/") ? String(advertised.dropLast()) : advertised)
 
+        let detailText = setting(detailDays.map(String.init), "BACKBEAT_DETAIL_DAYS") ?? "90"
+        guard let detail = Int(detailText), (0...36_500).contains(detail) else { throw ValidationError("--detail-days must be 0-36500, not \(detailText)") }
+        let cubeText = setting(cubeMonths.map(String.init), "BACKBEAT_CUBE_MONTHS") ?? "0"
+        guard let cubes = Int(cubeText), (0...1_200).contains(cubes) else { throw ValidationError("--cube-months must be 0-1200, not \(cubeText)") }
+        if cubes > 0 && (detail == 0 || detail > cubes * 28) {
+            throw ValidationError("--cube-months \(cubes) would drop days whose hourly detail --detail-days \(detail) keeps: keep detail at most \(cubes * 28) days")
+        }
+
         let deadLetters = setting(deadLetterTopic, "BACKBEAT_DEAD_LETTER_TOPIC").flatMap { $0.isEmpty ? nil : $0 }
         if let deadLetters, topicList.contains(deadLetters) {
             throw ValidationError("--dead-letter-topic \(deadLetters) is also a consumed topic: rejected messages would be consumed again")
@@ -165,7 +179,7 @@ struct ServeCommand: AsyncParsableCommand {
                 archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes),
                 pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters),
             httpPort: port, adminToken: token, compactionInterval: compaction, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger),
-            cluster: cluster)
+            cluster: cluster, retention: RetentionSettings(detailDays: detail, cubeMonths: cubes))
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         // A stop is bounded: past `shutdownLimit` what still runs is cancelled, and whatever ignores its
         // cancellation for 10 s more ends the process (a stop must never hang: a supervisor would kill it anyway).

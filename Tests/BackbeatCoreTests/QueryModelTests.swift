@@ -99,10 +99,10 @@ import Testing
         #expect(try plan { $0.groupBy = ["country"] } == "streams_by_artist_day_country")
         #expect(try plan { $0.groupBy = ["gender"] } == "streams_by_artist_day_demographics")
         #expect(try plan { $0.groupBy = ["track_id"] } == "streams_by_artist_day_track")
-        #expect(try plan { $0.groupBy = ["track_id", "platform"] } == "stream_hourly")
-        #expect(try plan { $0.filters.append(("country", ["SE"])); $0.groupBy = ["age_range"] } == "stream_hourly")
+        #expect(try plan { $0.groupBy = ["track_id", "platform"] } == "stream_daily")
+        #expect(try plan { $0.filters.append(("country", ["SE"])); $0.groupBy = ["age_range"] } == "stream_daily")
         #expect(try plan { $0.dataset = "revenue"; $0.groupBy = ["currency"] } == "revenue_by_artist_day")
-        #expect(try plan { $0.dataset = "revenue"; $0.groupBy = ["currency", "platform"] } == "revenue_hourly")
+        #expect(try plan { $0.dataset = "revenue"; $0.groupBy = ["currency", "platform"] } == "revenue_daily")
         #expect(try plan { $0.dataset = "social"; $0.groupBy = ["action"] } == "social_by_artist_day")
     }
 
@@ -111,5 +111,21 @@ import Testing
         #expect(try plan { $0.from = "2026-11-01T06:00:00Z" } == "streams_by_artist_hour")
         #expect(try plan { $0.granularity = "hour"; $0.groupBy = ["platform"] } == "stream_hourly")
         #expect(try plan { $0.dataset = "social"; $0.granularity = "hour" } == "social_hourly")
+    }
+
+    @Test func dayQuestionsOnTheFullDimensionsReadThemByDay() throws {
+        let daily = Cube.plan(for: try {
+            var builder = QueryBuilder()
+            builder.dataset = "streams"
+            builder.from = "2026-11-01"
+            builder.to = "2026-11-29"
+            builder.granularity = "week"
+            builder.groupBy = ["track_id", "country"]
+            return try builder.build()
+        }())
+        #expect(daily.table == "stream_daily" && daily.grain == .day && daily.isDailyDetail && !daily.isFull)
+        #expect(daily.dimensions == Cube.all.first { $0.table == "stream_hourly" }!.dimensions)
+        #expect(!Cube.all.contains { $0.isDailyDetail })
+        #expect(!CubeMemory.holds(daily))
     }
 }

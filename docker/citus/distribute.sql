@@ -7,6 +7,7 @@ SELECT citus_add_node('citus-worker-2', 5432);
 
 -- Every aggregate is keyed by artist first: each table is sharded by artist_id, all co-located, so one artist's rows
 -- of every table are on one worker and a dashboard query (always for one artist) is routed to that worker whole.
+-- The merged tables are partitioned by month (migration 0014): Citus distributes each month partition with them.
 SELECT create_distributed_table('stream_hourly_merged', 'artist_id');
 SELECT create_distributed_table('revenue_hourly_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
 SELECT create_distributed_table('social_hourly_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
@@ -22,6 +23,10 @@ SELECT create_distributed_table('track_listeners_daily_merged', 'artist_id', col
 SELECT create_distributed_table('artist_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_merged');
 SELECT create_distributed_table('track_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_merged');
 SELECT create_distributed_table('artist_partitions', 'artist_id', colocate_with => 'stream_hourly_merged');
+-- The daily rows retention rolls the hourly detail into (partitioned by month like the merged tables).
+SELECT create_distributed_table('stream_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('revenue_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_merged');
+SELECT create_distributed_table('social_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_merged');
 
 -- The full hourly deltas name their texts by per-flush integers (migration 0011), not by artist: they stay on the
 -- coordinator with their values, and compaction's INSERT ... SELECT moves their rows to the artists' shards.
@@ -42,3 +47,4 @@ SELECT create_reference_table('rebuilds');
 SELECT create_reference_table('archive_segments');
 SELECT create_reference_table('replay_clocks');
 SELECT create_reference_table('rejected_events');
+SELECT create_reference_table('retention_horizons');

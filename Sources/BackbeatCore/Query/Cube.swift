@@ -37,14 +37,27 @@ public struct Cube: Equatable, Sendable {
         table == "stream_hourly" || table == "revenue_hourly" || table == "social_hourly"
     }
 
-    /// The smallest cube that can answer `query` exactly.
+    /// The full dimensions by day (`<dataset>_daily`, migration 0015): the hourly detail by UTC day, then the daily
+    /// rows retention rolled it into once the hours were dropped. Not one of `all`: nothing is written to it.
+    public var dailyDetail: Cube {
+        Cube(table: String(table.dropLast("hourly".count)) + "daily", dataset: dataset, grain: .day, dimensions: dimensions)
+    }
+
+    /// Whether this is the full dimensions by day (`dailyDetail`).
+    public var isDailyDetail: Bool {
+        grain == .day && Self.all.contains { $0.isFull && $0.dailyDetail == self }
+    }
+
+    /// The smallest cube that can answer `query` exactly; a day-aligned question on the full dimensions reads them by
+    /// day, so that days whose hours retention dropped are answered from their daily rows.
     public static func plan(for query: Query) -> Cube {
         let needed = Set(query.groupBy).union(query.filters.keys).subtracting([.artistID])
         let dayAligned = query.granularity != .hour
             && query.interval.from.microseconds % 86_400_000_000 == 0 && query.interval.to.microseconds % 86_400_000_000 == 0
-        return all.first { cube in
+        let cube = all.first { cube in
             cube.dataset == query.dataset && needed.isSubset(of: cube.dimensions) && (cube.grain == .hour || dayAligned)
         }!
+        return cube.isFull && dayAligned ? cube.dailyDetail : cube
     }
 }
 

@@ -13,6 +13,7 @@ public struct QueryError: Error, Equatable, Sendable {
         case intervalTooLong = "interval_too_long"
         case tooManyPoints = "too_many_points"
         case resultTooLarge = "result_too_large"
+        case droppedByRetention = "dropped_by_retention"
     }
 
     public var code: Code

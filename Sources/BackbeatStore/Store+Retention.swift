@@ -1,0 +1,107 @@
+import BackbeatCore
+import PostgresNIO
+
+/// What one pass of retention did.
+public struct RetentionOutcome: Sendable, Equatable {
+    /// Month partitions of full-dimension hourly detail summed into daily rows, then dropped (`<table>_YYYY_MM`).
+    public var rolled: [String] = []
+    /// Month partitions of the other aggregates (and of the daily rows) dropped.
+    public var dropped: [String] = []
+
+    public init() {}
+}
+
+extension Store {
+    /// Applies retention by whole months, never by deleting rows: every month of full-dimension hourly detail that
+    /// ends on or before `detailKeptFrom` (a day; nil: kept forever) is summed into its daily rows (`<dataset>_daily_rolled`) and its
+    /// partition dropped, in one transaction per month; with `cubesKeptFrom`, every month of the dashboard cubes, the
+    /// listener sketches and the daily rows that ends on or before it is dropped. Each table's first kept day is
+    /// recorded in `retention_horizons` in the same transaction (`keptFrom`). Runs under the compaction lock, so it
+    /// never interleaves with a compaction or a rebuild.
+    public func applyRetention(detailKeptFrom: Int64?, cubesKeptFrom: Int64?) async throws -> RetentionOutcome {
+        var outcome = RetentionOutcome()
+        for cube in Cube.all where cube.isFull {
+            guard let detailKeptFrom else { break }
+            let table = AggregateTable(cube)
+            for (partition, monthEnd) in try await monthPartitions(of: table.merged) where monthEnd <= detailKeptFrom {
+                try await roll(partition, of: table, into: cube.dailyDetail, monthEnd: monthEnd)
+                outcome.rolled.append(partition)
+            }
+        }
+        guard let cubesKeptFrom else { return outcome }
+        var cubes: [(view: String, merged: String)] = Cube.derived.map { ($0.table, $0.table + "_merged") }
+        cubes += [AggregateTable.artistListeners, .trackListeners].map { ($0.name, $0.merged) }
+        cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.dailyDetail.table + "_rolled") }
+        for (view, merged) in cubes {
+            for (partition, monthEnd) in try await monthPartitions(of: merged) where monthEnd <= cubesKeptFrom {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
+                    try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
+                    try await recordHorizon(view, keptFrom: monthEnd, on: connection)
+                    // The full hourly detail of those days went with their daily rows, if it had not before.
+                    if let full = Cube.all.first(where: { $0.isFull && $0.dailyDetail.table == view }) {
+                        try await recordHorizon(full.table, keptFrom: monthEnd, on: connection)
+                    }
+                }
+                outcome.dropped.append(partition)
+            }
+        }
+        return outcome
+    }
+
+    /// The first day `view`'s rows are kept from (nil: all of them).
+    public func keptFrom(_ view: String) async throws -> Int64? {
+        let rows = try await read("SELECT (kept_from - date '1970-01-01')::bigint FROM retention_horizons WHERE table_name = \(view)")
+        for try await day in rows.decode(Int64.self) { return day }
+        return nil
+    }
+
+    /// Sums a month partition of `table` (a full hourly table's merged rows) into `daily`'s rolled rows and drops it.
+    private func roll(_ partition: String, of table: AggregateTable, into daily: Cube, monthEnd: Int64) async throws {
+        let rolled = daily.table + "_rolled"
+        let dimensions = table.dimensionColumns.filter { $0 != "artist_id" }
+        let key = ["artist_id", "day"] + dimensions
+        let sums = table.measures.map { "sum(\($0))" }
+        let additions = table.measures.map { "\($0) = \(rolled).\($0) + excluded.\($0)" }
+        let monthStart = CivilDate(daysSinceEpoch: monthEnd - 1)
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
+            try await connection.query(
+                "SELECT backbeat_month_partition(\(rolled), \(RFC3339.formatDate(CivilDate(year: monthStart.year, month: monthStart.month, day: 1)))::date)",
+                logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                INSERT INTO \(rolled) (\((key + table.measures).joined(separator: ", ")))
+                SELECT artist_id, (hour AT TIME ZONE 'UTC')::date, \((dimensions + sums).joined(separator: ", "))
+                FROM \(partition) GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
+                ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(additions.joined(separator: ", "))
+                """), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
+            try await recordHorizon(table.name, keptFrom: monthEnd, on: connection)
+        }
+    }
+
+    private func recordHorizon(_ view: String, keptFrom: Int64, on connection: PostgresConnection) async throws {
+        let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: keptFrom))
+        try await connection.query("""
+            INSERT INTO retention_horizons (table_name, kept_from) VALUES (\(view), \(day)::date)
+            ON CONFLICT (table_name) DO UPDATE SET kept_from = greatest(retention_horizons.kept_from, excluded.kept_from)
+            """, logger: logger)
+    }
+
+    /// The month partitions of `parent` (named `<parent>_YYYY_MM` by `backbeat_month_partition`), each with the day
+    /// after its month, oldest first.
+    private func monthPartitions(of parent: String) async throws -> [(name: String, monthEnd: Int64)] {
+        let rows = try await client.query("""
+            SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+            WHERE p.relname = \(parent) ORDER BY 1
+            """, logger: logger)
+        var partitions: [(String, Int64)] = []
+        for try await name in rows.decode(String.self) {
+            let suffix = name.dropFirst(parent.count + 1).split(separator: "_")
+            guard name.hasPrefix(parent + "_"), suffix.count == 2, let year = Int(suffix[0]), let month = Int(suffix[1]), (1...12).contains(month) else { continue }
+            let next = month == 12 ? CivilDate(year: year + 1, month: 1, day: 1) : CivilDate(year: year, month: month + 1, day: 1)
+            partitions.append((name, next.daysSinceEpoch))
+        }
+        return partitions
+    }
+}
