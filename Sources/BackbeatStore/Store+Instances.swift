@@ -27,10 +27,10 @@ extension Store {
             ON CONFLICT (id) DO UPDATE SET address = excluded.address, loaded_topics = excluded.loaded_topics,
                 loaded_partitions = excluded.loaded_partitions, heartbeat_at = excluded.heartbeat_at
             """, logger: logger)
-        let milliseconds = Int64(liveWithin.components.seconds * 1000 + liveWithin.components.attoseconds / 1_000_000_000_000_000)
+        let seconds = Double(liveWithin.components.seconds) + Double(liveWithin.components.attoseconds) / 1e18
         let rows = try await client.query("""
             SELECT id, address, loaded_topics, loaded_partitions FROM instances
-            WHERE heartbeat_at > now() - make_interval(secs => \(Double(milliseconds) / 1000))
+            WHERE heartbeat_at > now() - make_interval(secs => \(seconds))
             ORDER BY id
             """, logger: logger)
         var live: [InstanceRecord] = []

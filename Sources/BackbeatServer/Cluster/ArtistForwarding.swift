@@ -52,9 +52,7 @@ struct ArtistForwarding<Context: AuthenticatedRequestContext>: RouterMiddleware 
         outgoing.method = .GET
         outgoing.headers.add(name: "Authorization", value: "Bearer \(adminToken)")
         outgoing.headers.add(name: HTTPField.Name.forwardedBy.rawName, value: configuration.instanceID)
-        let timeout = TimeAmount.nanoseconds(Int64(configuration.forwardTimeout.components.seconds) * 1_000_000_000
-            + configuration.forwardTimeout.components.attoseconds / 1_000_000_000)
-        let response = try await registry.client.execute(outgoing, timeout: timeout)
+        let response = try await registry.client.execute(outgoing, timeout: .nanoseconds(configuration.forwardTimeout.nanoseconds))
         let body = try await response.body.collect(upTo: Self.answerLimit)
         guard response.status.code < 500 else { throw OwnerFailed(status: Int(response.status.code)) }
         var headers = HTTPFields()

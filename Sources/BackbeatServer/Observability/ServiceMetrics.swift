@@ -148,11 +148,3 @@ public final class ServiceMetrics: Sendable {
         return (Key(name: name, labels: sorted.flatMap { [$0.key, $0.value] }), sorted.map { ($0.key, $0.value) })
     }
 }
-
-extension Duration {
-    /// The duration in whole nanoseconds.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-}
