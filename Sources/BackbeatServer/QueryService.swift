@@ -48,13 +48,9 @@ public struct QueryService: Sendable {
     /// they hold everything read.
     private func reads(artist: String?) async throws -> Reads {
         let layers = memory?.snapshot()
-        var holdsAll = false
-        if let layers, layers.installed {
-            if layers.complete {
-                holdsAll = true
-            } else if let artist, let artistPartitions {
-                holdsAll = layers.covers(try await artistPartitions.partitions(of: artist))
-            }
+        var holdsAll = layers?.complete ?? false
+        if let layers, !holdsAll, layers.installed, let artist, let artistPartitions {
+            holdsAll = layers.covers(try await artistPartitions.partitions(of: artist))
         }
         return Reads(store: store, memory: memory, layers: layers, memoryHoldsAll: holdsAll)
     }

@@ -25,7 +25,8 @@ public struct MemoryLayers: Sendable {
     public private(set) var durable = CubeMemory()
     public private(set) var inFlight: CubeMemory?
     public private(set) var pending = CubeMemory()
-    /// The partitions whose every message from the horizon on is in the layers (owned since the install).
+    /// The partitions whose every message from the horizon on is in the layers (owned since the install; empty
+    /// while nothing is installed).
     public private(set) var loaded: Set<TopicPartition> = []
     /// Whether a snapshot is installed (and no rebuild replaced the stored aggregates since).
     public private(set) var installed = false
@@ -113,7 +114,8 @@ public struct MemoryLayers: Sendable {
 
     /// Installs `durable`, read from PostgreSQL while the ledger's stored offsets of the `owned` partitions were the
     /// snapshot's and no flush was in flight: with the pending cubes, which are the ledger's unflushed work, memory
-    /// alone answers for the owned partitions, and for every query when they are all the partitions (`everyPartition`).
+    /// alone answers for the owned partitions (not empty), and for every query when they are all the partitions
+    /// (`everyPartition`).
     public mutating func install(_ durable: CubeMemory, owned: Set<TopicPartition>, everyPartition: Bool) {
         self.durable = durable
         loaded = owned

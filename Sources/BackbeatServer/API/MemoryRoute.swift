@@ -67,7 +67,7 @@ struct MemoryRoute<Context: AuthenticatedRequestContext>: Sendable {
         let loaded = statistics.snapshotsLoaded > 0
         return MemoryResponse(
             enabled: true, complete: layers.complete, instance_id: registry?.configuration.instanceID,
-            loaded_partitions: layers.installed ? layers.loaded.count : 0, instances: instances,
+            loaded_partitions: layers.loaded.count, instances: instances,
             horizon: loaded ? RFC3339.formatDate(CivilDate(daysSinceEpoch: layers.durable.horizonDay)) : nil,
             days_held: layers.daysHeld,
             bytes: layers.byteCount,

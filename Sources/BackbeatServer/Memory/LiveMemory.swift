@@ -194,13 +194,13 @@ final class LiveMemory: Sendable {
 
     /// The partitions memory holds whole (none before a snapshot is installed).
     var loadedPartitions: Set<TopicPartition> {
-        state.withLock { $0.layers.installed ? $0.layers.loaded : [] }
+        state.withLock { $0.layers.loaded }
     }
 
     var isComplete: Bool { state.withLock { $0.layers.complete } }
 
-    /// Whether a snapshot is installed and `loaded` is exactly `owned`: nothing to load.
+    /// Whether memory holds exactly the `owned` partitions (not empty) whole: nothing to load.
     func isLoaded(_ owned: Set<TopicPartition>) -> Bool {
-        state.withLock { $0.layers.installed && $0.layers.loaded == owned }
+        state.withLock { $0.layers.loaded == owned }
     }
 }
