@@ -91,3 +91,8 @@ struct AggregateTable: Sendable {
     /// Every stored aggregate: the appended ones and the derived cubes.
     static let all: [AggregateTable] = appended + appended.flatMap(\.derived)
 }
+
+extension Cube {
+    /// For a full hourly table: the daily rows retention rolls its dropped months into (migration 0015).
+    var rolledTable: String { dailyDetail.table + "_rolled" }
+}

@@ -67,7 +67,7 @@ extension Store {
             // takes their place (and is rolled again by the next retention pass).
             for cube in Cube.all where cube.isFull {
                 try await connection.query(PostgresQuery(unsafeSQL:
-                    "DELETE FROM \(cube.dailyDetail.table)_rolled WHERE day >= $1::date AND day < $2::date",
+                    "DELETE FROM \(cube.rolledTable) WHERE day >= $1::date AND day < $2::date",
                     binds: Self.binds(from, end)), logger: logger)
             }
             try await writeAggregates(delta, on: connection)

@@ -20,18 +20,19 @@ extension Store {
     /// never interleaves with a compaction or a rebuild.
     public func applyRetention(detailKeptFrom: Int64?, cubesKeptFrom: Int64?) async throws -> RetentionOutcome {
         var outcome = RetentionOutcome()
-        for cube in Cube.all where cube.isFull {
-            guard let detailKeptFrom else { break }
-            let table = AggregateTable(cube)
-            for (partition, monthEnd) in try await monthPartitions(of: table.merged) where monthEnd <= detailKeptFrom {
-                try await roll(partition, of: table, into: cube.dailyDetail, monthEnd: monthEnd)
-                outcome.rolled.append(partition)
+        if let detailKeptFrom {
+            for cube in Cube.all where cube.isFull {
+                let table = AggregateTable(cube)
+                for (partition, monthEnd) in try await monthPartitions(of: table.merged) where monthEnd <= detailKeptFrom {
+                    try await roll(partition, of: table, into: cube.rolledTable, monthEnd: monthEnd)
+                    outcome.rolled.append(partition)
+                }
             }
         }
         guard let cubesKeptFrom else { return outcome }
         var cubes: [(view: String, merged: String)] = Cube.derived.map { ($0.table, $0.table + "_merged") }
         cubes += [AggregateTable.artistListeners, .trackListeners].map { ($0.name, $0.merged) }
-        cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.dailyDetail.table + "_rolled") }
+        cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable) }
         for (view, merged) in cubes {
             for (partition, monthEnd) in try await monthPartitions(of: merged) where monthEnd <= cubesKeptFrom {
                 try await client.withTransaction(logger: logger) { connection in
@@ -56,9 +57,9 @@ extension Store {
         return nil
     }
 
-    /// Sums a month partition of `table` (a full hourly table's merged rows) into `daily`'s rolled rows and drops it.
-    private func roll(_ partition: String, of table: AggregateTable, into daily: Cube, monthEnd: Int64) async throws {
-        let rolled = daily.table + "_rolled"
+    /// Sums a month partition of `table` (a full hourly table's merged rows) into `rolled`, its daily rows, and
+    /// drops it.
+    private func roll(_ partition: String, of table: AggregateTable, into rolled: String, monthEnd: Int64) async throws {
         let dimensions = table.dimensionColumns.filter { $0 != "artist_id" }
         let key = ["artist_id", "day"] + dimensions
         let sums = table.measures.map { "sum(\($0))" }
