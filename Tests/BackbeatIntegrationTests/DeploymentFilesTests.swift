@@ -27,6 +27,28 @@ import Testing
         #expect(accepted.output.contains("--memory-days must be 0-3660"), "\(accepted.output)")
     }
 
+    /// The scripts run whichever PostgreSQL major version Debian installed, with its hll package: the newest folder
+    /// under /usr/lib/postgresql (here a fake layout in its place), and a clear error when there is none.
+    @Test func theScriptsUseThePostgresVersionInstalled() throws {
+        let fake = FileManager.default.temporaryDirectory.appendingPathComponent("pg-layout-\(UInt32.random(in: 0...UInt32.max))")
+        defer { try? FileManager.default.removeItem(at: fake) }
+        for version in ["9.6", "15", "17"] {
+            let bin = fake.appendingPathComponent(version).appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: bin.appendingPathComponent("postgres").path, contents: Data(), attributes: [.posixPermissions: 0o755])
+        }
+        let script = ". scripts/lib/postgres.sh && pg_major && pg_bindir && pg_hll_package"
+        let found = try Self.run("/bin/bash", ["-c", script], environment: ["BACKBEAT_PG_ROOT": fake.path])
+        #expect(found.status == 0, "\(found.output)")
+        #expect(found.output == "17\n\(fake.path)/17/bin\npostgresql-17-hll\n")
+
+        let empty = fake.appendingPathComponent("none")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let missing = try Self.run("/bin/bash", ["-c", script], environment: ["BACKBEAT_PG_ROOT": empty.path])
+        #expect(missing.status != 0)
+        #expect(missing.output.contains("no PostgreSQL server found under \(empty.path)"), "\(missing.output)")
+    }
+
     @Test func dockerComposeAcceptsTheStack() throws {
         let check = try Self.run("/usr/bin/docker-compose", ["-f", "docker-compose.yml", "config", "-q"])
         #expect(check.status == 0, "\(check.output)")

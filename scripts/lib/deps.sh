@@ -1,5 +1,6 @@
 # Installs the system packages Backbeat needs, when any is missing. Source this file, then call install_deps
 # (everything scripts/test needs) or install_build_deps (what building needs: the Dockerfile uses this one).
+. "$(dirname "${BASH_SOURCE[0]}")/postgres.sh"
 
 # Installs the Debian packages given that are not installed yet.
 install_packages() {
@@ -24,7 +25,11 @@ install_deps() {
   install_build_deps
   # PostgreSQL and the broker's client for the integration tests, Chromium for the web dashboard test,
   # docker-compose to validate docker-compose.yml.
-  install_packages postgresql postgresql-15-hll kcat python3 python3-pip curl chromium docker-compose
+  install_packages postgresql kcat python3 python3-pip curl chromium docker-compose
+  # postgresql-hll for the PostgreSQL major version Debian installed (postgresql-15-hll on bookworm).
+  local hll
+  hll=$(pg_hll_package) || return 1
+  install_packages "$hll"
   # The schema test validates docs/schemas with Python's jsonschema.
   python3 -c 'import jsonschema' 2>/dev/null || python3 -m pip install -q jsonschema \
     || python3 -m pip install -q --break-system-packages jsonschema

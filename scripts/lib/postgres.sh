@@ -1,11 +1,33 @@
 # Throw-away PostgreSQL for tests and the demo. Source this file, then call pg_start / pg_stop.
-# pg_start sets BACKBEAT_PG_DIR, BACKBEAT_PG_PORT and BACKBEAT_POSTGRES_URL.
+# pg_start sets BACKBEAT_PG_DIR, BACKBEAT_PG_PORT and BACKBEAT_POSTGRES_URL. Its PostgreSQL runs with fsync off
+# (a test's database is thrown away); BACKBEAT_PG_FSYNC=on keeps it on, as benchmarks need.
 
+# Where Debian installs PostgreSQL servers, one folder per major version (BACKBEAT_PG_ROOT overrides it, for tests).
+pg_root() {
+  echo "${BACKBEAT_PG_ROOT:-/usr/lib/postgresql}"
+}
+
+# The newest PostgreSQL major version installed under pg_root (15, 16, 17...).
+pg_major() {
+  local major
+  major=$(ls "$(pg_root)" 2>/dev/null | grep -E '^[0-9]+(\.[0-9]+)?$' | sort -V | tail -n 1)
+  [ -n "$major" ] || { echo "no PostgreSQL server found under $(pg_root): install Debian's postgresql package" >&2; return 1; }
+  echo "$major"
+}
+
+# The server binaries of that version.
 pg_bindir() {
-  local dir
-  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-  [ -n "$dir" ] || { echo "PostgreSQL server binaries not found under /usr/lib/postgresql" >&2; return 1; }
-  echo "$dir"
+  local major
+  major=$(pg_major) || return 1
+  [ -x "$(pg_root)/$major/bin/postgres" ] || { echo "$(pg_root)/$major/bin/postgres is missing" >&2; return 1; }
+  echo "$(pg_root)/$major/bin"
+}
+
+# Debian's postgresql-hll package built for that version.
+pg_hll_package() {
+  local major
+  major=$(pg_major) || return 1
+  echo "postgresql-$major-hll"
 }
 
 free_port() {
@@ -27,7 +49,7 @@ pg_start() {
   as_postgres "$bindir/initdb" -D "$BACKBEAT_PG_DIR/data" -U postgres -A trust --no-sync >"$BACKBEAT_PG_DIR/initdb.log" 2>&1 \
     || { cat "$BACKBEAT_PG_DIR/initdb.log" >&2; return 1; }
   as_postgres "$bindir/pg_ctl" -D "$BACKBEAT_PG_DIR/data" -l "$BACKBEAT_PG_DIR/server.log" -w \
-    -o "-p $BACKBEAT_PG_PORT -k $BACKBEAT_PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null \
+    -o "-p $BACKBEAT_PG_PORT -k $BACKBEAT_PG_DIR -c listen_addresses=127.0.0.1 -c fsync=${BACKBEAT_PG_FSYNC:-off} -c max_connections=200" start >/dev/null \
     || { cat "$BACKBEAT_PG_DIR/server.log" >&2; return 1; }
   as_postgres "$bindir/createdb" -h 127.0.0.1 -p "$BACKBEAT_PG_PORT" -U postgres backbeat
   BACKBEAT_POSTGRES_URL="postgres://postgres@127.0.0.1:$BACKBEAT_PG_PORT/backbeat"
