@@ -1,6 +1,5 @@
 import BackbeatCore
 import BackbeatTestSupport
-import PropertyBased
 import Testing
 
 /// Properties of validation under generated hostile input: whatever a producer sends, the ledger answers accepted
@@ -12,10 +11,13 @@ struct HostileInputPropertyTests {
     static let now = Timestamp(seconds: (start.daysSinceEpoch + 12) * 86_400)
     static let partition = TopicPartition(topic: "streams", partition: 0)
 
-    @Test func everyMutantIsAnsweredAndItsNeighboursCounted() async {
-        await propertyCheck(
-            count: 2_000, input: Gen<HostileMutation>.case, Gen.int(in: 0...5_000), Gen.int(in: 0...1_000_000)
-        ) { mutation, eventSeed, position in
+    @Test(.seeded) func everyMutantIsAnsweredAndItsNeighboursCounted() {
+        var random = TestRandom()
+        for _ in 0..<2_000 {
+            let mutation = HostileMutation.allCases.randomElement(using: &random)!
+            let eventSeed = Int.random(in: 0...5_000, using: &random)
+            let position = Int.random(in: 0...1_000_000, using: &random)
+            let input = "\(mutation) at \(position) of event seed \(eventSeed)"
             var generator = EventGenerator(.init(seed: UInt64(eventSeed), artists: 5, days: 10, start: Self.start))
             let before = generator.next()
             let victim = generator.next()
@@ -31,26 +33,26 @@ struct HostileInputPropertyTests {
                     now: Self.now, onAccepted: { accepted.append($0.event(in: $1)) })
             }
 
-            #expect(outcomes[0] == .accepted && outcomes[2] == .accepted, "valid neighbours of a \(mutation) mutant are counted")
+            #expect(outcomes[0] == .accepted && outcomes[2] == .accepted, "valid neighbours of a mutant are counted: \(input)")
             let pending = ledger.takeBatch()?.mergedDelta ?? InternedDelta()
             switch outcomes[1] {
             case .accepted:
-                #expect(pending.rejected.isEmpty)
-                #expect(accepted.count == 3)
+                #expect(pending.rejected.isEmpty, "\(input)")
+                #expect(accepted.count == 3, "\(input)")
             case .rejected(let reason):
-                #expect(Rejection.Reason.all.contains(reason))
-                #expect(pending.rejected.map(\.position.offset) == [1])
-                #expect(pending.rejected.first?.value == mutant, "the rejected value is kept as consumed")
-                #expect(pending.rejected.first.map { !$0.rejection.detail.isEmpty } == true)
-                #expect(accepted.count == 2)
+                #expect(Rejection.Reason.all.contains(reason), "\(input)")
+                #expect(pending.rejected.map(\.position.offset) == [1], "\(input)")
+                #expect(pending.rejected.first?.value == mutant, "the rejected value is kept as consumed: \(input)")
+                #expect(pending.rejected.first.map { !$0.rejection.detail.isEmpty } == true, "\(input)")
+                #expect(accepted.count == 2, "\(input)")
             case .ignored:
-                Issue.record("a mutant at a new offset of an owned partition was ignored")
+                Issue.record("a mutant at a new offset of an owned partition was ignored: \(input)")
             }
             // What the ledger added is exactly the accepted events, no more.
             var expected = RollupDelta()
             for event in accepted { expected.add(event) }
             let added = pending.rollupDelta
-            #expect(added.streams == expected.streams && added.revenue == expected.revenue && added.social == expected.social)
+            #expect(added.streams == expected.streams && added.revenue == expected.revenue && added.social == expected.social, "\(input)")
         }
     }
 }

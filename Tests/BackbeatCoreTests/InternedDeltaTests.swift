@@ -1,4 +1,5 @@
 import BackbeatCore
+import BackbeatTestSupport
 import Testing
 
 /// The interned rollup (`InternedDelta`, fed from `EventRecord`s) adds exactly what the string-keyed `RollupDelta`
@@ -104,9 +105,9 @@ struct InternedDeltaTests {
         #expect(bytes.withUnsafeBytes { dictionary.id($0) } == dictionary.id("value-17"))
     }
 
-    @Test(arguments: [0, 1, HyperLogLog.explicitLimit, HyperLogLog.explicitLimit + 1, 5_000])
+    @Test(.seeded, arguments: [0, 1, HyperLogLog.explicitLimit, HyperLogLog.explicitLimit + 1, 5_000])
     func aSketchOfSortedHashesIsTheSketchOfTheirAdds(count: Int) {
-        var random = SystemRandomNumberGenerator()
+        var random = TestRandom(seed: TestRandom.seed, stream: "sorted hashes \(count)")
         let hashes = (0..<count).map { _ in Int64.random(in: .min ... .max, using: &random) }
         var added = HyperLogLog()
         for hash in hashes { added.add(hash: hash) }

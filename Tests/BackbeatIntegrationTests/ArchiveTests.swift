@@ -1,6 +1,7 @@
 import BackbeatArchive
 import BackbeatCore
 import BackbeatKafka
+import BackbeatTestSupport
 import Foundation
 import PostgresNIO
 import Testing
@@ -40,7 +41,7 @@ import Testing
         return result
     }
 
-    @Test func anArchiveWrittenByServeThroughCrashesReplaysIntoAnEmptyDatabaseAsTheLiveOne() async throws {
+    @Test(.seeded) func anArchiveWrittenByServeThroughCrashesReplaysIntoAnEmptyDatabaseAsTheLiveOne() async throws {
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
         let live = try await TestEnvironment.freshDatabase("archive_live")
         let archive = NSTemporaryDirectory() + "backbeat-archive-\(UInt32.random(in: 0...UInt32.max))"
@@ -52,6 +53,7 @@ import Testing
 
         try await TestEnvironment.withStore(url: live) { store in
             var logs: [String] = []
+            var random = TestRandom()
             var service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: live, flushInterval: "200ms", arguments: arguments)
             for chunk in 0..<chunks {
                 try await service.waitForLog("partitions assigned")
@@ -64,7 +66,7 @@ import Testing
                 try await waitUntil(timeout: .seconds(60), "a committed flush of chunk \(chunk)") {
                     try await storedOffsetTotal(store.client) > committedBefore
                 }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...600)))
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...600, using: &random)))
                 service.kill()
                 logs.append(service.log())
                 service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: live, flushInterval: "200ms", arguments: arguments)

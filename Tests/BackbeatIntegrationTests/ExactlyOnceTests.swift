@@ -1,5 +1,6 @@
 import BackbeatCore
 import BackbeatKafka
+import BackbeatTestSupport
 import Foundation
 import Testing
 
@@ -7,13 +8,14 @@ import Testing
 @Suite(.serialized) struct ExactlyOnceTests {
     /// The crash loop: 20 SIGKILLs, each at a random moment up to 1.5 s after a chunk of events starts arriving
     /// (inside consuming, flushing or committing), each followed by a restart.
-    @Test func twentySigkillsAtRandomMomentsStillEndAtTheGroundTruth() async throws {
+    @Test(.seeded) func twentySigkillsAtRandomMomentsStillEndAtTheGroundTruth() async throws {
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
         let database = try await TestEnvironment.freshDatabase("crash")
         let workload = Workload(events: 42_000, seed: 7, invalidFraction: 0.01)
         let kills = 20
         let chunkSize = workload.messages.count / (kills + 1)
         let service = try await TestEnvironment.withStore(url: database) { store in
+            var random = TestRandom()
             var service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms")
             for round in 0...kills {
                 // Kill once this instance consumes: a kill before it owns partitions would test nothing.
@@ -21,7 +23,7 @@ import Testing
                 let end = round == kills ? workload.messages.count : (round + 1) * chunkSize
                 try workload.publish(round * chunkSize..<end, to: broker.bootstrapServers)
                 guard round < kills else { break }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...1500)))
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...1500, using: &random)))
                 service.kill()
                 service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms")
             }

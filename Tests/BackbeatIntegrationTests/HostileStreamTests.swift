@@ -10,12 +10,12 @@ import Testing
 /// that does not validate with the reason validation gives it in process, and count every valid message, mutants
 /// that happen to stay valid included: the aggregates equal the ground truth of exactly the valid ones.
 @Suite(.serialized) struct HostileStreamTests {
-    @Test func generatedHostileMessagesAreAllAnsweredByALiveService() async throws {
+    @Test(.seeded) func generatedHostileMessagesAreAllAnsweredByALiveService() async throws {
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 6)
         let database = try await TestEnvironment.freshDatabase("hostile")
         var generator = EventGenerator(.init(seed: 41, artists: 8, days: 10, start: CivilDate(year: 2026, month: 10, day: 1)))
         let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
-        var positions = SystemRandomNumberGenerator()
+        var positions = TestRandom()
         var messages: [EventGenerator.Message] = []
         var expectedReasons: [String: Int64] = [:]
         for index in 0..<4_000 {

@@ -1,4 +1,5 @@
 import BackbeatKafka
+import BackbeatTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 
     static let steps: [Step] = [.join, .join, .leave, .join, .kill, .join, .leave, .join, .join, .leave, .kill, .leave]
 
-    @Test func instancesJoiningAndLeavingRepeatedlyLoseNothing() async throws {
+    @Test(.seeded) func instancesJoiningAndLeavingRepeatedlyLoseNothing() async throws {
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 6)
         let database = try await TestEnvironment.freshDatabase("storm")
         let workload = Workload(events: 26_000, seed: 31, invalidFraction: 0.01)
@@ -23,6 +24,7 @@ import Testing
         var instances = [try start()]
         try await instances[0].waitForLog("partitions assigned")
         var rebalances = 0
+        var random = TestRandom()
         for (index, step) in Self.steps.enumerated() {
             try workload.publish(index * chunk..<(index + 1) * chunk, to: broker.bootstrapServers)
             let before = Dictionary(uniqueKeysWithValues: instances.map { (ObjectIdentifier($0), Self.assignments($0)) })
@@ -38,7 +40,7 @@ import Testing
                 instances.contains { Self.assignments($0) > before[ObjectIdentifier($0), default: 0] }
             }
             rebalances += 1
-            try await Task.sleep(for: .milliseconds(Int.random(in: 300...1500)))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 300...1500, using: &random)))
         }
         #expect(!instances.isEmpty)
         try workload.publish(Self.steps.count * chunk..<workload.messages.count, to: broker.bootstrapServers)

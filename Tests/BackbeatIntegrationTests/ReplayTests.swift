@@ -1,6 +1,7 @@
 import BackbeatArchive
 import BackbeatCore
 import BackbeatKafka
+import BackbeatTestSupport
 import Foundation
 import PostgresNIO
 import Testing
@@ -120,12 +121,13 @@ import Testing
         try await expectPrefixApplied(damaged, name: "corrupt.ndjson.zst", error: "corrupt zstd data")
     }
 
-    @Test func killingAReplayAtRandomPointsThenRunningItAgainEndsAtTheGroundTruth() async throws {
+    @Test(.seeded) func killingAReplayAtRandomPointsThenRunningItAgainEndsAtTheGroundTruth() async throws {
         let compressed = try Self.generate("killed.ndjson.zst", events: 80_000)
         let plain = try Self.generate("killed.ndjson", events: 80_000)
         let database = try await TestEnvironment.freshDatabase("killed")
         try await TestEnvironment.withStore(url: database) { store in _ = try await store.migrate(try TestEnvironment.migrations()) }
         var positions: [Int64] = []
+        var random = TestRandom()
         for round in 0..<4 {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: try TestEnvironment.binary)
@@ -134,7 +136,7 @@ import Testing
             process.standardError = FileHandle.nullDevice
             try process.run()
             // Start-up (migrations, the identity pass) takes a second or two in a debug build; kill after that.
-            try await Task.sleep(for: .milliseconds(Int.random(in: 2_000...5_000) + round * 500))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 2_000...5_000, using: &random) + round * 500))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             positions.append(try await Self.stored(database).positions.values.first ?? 0)

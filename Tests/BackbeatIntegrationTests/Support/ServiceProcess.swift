@@ -20,8 +20,11 @@ final class ServiceProcess: @unchecked Sendable {
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.executableURL = URL(fileURLWithPath: try TestEnvironment.binary)
+        // The tests' events have fixed dates (October 2026): retention, which counts days back from the clock, keeps
+        // their hourly detail unless a test sets it, so that the suite answers the same on any date.
+        let retention = arguments.contains("--detail-days") ? [] : ["--detail-days", "0"]
         process.arguments = ["serve", "--brokers", brokers, "--group", group, "--http-port", String(port), "--flush-interval", flushInterval,
-                             "--advertise-url", "http://127.0.0.1:\(port)"] + arguments
+                             "--advertise-url", "http://127.0.0.1:\(port)"] + retention + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["BACKBEAT_POSTGRES_URL"] = postgresURL
         environment["BACKBEAT_ADMIN_TOKEN"] = Self.adminToken
