@@ -66,7 +66,7 @@ import Testing
         #expect(try await HTTP.get(api + "label.one%3Aartist-8/streams?\(interval)", token: token).status == 403)
 
         // The dashboard with the artist's token: the page's numbers are the API's.
-        let page = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d", width: 1280, height: 1400)
+        let page = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d&as_of=\(Chromium.today)", width: 1280, height: 1400)
         #expect(page.options(of: "artist") == [Self.artist])
         try await WebDashboardTests().expectPage(page, showsAPIOf: service, artist: Self.artist)
         #expect(service.terminate() == 0)

@@ -14,7 +14,7 @@ import Testing
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 6)
         let database = try await TestEnvironment.freshDatabase("hostile")
         var generator = EventGenerator(.init(seed: 41, artists: 8, days: 10, start: CivilDate(year: 2026, month: 10, day: 1)))
-        let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        let now = Timestamp.wallClock()
         var positions = TestRandom()
         var messages: [EventGenerator.Message] = []
         var expectedReasons: [String: Int64] = [:]

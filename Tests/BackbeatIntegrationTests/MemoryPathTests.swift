@@ -10,7 +10,7 @@ import Testing
     /// Days of memory that reach back to 2026-08-01 from today, so that the workload's days and the summary's
     /// windows (back to 2026-08-16) are all inside the retained window whatever day the tests run.
     static var coveringDays: String {
-        let today = Int64(Date().timeIntervalSince1970) / 86_400
+        let today = Timestamp.wallClock().daysSinceEpoch
         return String(today - CivilDate(year: 2026, month: 8, day: 1).daysSinceEpoch + 1)
     }
 

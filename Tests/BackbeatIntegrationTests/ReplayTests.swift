@@ -32,7 +32,7 @@ import Testing
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))  // invalid events may hold invalid UTF-8
         var all = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if all.last?.isEmpty == true { all.removeLast() }
-        let now = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        let now = Timestamp.wallClock()
         var events: [Event] = []
         var invalid = 0
         for line in all.prefix(lines ?? all.count) {

@@ -12,7 +12,7 @@ import Testing
     @Test func thePageShowsTheAPIsNumbersAtDesktopAndPhoneWidths() async throws {
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 3)
         let database = try await TestEnvironment.freshDatabase("web")
-        let today = CivilDate(daysSinceEpoch: Int64(Date().timeIntervalSince1970).floorDiv(86_400))
+        let today = CivilDate(daysSinceEpoch: Timestamp.wallClock().daysSinceEpoch)
         // Events over the last two weeks, ending yesterday, so that they are inside every window the page shows.
         let workload = Workload(events: 12_000, seed: 5, artists: 4, days: 14, start: CivilDate(daysSinceEpoch: today.daysSinceEpoch - 14))
         let half = workload.messages.count / 2
@@ -23,13 +23,13 @@ import Testing
         try await waitUntilFlushed(half, database: database)
         try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
 
-        let desktop = try Chromium.dom(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d", width: 1280, height: 1400)
+        let desktop = try Chromium.dom(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d&as_of=\(Chromium.today)", width: 1280, height: 1400)
         try await expectPage(desktop, showsAPIOf: service, artist: "artist-0002")
         #expect(Int(desktop.attribute("data-refreshes", ofTag: "body") ?? "") ?? 0 >= 2, "the page refreshed by itself")
         #expect(desktop.options(of: "artist").count == 4, "the admin picks among every artist")
-        try Chromium.screenshot(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d",
+        try Chromium.screenshot(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d&as_of=\(Chromium.today)",
                                 width: 1280, height: 1400, to: Self.artifacts.appendingPathComponent("dashboard-desktop.png"))
-        try Chromium.screenshot(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=12m",
+        try Chromium.screenshot(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=12m&as_of=\(Chromium.today)",
                                 width: 1280, height: 1400, to: Self.artifacts.appendingPathComponent("dashboard-desktop-dark.png"),
                                 extra: ["--force-dark-mode", "--blink-settings=preferredColorScheme=0"])
 
@@ -37,10 +37,10 @@ import Testing
         try workload.publish(half..<workload.messages.count, to: broker.bootstrapServers)
         try await waitUntilFlushed(workload.messages.count, database: database)
         let token = try TokenTests.createToken(artist: "artist-0003", database: database)
-        let phone = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d", width: 390, height: 844)
+        let phone = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d&as_of=\(Chromium.today)", width: 390, height: 844)
         try await expectPage(phone, showsAPIOf: service, artist: "artist-0003")
         #expect(phone.options(of: "artist") == ["artist-0003"])
-        try Chromium.screenshot(of: service.baseURL + "/#token=\(token)&range=28d", width: 390, height: 1800,
+        try Chromium.screenshot(of: service.baseURL + "/#token=\(token)&range=28d&as_of=\(Chromium.today)", width: 390, height: 1800,
                                 to: Self.artifacts.appendingPathComponent("dashboard-phone.png"))
         #expect(service.terminate() == 0)
         withExtendedLifetime(broker) {}
@@ -55,7 +55,7 @@ import Testing
     /// The cards, the streams total, the platform legend and the top tracks equal what the API answers for the
     /// page's 28-day range.
     func expectPage(_ page: Chromium.Page, showsAPIOf service: ServiceProcess, artist: String) async throws {
-        let today = Int64(Date().timeIntervalSince1970).floorDiv(86_400)
+        let today = Timestamp.wallClock().daysSinceEpoch
         let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: today - 27)), to = RFC3339.formatDate(CivilDate(daysSinceEpoch: today + 1))
         let base = service.baseURL + "/v1/artists/\(artist)/"
         let summary = try await HTTP.get(base + "summary").json() as! [String: Any]

@@ -6,7 +6,7 @@
 const REFRESH_MS = 5000;
 const SVG = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
-const state = { token: null, artist: null, range: "28d", timer: null };
+const state = { token: null, artist: null, range: "28d", asOf: null, timer: null };
 
 // ---- Formatting -------------------------------------------------------------------------------------------------
 
@@ -22,7 +22,12 @@ function money(amount, currency) {
 }
 function day(date) { return date.toISOString().slice(0, 10); }
 function addDays(date, days) { const copy = new Date(date); copy.setUTCDate(copy.getUTCDate() + days); return copy; }
-function todayUTC() { const now = new Date(); return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())); }
+// The day the ranges end on: today by this browser's clock (UTC), or the link's #as_of=YYYY-MM-DD.
+function todayUTC() {
+  if (state.asOf) return new Date(state.asOf + "T00:00:00Z");
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
 
 // ---- Ranges: [from, to) in whole UTC days, and the granularity each chart uses ----------------------------------
 
@@ -207,7 +212,7 @@ function periodLabel(start, granularity) {
 }
 
 async function refreshSummary() {
-  const summary = await api(artistPath("summary", {}));
+  const summary = await api(artistPath("summary", state.asOf ? { as_of: state.asOf } : {}));
   setNumber("card-streams", summary.streams_28d, integer.format(summary.streams_28d));
   setNumber("card-listeners", summary.monthly_listeners, integer.format(summary.monthly_listeners));
   const growth = summary.growth_percent;
@@ -353,6 +358,7 @@ function init() {
   const fragment = new URLSearchParams(location.hash.slice(1));
   if (fragment.get("token")) sessionStorage.setItem("backbeat-token", fragment.get("token"));
   if (fragment.get("range")) state.range = fragment.get("range");
+  if (/^\d{4}-\d{2}-\d{2}$/.test(fragment.get("as_of") || "") && !isNaN(Date.parse(fragment.get("as_of")))) state.asOf = fragment.get("as_of");
   if (location.hash) history.replaceState(null, "", location.pathname + location.search);
   if (fragment.get("artist")) sessionStorage.setItem("backbeat-artist", fragment.get("artist"));
   state.token = sessionStorage.getItem("backbeat-token");

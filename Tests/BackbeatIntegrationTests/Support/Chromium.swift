@@ -1,3 +1,4 @@
+import BackbeatCore
 import Foundation
 import Testing
 
@@ -7,6 +8,10 @@ extension [(String, String)] {
 
 /// Headless Chromium (Debian's `chromium`, installed by scripts/test).
 enum Chromium {
+    /// The tests' day (`Timestamp.wallClock`, which BACKBEAT_CLOCK_OFFSET moves): the browser keeps the system's
+    /// clock, so pages are opened as of this day (`#as_of=`).
+    static var today: String { RFC3339.formatDate(CivilDate(daysSinceEpoch: Timestamp.wallClock().daysSinceEpoch)) }
+
     /// A page's DOM after its scripts ran, as serialized HTML.
     struct Page {
         var html: String
