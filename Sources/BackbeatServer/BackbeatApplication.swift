@@ -83,15 +83,18 @@ public func buildRouter(
 /// and leaves the group, then a last compaction, then the pool closes).
 public func buildApplication(configuration: ServeConfiguration, store: Store, logger: Logger) -> some ApplicationProtocol {
     let metrics = ServiceMetrics()
-    let ingest = IngestService(configuration: configuration.ingest, store: store, metrics: metrics, logger: logger)
-    let registry = configuration.cluster.map { InstanceRegistry(configuration: $0, store: store, memory: ingest.memory, logger: logger) }
+    let atStop = PostgresAtStop(store: store)
+    let ingest = IngestService(configuration: configuration.ingest, store: store, metrics: metrics, logger: logger, postgresAtStop: atStop)
+    let registry = configuration.cluster.map {
+        InstanceRegistry(configuration: $0, store: store, memory: ingest.memory, logger: logger, postgresAtStop: atStop)
+    }
     let router = buildRouter(store: store, ingest: ingest, metrics: metrics, adminToken: configuration.adminToken,
                              artistRequestsPerSecond: configuration.artistRequestsPerSecond, webDirectory: configuration.webDirectory,
                              registry: registry)
     var services: [any Service] = [
         store.client,
         CompactionService(store: store, interval: configuration.compactionInterval, logger: logger, ingestIsCatchingUp: { ingest.isCatchingUp },
-                          retention: configuration.retention),
+                          retention: configuration.retention, postgresAtStop: atStop),
         ingest,
     ]
     if let registry { services.append(registry) }

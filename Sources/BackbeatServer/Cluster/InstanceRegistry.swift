@@ -12,6 +12,8 @@ import Synchronization
 final class InstanceRegistry: Service, Sendable {
     let configuration: ClusterConfiguration
     let store: Store
+    /// Whether PostgreSQL answers at the stop: the record is removed only if it does.
+    let postgresAtStop: PostgresAtStop
     let memory: LiveMemory?
     let logger: Logger
     /// The live instances, this one included, as of the last heartbeat.
@@ -24,8 +26,9 @@ final class InstanceRegistry: Service, Sendable {
     /// forwarded queries do not queue for one.
     static let connectionsPerInstance = 64
 
-    init(configuration: ClusterConfiguration, store: Store, memory: LiveMemory?, logger: Logger) {
+    init(configuration: ClusterConfiguration, store: Store, memory: LiveMemory?, logger: Logger, postgresAtStop: PostgresAtStop) {
         self.configuration = configuration
+        self.postgresAtStop = postgresAtStop
         self.store = store
         self.memory = memory
         self.logger = logger
@@ -39,9 +42,10 @@ final class InstanceRegistry: Service, Sendable {
         var failing = false
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
-                let instances = try await store.heartbeat(
-                    InstanceRecord(id: configuration.instanceID, address: configuration.advertisedURL, loaded: memory?.loadedPartitions ?? []),
-                    liveWithin: configuration.liveWithin)
+                let record = InstanceRecord(id: configuration.instanceID, address: configuration.advertisedURL, loaded: memory?.loadedPartitions ?? [])
+                let instances = try await postgresAtStop.cancellingIfUnanswered { [store, configuration] in
+                    try await store.heartbeat(record, liveWithin: configuration.liveWithin)
+                }
                 live.withLock { $0 = instances }
                 if failing { logger.notice("instance heartbeat recorded again") }
                 failing = false
@@ -60,6 +64,7 @@ final class InstanceRegistry: Service, Sendable {
         }
         live.withLock { $0 = [] }
         do {
+            guard await postgresAtStop.answers() else { throw PostgresDoesNotAnswer() }
             try await store.removeInstance(configuration.instanceID)
         } catch {
             logger.warning("cannot remove this instance's record; the others stop asking it once its heartbeat ages out", metadata: ["error": "\(error)"])

@@ -70,15 +70,18 @@ extension IngestService {
         // hung flush it may not have yet.
         await stopPollingAndWait()
         if hung { try await stopAfterHungFlush(consumer) }
-        // Final flush: retry for a while so that a clean stop leaves nothing to consume again.
-        for attempt in 1...10 {
-            let outcome = await flushOnce(consumer: consumer)
-            if outcome == .hung { try await stopAfterHungFlush(consumer) }
-            guard outcome == .failed else { break }
-            logger.warning("final flush failed; retrying", metadata: ["attempt": "\(attempt)"])
-            try? await Task.sleep(for: .milliseconds(500))
+        // Final flush, when PostgreSQL answers: retry for a while so that a clean stop leaves nothing to consume again.
+        if ledger.withLock({ $0.hasUnflushedWork($0.assigned) }), await postgresAtStop.answers() {
+            for attempt in 1...10 {
+                let outcome = await flushOnce(consumer: consumer)
+                if outcome == .hung { try await stopAfterHungFlush(consumer) }
+                guard outcome == .failed else { break }
+                logger.warning("final flush failed; retrying", metadata: ["attempt": "\(attempt)"])
+                try? await Task.sleep(for: .milliseconds(500))
+            }
         }
-        if await settleArchive() {
+        logResumeOffsets()
+        if await postgresAtStop.answers(), await settleArchive() {
             try archive.withLock { try $0?.closeAll() }
         } else {
             logger.warning("archive: segments left open; the next start repairs them from the lengths PostgreSQL stored")
@@ -102,11 +105,24 @@ extension IngestService {
         }
     }
 
+    /// When consumed events are left unflushed at the stop, says where the next start resumes: the offsets PostgreSQL
+    /// stored, as this instance knows them (a partition never stored resumes where `auto.offset.reset` says).
+    fileprivate func logResumeOffsets() {
+        let (unflushed, stored) = ledger.withLock { ($0.hasUnflushedWork($0.assigned), $0.storedOffsets) }
+        guard unflushed else { return }
+        let sorted = stored.sorted { $0.key < $1.key }
+        logger.warning("stopping with consumed events not flushed; the next start resumes from the offsets PostgreSQL stored", metadata: [
+            "resume_offsets": "\(sorted.compactMap { partition, offset in offset.map { "\(partition):\($0)" } }.joined(separator: ","))",
+            "never_stored": "\(sorted.filter { $0.value == nil }.map { $0.key.description }.joined(separator: ","))",
+        ])
+    }
+
     /// Ends the ingest after a flush hung: polling stops, the consumer leaves its group (bounded), but nothing
     /// more is written, settled or sealed (PostgreSQL does not answer, and the hung transaction may yet commit):
     /// the next start repairs the archive and consumes again from the stored offsets.
     fileprivate func stopAfterHungFlush(_ consumer: KafkaConsumer) async throws -> Never {
         await stopPollingAndWait()
+        logResumeOffsets()
         _ = try? await awaitBlocking(limit: Self.leaveGroupLimit) { consumer.close() }
         self.consumer.withLock { $0 = nil }
         throw FlushHung(limit: configuration.flushTimeout)
@@ -122,6 +138,8 @@ extension IngestService {
         case cutShort
         /// The write did not return within `flushTimeout`: PostgreSQL or the connection to it hangs.
         case hung
+        /// The service is stopping and PostgreSQL does not answer: the write is left, the batch put back.
+        case abandoned
     }
 
     /// Writes one batch.
@@ -149,7 +167,7 @@ extension IngestService {
             writing = true
             let layer = inFlight?.layer
             let newArtistPartitions = storedArtistPartitions.withLock { stored in batch.artistPartitions.filter { !stored.contains($0) } }.sorted { ($0.artistID, $0.topicPartition) < ($1.artistID, $1.topicPartition) }
-            try await awaitTask(limit: configuration.flushTimeout) { [store] in
+            try await postgresAtStop.cancellingIfUnanswered(limit: configuration.flushTimeout) { [store] in
                 try await store.write(batch, layer: layer, archive: segments, artistPartitions: newArtistPartitions)
             }
             storedArtistPartitions.withLock { $0.formUnion(newArtistPartitions) }
@@ -168,6 +186,13 @@ extension IngestService {
             takeBack(batch)
             changeOwnership(of: [conflict.topicPartition]) { $0.markStale($1) }
             return .done
+        } catch is PostgresDoesNotAnswer {
+            // Nothing more is written by this process; its transaction, if it began, commits or not: the next start
+            // reads the offsets PostgreSQL stored either way.
+            metrics.recordFlush(outcome: "abandoned", duration: ContinuousClock.now - started, rows: 0)
+            logger.warning("the stop abandons the flush in flight: PostgreSQL does not answer; its events will be consumed again")
+            takeBack(batch)
+            return .abandoned
         } catch is WaitTimedOut {
             // Its transaction may still commit once PostgreSQL answers again: nothing more is written by this process.
             metrics.recordFlush(outcome: "hung", duration: ContinuousClock.now - started, rows: 0)
@@ -327,3 +352,4 @@ extension IngestService {
         }
     }
 }
+

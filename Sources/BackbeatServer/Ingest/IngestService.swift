@@ -48,8 +48,14 @@ public final class IngestService: Service, Sendable {
     let storedArtistPartitions = Mutex<Set<ArtistPartition>>([])
     /// The latest `backbeat rebuild` seen (nil: not read yet).
     let seenRebuild = Mutex<Int64?>(nil)
+    /// Whether PostgreSQL answers at the stop: the flush in flight is abandoned and the final one skipped when not.
+    let postgresAtStop: PostgresAtStop
 
-    public init(configuration: IngestConfiguration, store: Store, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger) {
+    public init(
+        configuration: IngestConfiguration, store: Store, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger,
+        postgresAtStop: PostgresAtStop? = nil
+    ) {
+        self.postgresAtStop = postgresAtStop ?? PostgresAtStop(store: store)
         self.configuration = configuration
         self.store = store
         self.metrics = metrics

@@ -18,11 +18,14 @@ public struct CompactionService: Service {
     let ingestIsCatchingUp: @Sendable () -> Bool
     /// What is kept (nil: everything, forever).
     let retention: RetentionSettings?
+    /// Whether PostgreSQL answers at the stop: the last round is skipped when it does not.
+    let postgresAtStop: PostgresAtStop
 
     public init(
         store: Store, interval: Duration = .seconds(5), logger: Logger, ingestIsCatchingUp: @escaping @Sendable () -> Bool = { false },
-        retention: RetentionSettings? = nil
+        retention: RetentionSettings? = nil, postgresAtStop: PostgresAtStop? = nil
     ) {
+        self.postgresAtStop = postgresAtStop ?? PostgresAtStop(store: store)
         self.store = store
         self.interval = interval
         self.logger = logger
@@ -41,8 +44,12 @@ public struct CompactionService: Service {
         var lastRetention: ContinuousClock.Instant?
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            // The round on a stop always runs.
+            // The round on a stop always runs, unless PostgreSQL does not answer.
             if !Task.isShuttingDownGracefully && schedule.defers(at: .now, ingestIsCatchingUp: ingestIsCatchingUp()) { continue }
+            if Task.isShuttingDownGracefully, !(await postgresAtStop.answers()) {
+                logger.notice("no last compaction: PostgreSQL does not answer; the rows wait in the delta tables")
+                break
+            }
             await compactOnce()
             schedule.lastRound = .now
             if let retention, !Task.isShuttingDownGracefully, lastRetention.map({ .now - $0 >= Self.retentionInterval }) ?? true {
@@ -90,11 +97,11 @@ public struct CompactionService: Service {
     private func compactOnce() async {
         let started = ContinuousClock.now
         do {
-            let moved = try await awaitTask(limit: Self.roundLimit) { [store] in try await store.compact() }
+            let moved = try await postgresAtStop.cancellingIfUnanswered(limit: Self.roundLimit) { [store] in try await store.compact() }
             if moved > 0 {
                 logger.debug("compacted", metadata: ["rows": "\(moved)", "duration": "\(ContinuousClock.now - started)"])
             }
-        } catch where Task.isCancelled {
+        } catch where Task.isCancelled || error is PostgresDoesNotAnswer {
             logger.notice("compaction cut short by the stop; the rows wait in the delta tables")
         } catch let timedOut as WaitTimedOut {
             // Its transaction, if the server still runs it, holds the compaction lock: later rounds skip until it ends.
