@@ -32,6 +32,8 @@ public final class KafkaConsumer: @unchecked Sendable {
             "enable.auto.commit": "false",
             "enable.auto.offset.store": "false",
             "auto.offset.reset": "earliest",
+            // Messages of aborted Kafka transactions are never counted (librdkafka's default, set so that it is said).
+            "isolation.level": "read_committed",
             "enable.partition.eof": "false",
             "client.id": "backbeat",
         ]).merging(extra)

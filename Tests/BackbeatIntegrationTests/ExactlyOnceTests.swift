@@ -53,7 +53,7 @@ import Testing
         try await first.waitForLog("partitions assigned", count: 2)
         #expect(first.log().contains("partitions revoked"), "the first instance gave up partitions when the second joined")
         try workload.publish(2 * quarter..<3 * quarter, to: broker.bootstrapServers)
-        try await Task.sleep(for: .seconds(2))
+        try await Task.sleep(for: .seconds(2))  // ten flush intervals of both consuming before the first leaves
 
         // The first leaves: the second takes everything over.
         #expect(first.terminate() == 0)

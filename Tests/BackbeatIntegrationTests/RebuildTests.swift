@@ -113,7 +113,11 @@ import Testing
         }
         let rebuilt = try ReplayTests.run(["rebuild", "--from", Self.days.first!, "--to", Self.days.last!, directory], postgresURL: database)
         #expect(rebuilt.status == 0, "\(rebuilt.output)")
-        try await Task.sleep(for: .seconds(3))  // past the service's next notice of the rebuild: memory gives way to PostgreSQL
+        // The service notices the rebuild at its next flush: memory gives way to PostgreSQL, and every read is new.
+        try await waitUntil(timeout: .seconds(30), "every read to answer the rebuilt numbers") {
+            for (index, read) in reads.enumerated() where try await read() == old[index] { return false }
+            return true
+        }
         stop.set()
         for (index, loop) in loops.enumerated() {
             let seen = try await loop.value
