@@ -2,7 +2,7 @@
 # (scripts/lib/deps.sh), run on its slim variant with librdkafka, libzstd and libxxhash.
 FROM swift:6.3-bookworm AS build
 WORKDIR /src
-COPY scripts/lib/deps.sh scripts/lib/deps.sh
+COPY scripts/lib/deps.sh scripts/lib/postgres.sh scripts/lib/
 RUN . scripts/lib/deps.sh && install_build_deps && rm -rf /var/lib/apt/lists/*
 COPY Package.swift ./
 COPY Sources ./Sources

@@ -106,6 +106,11 @@ import Testing
         let deps = try String(contentsOf: Self.root.appendingPathComponent("scripts/lib/deps.sh"), encoding: .utf8)
         let test = try String(contentsOf: Self.root.appendingPathComponent("scripts/test"), encoding: .utf8)
         #expect(dockerfile.contains(". scripts/lib/deps.sh && install_build_deps"))
+        // The image holds every script deps.sh sources before it runs it.
+        let sourced = deps.matches(of: /\. "\$\(dirname "\$\{BASH_SOURCE\[0\]\}"\)\/([a-z.-]+)"/).map { "scripts/lib/" + $0.1 }
+        #expect(!sourced.isEmpty)
+        let copied = dockerfile.split(separator: "\n").first { $0.hasPrefix("COPY scripts/lib/deps.sh") } ?? ""
+        for script in sourced { #expect(copied.contains(script), "the Dockerfile copies \(script) before sourcing deps.sh") }
         #expect(dockerfile.contains("swift build -c release --product backbeat"))
         #expect(dockerfile.contains("COPY sql /usr/share/backbeat/sql") && dockerfile.contains("COPY dashboards/web /usr/share/backbeat/web"))
         #expect(test.contains("install_deps") && test.contains("swift build"))
