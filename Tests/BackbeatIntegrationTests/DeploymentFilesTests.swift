@@ -1,3 +1,4 @@
+import BackbeatCore
 import Foundation
 import PostgresNIO
 import Testing
@@ -47,6 +48,20 @@ import Testing
         let missing = try Self.run("/bin/bash", ["-c", script], environment: ["BACKBEAT_PG_ROOT": empty.path])
         #expect(missing.status != 0)
         #expect(missing.output.contains("no PostgreSQL server found under \(empty.path)"), "\(missing.output)")
+    }
+
+    /// BACKBEAT_CLOCK_OFFSET moves the wall clock of a backbeat process (what scripts/test's BACKBEAT_TEST_CLOCK
+    /// relies on): `generate` without --start spreads its events over the days before the moved today.
+    @Test func theClockOffsetMovesTheWallClockOfAProcess() throws {
+        let offsetDays: Int64 = 400
+        let generated = try Self.run(try TestEnvironment.binary, ["generate", "--events", "50", "--days", "1", "--out", "-"],
+                                     environment: ["BACKBEAT_CLOCK_OFFSET": String(offsetDays * 86_400)])
+        #expect(generated.status == 0, "\(generated.output)")
+        let today = Timestamp.wallClock().daysSinceEpoch + offsetDays
+        let days = Set(generated.output.matches(of: /"occurred_at":"(\d{4}-\d{2}-\d{2})T/).compactMap { RFC3339.parseDate(String($0.1))?.daysSinceEpoch })
+        #expect(!days.isEmpty && days.allSatisfy { (today - 2)...today ~= $0 }, "\(days.sorted()) against \(today)")
+        let bad = try Self.run(try TestEnvironment.binary, ["generate", "--events", "1", "--out", "-"], environment: ["BACKBEAT_CLOCK_OFFSET": "soon"])
+        #expect(bad.status != 0 && bad.output.contains("BACKBEAT_CLOCK_OFFSET must be a whole number of seconds, not soon"), "\(bad.output)")
     }
 
     @Test func dockerComposeAcceptsTheStack() throws {
