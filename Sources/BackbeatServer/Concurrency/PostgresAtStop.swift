@@ -10,6 +10,8 @@ import Synchronization
 public final class PostgresAtStop: Sendable {
     /// How long PostgreSQL has to answer.
     static let limit: Duration = .seconds(1)
+    /// The limit of work that has none of its own (heartbeats): only the stop cuts it short.
+    static let unbounded: Duration = .seconds(86_400)
 
     private let store: Store
     private let answer = Mutex<Task<Bool, Never>?>(nil)
@@ -32,7 +34,7 @@ public final class PostgresAtStop: Sendable {
     /// Runs `work` for at most `limit` (`WaitTimedOut` past it). If the stop begins meanwhile and PostgreSQL does not
     /// answer then, `work` is left (cancelled, not awaited) and `PostgresDoesNotAnswer` thrown: a call waiting for a
     /// connection PostgreSQL refuses, or for an answer on one it no longer serves, must not hold the stop.
-    func cancellingIfUnanswered<T: Sendable>(limit: Duration = .seconds(86_400), _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+    func cancellingIfUnanswered<T: Sendable>(limit: Duration = unbounded, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await awaitTask(limit: limit, work) }
             group.addTask {

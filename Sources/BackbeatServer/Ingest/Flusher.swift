@@ -352,4 +352,3 @@ extension IngestService {
         }
     }
 }
-
