@@ -4,42 +4,63 @@ import Logging
 
 /// A Kafka group consumer whose positions come from the caller, not from Kafka's committed offsets.
 ///
-/// On every assignment librdkafka calls `onAssign` (on the polling thread, inside `poll`) with the new partitions;
+/// On every assignment librdkafka calls `onAssign` (on the polling thread, inside `poll`) with the partitions added;
 /// it returns the offset to start each one from (absent: from the beginning). On revocation `onRevoke` runs
-/// first, then the partitions are released. All methods except `commitAsync` and `isBrokerReachable` must be
-/// called from one thread: the one that polls. `poll` blocks, so that thread must not be a Swift concurrency one.
+/// first, then the partitions are released. Rebalancing is incremental (`cooperative-sticky`): a rebalance hands
+/// over only the partitions that move, and the others are consumed on throughout. A partition whose position is
+/// no longer on the broker (`auto.offset.reset=error`) stops being fetched and is reported to `onOffsetOutOfRange`:
+/// nothing is skipped unless the caller moves it on (`restartFetching`).
+///
+/// All methods except `commitAsync`, `isBrokerReachable` and `partitions(of:)` must be called from one thread: the
+/// one that polls. `poll` blocks, so that thread must not be a Swift concurrency one.
 public final class KafkaConsumer: @unchecked Sendable {
     // @unchecked: `handle` is set once in init and freed once in deinit; librdkafka's handle is thread-safe for
     // the calls made off the polling thread (commit, metadata).
 
     /// Called with newly assigned partitions; returns each one's starting offset.
     public typealias AssignHandler = @Sendable ([TopicPartition]) -> [TopicPartition: Int64]
-    /// Called with partitions about to be taken away.
-    public typealias RevokeHandler = @Sendable ([TopicPartition]) -> Void
+    /// Called with partitions about to be taken away; `lost` when the group already gave them to another member
+    /// (this one missed its session timeout), so nothing of theirs may be written any more.
+    public typealias RevokeHandler = @Sendable (_ partitions: [TopicPartition], _ lost: Bool) -> Void
+    /// Called (on the polling thread, inside `poll`) with the position of a partition the broker no longer has:
+    /// its messages there were deleted (retention) or the log ends before it. The partition is not fetched again
+    /// until `restartFetching` moves it.
+    public typealias OutOfRangeHandler = @Sendable (MessagePosition) -> Void
 
     private let handle: OpaquePointer
     private let callbacks: Unmanaged<Callbacks>
     private var closed = false
 
-    /// Creates a consumer in `groupID` and subscribes it to `topics`.
+    /// The group settings Backbeat chooses over librdkafka's defaults (docs/operations.md, "Restarts, crashes and
+    /// retention"): incremental rebalancing, and a crashed member evicted after 10 s rather than 45 s.
+    public static let groupDefaults = KafkaConfiguration([
+        "partition.assignment.strategy": "cooperative-sticky",
+        "session.timeout.ms": "10000",
+        "heartbeat.interval.ms": "2000",
+    ])
+
+    /// Creates a consumer in `groupID` and subscribes it to `topics`. `extra` wins over `groupDefaults` and every
+    /// other setting made here.
     public init(
         brokers: String, groupID: String, topics: [String], extra: KafkaConfiguration = KafkaConfiguration(),
-        logger: Logger, onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler
+        logger: Logger, onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler,
+        onOffsetOutOfRange: @escaping OutOfRangeHandler = { _ in }
     ) throws {
-        let configuration = KafkaConfiguration([
+        let configuration = Self.groupDefaults.merging(KafkaConfiguration([
             "bootstrap.servers": brokers,
             "group.id": groupID,
             "enable.auto.commit": "false",
             "enable.auto.offset.store": "false",
-            "auto.offset.reset": "earliest",
+            // A position the broker no longer has is reported (`onOffsetOutOfRange`), never skipped silently.
+            "auto.offset.reset": "error",
             // Messages of aborted Kafka transactions are never counted (librdkafka's default, set so that it is said).
             "isolation.level": "read_committed",
             "enable.partition.eof": "false",
             "client.id": "backbeat",
-        ]).merging(extra)
+        ])).merging(extra)
         let (handle, callbacks) = try makeClient(
             type: RD_KAFKA_CONSUMER, configuration: configuration,
-            opaque: Callbacks(onAssign: onAssign, onRevoke: onRevoke, logger: logger)
+            opaque: Callbacks(onAssign: onAssign, onRevoke: onRevoke, onOffsetOutOfRange: onOffsetOutOfRange, logger: logger)
         ) { conf in
             rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
             rd_kafka_conf_set_error_cb(conf, errorCallback)
@@ -77,6 +98,11 @@ public final class KafkaConsumer: @unchecked Sendable {
             defer { rd_kafka_message_destroy(pointer) }
             timeout = 0
             let message = pointer.pointee
+            if message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, let topic = message.rkt.map({ String(cString: rd_kafka_topic_name($0)) }) {
+                let position = MessagePosition(topicPartition: TopicPartition(topic: topic, partition: message.partition), offset: message.offset)
+                callbacks.takeUnretainedValue().onOffsetOutOfRange(position)
+                continue
+            }
             if message.err != RD_KAFKA_RESP_ERR_NO_ERROR {
                 if message.err != RD_KAFKA_RESP_ERR__PARTITION_EOF {
                     let text = String(cString: rd_kafka_err2str(message.err))
@@ -106,6 +132,48 @@ public final class KafkaConsumer: @unchecked Sendable {
             rd_kafka_error_destroy(error)
             throw KafkaError(message: "cannot seek: \(text)")
         }
+    }
+
+    /// Fetches `offsets`' partitions again from the given offsets, also those librdkafka stopped fetching after an
+    /// error such as an offset out of range (which `seek` does not restart): they are taken out of the assignment and
+    /// put back at those offsets. Partitions not owned are left alone.
+    public func restartFetching(_ offsets: [TopicPartition: Int64]) throws {
+        guard !offsets.isEmpty else { return }
+        if isCooperative {
+            let list = makePartitionList(offsets.map { ($0.key, $0.value) })
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            try check(rd_kafka_incremental_unassign(handle, list), "cannot take partitions out of the assignment")
+            try check(rd_kafka_incremental_assign(handle, list), "cannot put partitions back in the assignment")
+            return
+        }
+        // An eager assignment is replaced whole: every other partition from its current position.
+        var current: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        let error = rd_kafka_assignment(handle, &current)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let current else { throw KafkaError(error, context: "cannot read the assignment") }
+        defer { rd_kafka_topic_partition_list_destroy(current) }
+        _ = rd_kafka_position(handle, current)
+        for index in 0..<Int(current.pointee.cnt) {
+            let element = current.pointee.elems[index]
+            let key = TopicPartition(topic: String(cString: element.topic), partition: element.partition)
+            if let offset = offsets[key] { current.pointee.elems[index].offset = offset }
+        }
+        let assigned = rd_kafka_assign(handle, current)
+        guard assigned == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(assigned, context: "cannot assign partitions again") }
+    }
+
+    /// The first offset the broker still has for `partition` and the offset after its last message, asked of the
+    /// partition's leader (blocks up to `timeoutMs`).
+    public func queryWatermarks(_ partition: TopicPartition, timeoutMs: Int32 = 5000) throws -> (low: Int64, high: Int64) {
+        var low: Int64 = 0
+        var high: Int64 = 0
+        let error = rd_kafka_query_watermark_offsets(handle, partition.topic, partition.partition, &low, &high, timeoutMs)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, context: "cannot read the offsets \(partition) has") }
+        return (low, high)
+    }
+
+    /// Whether the group rebalances incrementally (the `cooperative-sticky` assignor).
+    var isCooperative: Bool {
+        String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
     }
 
     /// Stops fetching from `partitions` (`paused`) or starts again; positions are kept. Used for backpressure.
@@ -180,11 +248,13 @@ public final class KafkaConsumer: @unchecked Sendable {
         // @unchecked: only immutable, Sendable properties; a class so that its address can be librdkafka's opaque.
         let onAssign: AssignHandler
         let onRevoke: RevokeHandler
+        let onOffsetOutOfRange: OutOfRangeHandler
         let logger: Logger
 
-        init(onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler, logger: Logger) {
+        init(onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler, onOffsetOutOfRange: @escaping OutOfRangeHandler, logger: Logger) {
             self.onAssign = onAssign
             self.onRevoke = onRevoke
+            self.onOffsetOutOfRange = onOffsetOutOfRange
             self.logger = logger
         }
     }
@@ -196,7 +266,8 @@ public enum KafkaOffset {
     public static let beginning = Int64(RD_KAFKA_OFFSET_BEGINNING)
 }
 
-/// librdkafka's rebalance callback: fetch starting offsets on assignment, drop work on revocation.
+/// librdkafka's rebalance callback: starting offsets on assignment, the hand-over on revocation. With the
+/// cooperative protocol the lists hold only the partitions that move, and the assignment changes incrementally.
 private func rebalanceCallback(
     handle: OpaquePointer?, error: rd_kafka_resp_err_t,
     partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, opaque: UnsafeMutableRawPointer?
@@ -204,22 +275,58 @@ private func rebalanceCallback(
     guard let handle, let partitions, let opaque else { return }
     let callbacks = Unmanaged<KafkaConsumer.Callbacks>.fromOpaque(opaque).takeUnretainedValue()
     let list = readPartitionList(partitions)
+    let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+    let names = list.map(\.description).joined(separator: ",")
     switch error {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
-        let offsets = callbacks.onAssign(list)
-        for index in 0..<Int(partitions.pointee.cnt) {
-            let key = list[index]
-            partitions.pointee.elems[index].offset = offsets[key] ?? KafkaOffset.beginning
+        // A cooperative rebalance that moves nothing to this member still calls here, with no partition.
+        if !list.isEmpty {
+            let offsets = callbacks.onAssign(list)
+            for index in 0..<Int(partitions.pointee.cnt) {
+                let key = list[index]
+                partitions.pointee.elems[index].offset = offsets[key] ?? KafkaOffset.beginning
+            }
+            callbacks.logger.info("partitions assigned", metadata: ["partitions": "\(names)"])
         }
-        callbacks.logger.info("partitions assigned", metadata: ["partitions": "\(list.map(\.description).joined(separator: ","))"])
-        let result = rd_kafka_assign(handle, partitions)
-        if result != RD_KAFKA_RESP_ERR_NO_ERROR {
-            callbacks.logger.error("assign failed", metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
+        if cooperative {
+            logFailure(rd_kafka_incremental_assign(handle, partitions), "incremental assign failed", callbacks.logger)
+        } else {
+            logFailure(rd_kafka_assign(handle, partitions), "assign failed", callbacks.logger)
         }
     default:
-        callbacks.onRevoke(list)
-        callbacks.logger.info("partitions revoked", metadata: ["partitions": "\(list.map(\.description).joined(separator: ","))"])
-        rd_kafka_assign(handle, nil)
+        let lost = rd_kafka_assignment_lost(handle) != 0
+        if !list.isEmpty {
+            callbacks.onRevoke(list, lost)
+            callbacks.logger.info(lost ? "partitions lost" : "partitions revoked", metadata: ["partitions": "\(names)"])
+        }
+        if cooperative {
+            logFailure(rd_kafka_incremental_unassign(handle, partitions), "incremental unassign failed", callbacks.logger)
+        } else {
+            logFailure(rd_kafka_assign(handle, nil), "unassign failed", callbacks.logger)
+        }
+    }
+}
+
+/// Throws a librdkafka error object as a `KafkaError` (and frees it); nothing when there is none.
+private func check(_ error: OpaquePointer?, _ context: String) throws {
+    guard let error else { return }
+    let text = String(cString: rd_kafka_error_string(error))
+    rd_kafka_error_destroy(error)
+    throw KafkaError(message: "\(context): \(text)")
+}
+
+/// Logs a librdkafka error code; nothing when it is none.
+private func logFailure(_ code: rd_kafka_resp_err_t, _ message: Logger.Message, _ logger: Logger) {
+    guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
+    logger.error(message, metadata: ["error": "\(String(cString: rd_kafka_err2str(code)))"])
+}
+
+/// Logs a librdkafka error object (and frees it); nothing when there is none.
+private func logFailure(_ error: OpaquePointer?, _ message: Logger.Message, _ logger: Logger) {
+    do {
+        try check(error, "\(message)")
+    } catch {
+        logger.error(message, metadata: ["error": "\(error)"])
     }
 }
 

@@ -20,6 +20,7 @@ extension Store {
             try await client.withTransaction(logger: logger) { connection in
                 for part in batch.parts {
                     try await moveOffset(part, on: connection)
+                    try await recordGaps(part.gaps, on: connection)
                 }
                 try await writeAggregates(delta, layer: layer, on: connection)
                 try await writeRejected(delta.rejected, on: connection)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import BackbeatCore
 import BackbeatKafka
 import BackbeatServer
 import BackbeatStore
@@ -73,6 +74,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("advertise-url"), help: "The base URL the other instances of the group reach this one at, to forward it the queries for the artists it holds in memory (env BACKBEAT_ADVERTISE_URL; default http://<hostname>:<http-port>).")
     var advertiseURL: String?
+
+    @Option(name: .customLong("group-instance-id"), help: "This instance's name in the consumer group across restarts (Kafka static membership): restarted within session.timeout.ms it gets its partitions back without a rebalance. Unique per instance (env BACKBEAT_GROUP_INSTANCE_ID; default <hostname>-<http-port>; none: a new member at each start).")
+    var groupInstanceID: String?
+
+    @Option(name: .customLong("offset-gap-policy"), help: "When a partition's stored offset is no longer on the broker (retention deleted messages unread): resume (record the gap, go on from the first offset left) or stop (record it, consume nothing more of the partition until `backbeat offsets reset`) (env BACKBEAT_OFFSET_GAP_POLICY; default resume).")
+    var offsetGapPolicy: String?
+
+    @Flag(name: .customLong("commit-group-offsets"), help: "Also commit each flush's offsets to the Kafka consumer group, for lag tools; never read back (env BACKBEAT_COMMIT_GROUP_OFFSETS=1). Off by default: a commit that races a rebalance makes librdkafka drop the whole assignment.")
+    var commitGroupOffsets = false
 
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
@@ -157,6 +167,13 @@ struct ServeCommand: AsyncParsableCommand {
             kafka[parts[0]] = parts[1]
         }
 
+        let instanceName = setting(groupInstanceID, "BACKBEAT_GROUP_INSTANCE_ID") ?? "\(ProcessInfo.processInfo.hostName)-\(port)"
+        guard !instanceName.isEmpty, instanceName.utf8.count <= 249 else { throw ValidationError("--group-instance-id must be 1-249 characters (none: no static membership)") }
+        let policyText = setting(offsetGapPolicy, "BACKBEAT_OFFSET_GAP_POLICY") ?? "resume"
+        guard let gapPolicy = OffsetGapPolicy(rawValue: policyText) else {
+            throw ValidationError("--offset-gap-policy must be resume or stop, not \(policyText)")
+        }
+
         var devBroker: DevBroker?
         var brokerList = setting(brokers, "BACKBEAT_KAFKA_BROKERS") ?? ""
         if brokerList.isEmpty {
@@ -177,7 +194,9 @@ struct ServeCommand: AsyncParsableCommand {
             ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, flushTimeout: flushLimit, kafka: kafka,
                 memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),
                 archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes),
-                pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters),
+                pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters,
+                groupInstanceID: instanceName == "none" ? nil : instanceName, gapPolicy: gapPolicy,
+                commitGroupOffsets: commitGroupOffsets || setting(nil, "BACKBEAT_COMMIT_GROUP_OFFSETS") == "1"),
             httpPort: port, adminToken: token, compactionInterval: compaction, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger),
             cluster: cluster, retention: RetentionSettings(detailDays: detail, cubeMonths: cubes))
         let app = buildApplication(configuration: configuration, store: store, logger: logger)

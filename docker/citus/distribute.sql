@@ -38,9 +38,10 @@ SELECT citus_add_local_table_to_metadata('social_hourly_delta');
 SELECT citus_add_local_table_to_metadata('social_hourly_delta_values');
 
 -- Small tables every node reads: offsets (moved in each flush's transaction, so a flush is one distributed
--- transaction, committed on every node it touched with two-phase commit, or on none), tokens, the instances of the
--- group and the bookkeeping of rebuilds, archives and replays.
+-- transaction, committed on every node it touched with two-phase commit, or on none) and the gaps stored with them,
+-- tokens, the instances of the group and the bookkeeping of rebuilds, archives and replays.
 SELECT create_reference_table('kafka_offsets');
+SELECT create_reference_table('offset_gaps');
 SELECT create_reference_table('api_tokens');
 SELECT create_reference_table('instances');
 SELECT create_reference_table('rebuilds');

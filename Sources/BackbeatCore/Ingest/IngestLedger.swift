@@ -8,7 +8,9 @@
 /// - `takeBatch` hands the deltas and the offset range (stored → next) to a flush, which must store the new offset
 ///   only if the stored one is still the expected one;
 /// - after a failed flush `restore` puts the batch back; after a conflict `markStale` drops the partition so that
-///   it is sought again from the stored offset.
+///   it is sought again from the stored offset;
+/// - `recordGap` notes messages the broker deleted unread (`OffsetGap`): the next batch carries it, with the offset
+///   move that steps over it, or, while the partition waits for an operator, alone.
 ///
 /// When `archiving`, each partition also keeps the archive lines (`ArchiveLine`) of every message it counted, valid
 /// or not, so the archive moves in the same steps as the aggregates.
@@ -22,6 +24,12 @@ public struct IngestLedger: Sendable {
         var delta = InternedDelta()
         /// Archive lines of the messages in `delta` (empty unless archiving).
         var archive: [UInt8] = []
+        /// Gaps found since the last flush, to be stored with it.
+        var gaps: [OffsetGap] = []
+        /// The gap this partition waits at for an operator (nothing more is consumed from it until then).
+        var waitingAt: OffsetGap?
+        /// When the oldest message of `delta` was consumed (nil: nothing unflushed).
+        var unflushedSince: Timestamp?
     }
 
     private var partitions: [TopicPartition: PartitionState] = [:]
@@ -66,9 +74,39 @@ public struct IngestLedger: Sendable {
         partitions.values.map(\.delta)
     }
 
-    /// Whether any of `partitions` holds work consumed and not yet taken by a flush.
+    /// Whether any of `partitions` holds work consumed and not yet taken by a flush (a gap to store counts).
     public func hasUnflushedWork(_ partitions: some Sequence<TopicPartition>) -> Bool {
-        partitions.contains { self.partitions[$0].map { !$0.delta.isEmpty } ?? false }
+        partitions.contains { self.partitions[$0].map { !$0.delta.isEmpty || !$0.gaps.isEmpty } ?? false }
+    }
+
+    /// How far each owned partition's stored offset trails what it consumed: messages (offsets) and since when
+    /// the oldest of them waits (nil: nothing unflushed).
+    public var storedOffsetTrail: [TopicPartition: (messages: Int64, since: Timestamp?)] {
+        partitions.mapValues { state in
+            guard let next = state.nextOffset else { return (0, nil) }
+            return (next - (state.storedOffset ?? next), state.unflushedSince)
+        }
+    }
+
+    /// The gaps owned partitions wait at for an operator.
+    public var waitingGaps: [OffsetGap] {
+        partitions.values.compactMap(\.waitingAt).sorted { $0.topicPartition < $1.topicPartition }
+    }
+
+    /// Notes a gap found on an owned partition: the next batch stores it. When it resumes (`resumedAt`), the
+    /// partition's position moves to it, and the batch stores the new offset with the gap; otherwise the partition
+    /// waits at it. False (nothing noted) when the partition is not owned or already waits.
+    @discardableResult
+    public mutating func recordGap(_ gap: OffsetGap) -> Bool {
+        guard var state = partitions[gap.topicPartition], state.waitingAt == nil else { return false }
+        state.gaps.append(gap)
+        if let resumedAt = gap.resumedAt {
+            state.nextOffset = max(state.nextOffset ?? resumedAt, resumedAt)
+        } else {
+            state.waitingAt = gap
+        }
+        partitions[gap.topicPartition] = state
+        return true
     }
 
     /// Starts owning `partition`, whose stored next offset is `storedOffset`.
@@ -147,6 +185,7 @@ public struct IngestLedger: Sendable {
     ) -> Outcome {
         if let next = state.nextOffset, message.position.offset < next { return .ignored }
         state.nextOffset = message.position.offset + 1
+        if state.unflushedSince == nil { state.unflushedSince = now }
         if archiving { ArchiveLine.appendMessage(message, consumedAt: now, to: &state.archive) }
         switch EventDecoder.decodeRecord(message.value, now: now) {
         case .success(let record):
@@ -166,14 +205,17 @@ public struct IngestLedger: Sendable {
     public mutating func takeBatch() -> FlushBatch? {
         var parts: [FlushBatch.Part] = []
         for (partition, var state) in partitions {
-            guard let next = state.nextOffset, next != state.storedOffset else { continue }
+            guard let next = state.nextOffset, next != state.storedOffset || !state.gaps.isEmpty else { continue }
             parts.append(FlushBatch.Part(
                 topicPartition: partition, generation: state.generation,
-                expectedOffset: state.storedOffset, newOffset: next, delta: state.delta, archive: state.archive
+                expectedOffset: state.storedOffset, newOffset: next, delta: state.delta, archive: state.archive, gaps: state.gaps,
+                unflushedSince: state.unflushedSince
             ))
             state.storedOffset = next
             state.delta = InternedDelta()
             state.archive = []
+            state.gaps = []
+            state.unflushedSince = nil
             partitions[partition] = state
         }
         return parts.isEmpty ? nil : FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition })
@@ -191,6 +233,8 @@ public struct IngestLedger: Sendable {
             delta.merge(state.delta)
             state.delta = delta
             state.archive = part.archive + state.archive
+            state.gaps = part.gaps + state.gaps
+            state.unflushedSince = [part.unflushedSince, state.unflushedSince].compactMap { $0 }.min()
             partitions[part.topicPartition] = state
             restored.insert(part.topicPartition)
         }
@@ -226,11 +270,17 @@ public struct FlushBatch: Sendable {
         public var archive: [UInt8]
         /// For a plain input's position: the hash of its lines up to `newOffset` (`AppliedLinesHash`), stored with it.
         public var appliedLinesHash: String?
+        /// Messages the broker deleted unread, stored with the offset move (`OffsetGap`).
+        public var gaps: [OffsetGap]
+        /// When the oldest of the part's messages was consumed (kept so that a failed flush puts it back).
+        public var unflushedSince: Timestamp?
 
         public init(
             topicPartition: TopicPartition, generation: UInt64, expectedOffset: Int64?, newOffset: Int64, delta: InternedDelta = InternedDelta(),
-            archive: [UInt8] = [], appliedLinesHash: String? = nil
+            archive: [UInt8] = [], appliedLinesHash: String? = nil, gaps: [OffsetGap] = [], unflushedSince: Timestamp? = nil
         ) {
+            self.gaps = gaps
+            self.unflushedSince = unflushedSince
             self.topicPartition = topicPartition
             self.generation = generation
             self.expectedOffset = expectedOffset

@@ -43,7 +43,9 @@ extension IngestService {
 
     /// Flushes until a graceful shutdown, then flushes what is left, closes the archive and leaves the group.
     fileprivate func flushUntilShutdown(_ consumer: KafkaConsumer) async throws {
+        flusherRunning.store(true, ordering: .relaxed)
         let hung = await withGracefulShutdownHandler { () -> Bool in
+            defer { flusherRunning.store(false, ordering: .relaxed) }
             var failures = 0
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 do {
@@ -61,6 +63,7 @@ extension IngestService {
                 failures = outcome == .failed ? failures + 1 : 0
                 sealArchiveSegments()
                 await noticeRebuilds()
+                await resumeWaitingPartitions()
                 await loadSnapshotOfOwnedPartitions()
                 memory?.maintain(today: Self.today())
             }
@@ -97,12 +100,25 @@ extension IngestService {
     }
 
     /// Returns when a flush is due: `flushInterval` after the last one ended, or sooner once unflushed work (as of
-    /// the last poll or batch taken) reaches `IngestConfiguration.earlyFlushBytes`.
+    /// the last poll or batch taken) reaches `IngestConfiguration.earlyFlushBytes`, or a hand-over asks for one.
     fileprivate func sleepUntilFlushIsDue() async throws {
         let due = ContinuousClock.now + configuration.flushInterval
         while ContinuousClock.now < due, pendingBytes.load(ordering: .relaxed) < configuration.earlyFlushBytes {
-            try await Task.sleep(for: min(.milliseconds(50), due - ContinuousClock.now))
+            if flushRequested.exchange(false, ordering: .relaxed) { return }
+            try await Task.sleep(for: min(.milliseconds(10), due - ContinuousClock.now))
         }
+    }
+
+    /// When owned partitions wait at a gap (`--offset-gap-policy stop`) and `backbeat offsets reset` moved their
+    /// stored offset, consumes them again from there.
+    fileprivate func resumeWaitingPartitions() async {
+        let waiting = ledger.withLock { ledger in ledger.waitingGaps.map { ($0.topicPartition, ledger.storedOffsets[$0.topicPartition] ?? nil) } }
+        guard !waiting.isEmpty, let stored = try? await store.storedOffsets(for: waiting.map(\.0)) else { return }
+        let moved = waiting.filter { partition, offset in stored[partition] != offset }.map(\.0)
+        guard !moved.isEmpty else { return }
+        logger.notice("the stored offsets of partitions waiting at a gap were reset; consuming them from there", metadata: [
+            "partitions": "\(moved.map { "\($0):\(stored[$0].map(String.init) ?? "none")" }.joined(separator: ","))"])
+        changeOwnership(of: moved) { $0.markStale($1) }
     }
 
     /// When consumed events are left unflushed at the stop, says where the next start resumes: the offsets PostgreSQL
@@ -148,11 +164,15 @@ extension IngestService {
         guard await settleArchive() else { return .failed }
         let taken = ledger.withLock { ledger -> (FlushBatch, ChangeApplied<MemoryLayers.Flight>?)? in
             guard let batch = ledger.takeBatch() else { return nil }
+            // Under the ledger's lock, so that a hand-over sees the batch either unflushed or in flight.
+            flushInFlight.store(true, ordering: .relaxed)
             // What is left unflushed: the early flush (`sleepUntilFlushIsDue`) must not see the batch just taken.
             pendingBytes.store(ledger.pendingBytes, ordering: .relaxed)
             return (batch, memory?.flushStarted())
         }
         guard let (batch, moved) = taken else { return .done }
+        // Cleared once the batch is durable or back in the ledger.
+        defer { flushInFlight.store(false, ordering: .relaxed) }
         let inFlight = await moved?.value()
         let started = ContinuousClock.now
         var writing = false
@@ -174,7 +194,9 @@ extension IngestService {
             archive.withLock { $0?.committed() }
             if let inFlight { memory?.flushCommitted(epoch: inFlight.epoch) }
             FreedMemory.release()
-            consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
+            if configuration.commitGroupOffsets {
+                consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
+            }
             counters.withLock { $0.flushes += 1 }
             metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: batch.rowCount)
             logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])

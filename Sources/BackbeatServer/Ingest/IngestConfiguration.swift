@@ -1,3 +1,4 @@
+import BackbeatCore
 import BackbeatKafka
 
 /// How the ingest path consumes and flushes.
@@ -25,6 +26,16 @@ public struct IngestConfiguration: Sendable {
     public var pendingLimitBytes: Int
     /// Topic that receives every rejected message with its reason in headers (nil: `rejected_events` only).
     public var deadLetterTopic: String?
+    /// This instance's name in the group across restarts (Kafka's static membership, `group.instance.id`): restarted
+    /// within `session.timeout.ms` it gets its partitions back without a rebalance (nil: a new member each start).
+    public var groupInstanceID: String?
+    /// What happens when a partition's position is no longer on the broker.
+    public var gapPolicy: OffsetGapPolicy
+    /// Whether each flush's offsets are also committed to Kafka's group offsets, for lag tools (never read back).
+    /// Off by default: librdkafka treats a commit refused for a stale generation, which a rebalance can cause, as
+    /// the loss of the whole assignment (its unflushed work dropped), and the dev broker refuses them at every
+    /// rebalance. `backbeat_consumer_lag_messages` in `/metrics` tells the lag without them.
+    public var commitGroupOffsets: Bool
 
     /// Unflushed work at which a flush starts before `flushInterval` has passed: a sixteenth of `pendingLimitBytes`,
     /// so that a backlog is written in batches of bounded size, which bounds the memory a flush holds while it
@@ -46,11 +57,13 @@ public struct IngestConfiguration: Sendable {
     public var consumerProperties: KafkaConfiguration {
         let queueKilobytes = min(max(pendingLimitBytes / 8 / 1024, 1024), 2_097_151)
         let fetchBytes = min(max(pendingLimitBytes / 16, 1 << 20), 64 << 20)
-        return KafkaConfiguration([
+        var properties = KafkaConfiguration([
             "queued.max.messages.kbytes": String(queueKilobytes),
             "queued.min.messages": "1000000",
             "fetch.max.bytes": String(fetchBytes),
-        ]).merging(kafka)
+        ])
+        if let groupInstanceID { properties["group.instance.id"] = groupInstanceID }
+        return properties.merging(kafka)
     }
 
     public init(
@@ -58,8 +71,12 @@ public struct IngestConfiguration: Sendable {
         flushInterval: Duration = .seconds(1), flushTimeout: Duration = .seconds(300), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration(),
         memory: MemoryConfiguration = MemoryConfiguration(), archiveDirectory: String? = nil,
         archiveSegmentBytes: Int64 = 128 << 20, pendingLimitBytes: Int = 256 << 20,
-        deadLetterTopic: String? = nil
+        deadLetterTopic: String? = nil, groupInstanceID: String? = nil, gapPolicy: OffsetGapPolicy = .resume,
+        commitGroupOffsets: Bool = false
     ) {
+        self.commitGroupOffsets = commitGroupOffsets
+        self.groupInstanceID = groupInstanceID
+        self.gapPolicy = gapPolicy
         self.brokers = brokers
         self.topics = topics
         self.groupID = groupID

@@ -20,7 +20,12 @@ extension IngestService {
     /// Updates the gauges of `/metrics`: lag of each owned partition (its high watermark as last fetched, less the
     /// offset stored in PostgreSQL: what is not yet flushed), unflushed bytes, pause state and memory held.
     fileprivate func recordGauges(_ consumer: KafkaConsumer) {
-        let stored = ledger.withLock { $0.storedOffsets }
+        let (stored, trail, waiting) = ledger.withLock { ($0.storedOffsets, $0.storedOffsetTrail, $0.waitingGaps.count) }
+        let now = Self.now()
+        metrics.recordStoredOffsetTrail(
+            messages: trail.values.map(\.messages).max() ?? 0,
+            seconds: trail.values.compactMap(\.since).map { Double(now.microseconds - $0.microseconds) / 1_000_000 }.max() ?? 0,
+            waitingPartitions: waiting)
         var lag: [TopicPartition: Int64] = [:]
         for (partition, offset) in stored {
             guard let watermarks = consumer.cachedWatermarks(partition) else { continue }

@@ -50,6 +50,14 @@ public final class IngestService: Service, Sendable {
     let seenRebuild = Mutex<Int64?>(nil)
     /// Whether PostgreSQL answers at the stop: the flush in flight is abandoned and the final one skipped when not.
     let postgresAtStop: PostgresAtStop
+    /// The gaps this instance found since it started (`OffsetGap`), the latest last, at most `recentGapLimit`.
+    let recentGaps = Mutex<[OffsetGap]>([])
+    /// Set by a hand-over (`KafkaSource`) to have the flusher write at once rather than when its interval ends.
+    let flushRequested = Atomic<Bool>(false)
+    /// Whether a flush holds a batch taken from the ledger (set and cleared under the ledger's lock or after it).
+    let flushInFlight = Atomic<Bool>(false)
+    /// Whether the flusher's loop runs, so that a hand-over may wait for it.
+    let flusherRunning = Atomic<Bool>(false)
 
     public init(
         configuration: IngestConfiguration, store: Store, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger,
@@ -88,6 +96,14 @@ public final class IngestService: Service, Sendable {
     public func isBrokerReachable() async -> Bool {
         guard let consumer = consumer.withLock({ $0 }) else { return false }
         return (try? await awaitBlocking { consumer.isBrokerReachable() }) ?? false
+    }
+
+    /// How many of the latest gaps `recentGaps` keeps.
+    static let recentGapLimit = 20
+
+    /// The gaps found since the start (the latest last) and those the owned partitions wait at.
+    public var offsetGaps: (recent: [OffsetGap], waiting: [OffsetGap]) {
+        (recentGaps.withLock { $0 }, ledger.withLock { $0.waitingGaps })
     }
 
     /// Whether consumption is paused by backpressure, and the unflushed bytes as of the last poll.

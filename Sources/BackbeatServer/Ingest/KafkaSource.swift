@@ -1,12 +1,16 @@
 import BackbeatCore
 import BackbeatKafka
 import Foundation
+import Logging
 import ServiceLifecycle
 
 /// The ingest's Kafka source: joins the consumer group and polls on a thread of its own (librdkafka's calls block),
 /// feeding each message to the `IngestLedger` and what it adds to the in-memory layers; pauses the owned partitions
 /// while unflushed work is over `--pending-limit`. Rebalances are handled on the polling thread: an assignment reads
-/// the stored offsets from PostgreSQL with a time limit (`storeWaitLimit`), a revocation drops unflushed work.
+/// the stored offsets from PostgreSQL with a time limit (`storeWaitLimit`); a revocation first has the flusher write
+/// the revoked partitions' consumed work (up to `handOverLimit`), so that the next owner starts where this one
+/// stopped, then drops what is left. A position the broker no longer has becomes an `OffsetGap`, stored with the
+/// next flush, and the partition goes on from the log's start or waits (`--offset-gap-policy`).
 ///
 /// Runs until a graceful shutdown (or cancellation), then stops polling and returns once the thread has exited. It
 /// does not close the consumer: the flusher's last flush comes first, then it leaves the group.
@@ -39,7 +43,8 @@ extension IngestService {
             brokers: configuration.brokers, groupID: configuration.groupID, topics: configuration.topics,
             extra: configuration.consumerProperties, logger: logger,
             onAssign: { [self] partitions in assigned(partitions) },
-            onRevoke: { [self] partitions in revoked(partitions) })
+            onRevoke: { [self] partitions, lost in revoked(partitions, lost: lost) },
+            onOffsetOutOfRange: { [self] position in offsetOutOfRange(position) })
         self.consumer.withLock { $0 = consumer }
         logger.info("consuming", metadata: ["brokers": "\(configuration.brokers)", "topics": "\(configuration.topics.joined(separator: ","))", "group": "\(configuration.groupID)"])
         return consumer
@@ -125,8 +130,81 @@ extension IngestService {
         }
     }
 
-    private func revoked(_ partitions: [TopicPartition]) {
+    /// How long a revocation waits for the flusher to write the revoked partitions' consumed work.
+    static let handOverLimit: Duration = .seconds(5)
+
+    /// librdkafka takes partitions away: unless they are lost (already another member's), their consumed work is
+    /// flushed first, then whatever is left of it is dropped (the next owner consumes it again).
+    private func revoked(_ partitions: [TopicPartition], lost: Bool) {
+        if lost {
+            metrics.recordHandOver(outcome: "lost")
+        } else {
+            metrics.recordHandOver(outcome: flushBeforeHandOver(partitions) ? "flushed" : "unflushed")
+        }
         changeOwnership(of: partitions) { $0.revoke($1) }
+    }
+
+    /// Has the flusher write now and waits until none of `partitions`' consumed work is unflushed or in flight, up
+    /// to `handOverLimit`; true when it got there. Does not wait when the flusher's loop is not running (at the
+    /// stop the final flush has come first).
+    private func flushBeforeHandOver(_ partitions: [TopicPartition]) -> Bool {
+        let handedOver = { [self] in ledger.withLock { !flushInFlight.load(ordering: .relaxed) && !$0.hasUnflushedWork(partitions) } }
+        if handedOver() { return true }
+        guard flusherRunning.load(ordering: .relaxed) else { return false }
+        flushRequested.store(true, ordering: .relaxed)
+        let deadline = ContinuousClock.now + Self.handOverLimit
+        while ContinuousClock.now < deadline, flusherRunning.load(ordering: .relaxed) {
+            if handedOver() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        logger.warning("hand-over: the revoked partitions' consumed work was not flushed in time; their next owner consumes it again", metadata: [
+            "partitions": "\(partitions.map(\.description).joined(separator: ","))", "limit": "\(Self.handOverLimit)"])
+        return false
+    }
+
+    /// The broker no longer has `position`: reads where its log starts and ends, notes the gap in the ledger (the
+    /// next flush stores it), says so (log, metrics, `/readyz`) and goes on from the log's start, or leaves the
+    /// partition waiting (`--offset-gap-policy stop`, or a position past the log's end: counting again what is
+    /// there could count it twice). When the log's offsets cannot be read, the partition is sought again from its
+    /// stored offset and the same happens on the next attempt.
+    private func offsetOutOfRange(_ position: MessagePosition) {
+        guard let consumer = consumer.withLock({ $0 }) else { return }
+        let partition = position.topicPartition
+        let log: (low: Int64, high: Int64)
+        do {
+            log = try consumer.queryWatermarks(partition)
+        } catch {
+            logger.warning("offset out of range, and the broker's log offsets cannot be read; will try again", metadata: [
+                "partition": "\(partition)", "offset": "\(position.offset)", "error": "\(error)"])
+            changeOwnership(of: [partition]) { $0.markStale($1) }
+            Thread.sleep(forTimeInterval: 0.5)
+            return
+        }
+        var gap = OffsetGap(topicPartition: partition, firstMissing: position.offset, logStart: log.low, logEnd: log.high,
+                            detectedAt: Self.now(), resumedAt: nil)
+        if gap.isDeletedRange && configuration.gapPolicy == .resume { gap.resumedAt = log.low }
+        guard ledger.withLock({ $0.recordGap(gap) }) else { return }
+        recentGaps.withLock { gaps in
+            gaps.append(gap)
+            if gaps.count > Self.recentGapLimit { gaps.removeFirst(gaps.count - Self.recentGapLimit) }
+        }
+        metrics.recordOffsetGap(gap)
+        var metadata: Logger.Metadata = [
+            "topic": "\(partition.topic)", "partition": "\(partition.partition)", "first_missing": "\(gap.firstMissing)",
+            "log_start": "\(gap.logStart)", "log_end": "\(gap.logEnd)"]
+        if let last = gap.lastMissing { metadata["last_missing"] = "\(last)" }
+        if let missing = gap.missingCount { metadata["missing"] = "\(missing)" }
+        guard let resumedAt = gap.resumedAt else {
+            logger.error("messages are missing: \(gap.rangeDescription); the partition waits until `backbeat offsets reset` moves its offset", metadata: metadata)
+            return
+        }
+        logger.error("messages are missing: \(gap.rangeDescription) were deleted from the broker before they were read; recorded in offset_gaps, consuming on from \(resumedAt)", metadata: metadata)
+        do {
+            try consumer.restartFetching([partition: resumedAt])
+        } catch {
+            logger.warning("cannot move past the gap; the partition is sought again from its stored offset", metadata: ["error": "\(error)"])
+            changeOwnership(of: [partition]) { $0.markStale($1) }
+        }
     }
 
     /// Seeks partitions whose stored offset moved under us back to the stored offset, then owns them again.
@@ -136,7 +214,9 @@ extension IngestService {
         do {
             let stored = try blockingAwait(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: stale) }
             let positions = Dictionary(uniqueKeysWithValues: stale.map { ($0, stored[$0] ?? KafkaOffset.beginning) })
-            try consumer.seek(positions)
+            // Restarted rather than sought: a partition that waited at a gap is no longer fetched, and seek would not
+            // start it again.
+            try consumer.restartFetching(positions)
             changeOwnership(of: stale) { $0.assign($1, storedOffset: stored[$1]) }
             logger.info("partitions sought to their stored offsets", metadata: ["partitions": "\(stale.map(\.description).joined(separator: ","))"])
         } catch {

@@ -96,6 +96,27 @@ public final class ServiceMetrics: Sendable {
         }
     }
 
+    /// A gap found on a partition: counted, with the offsets deleted unread when they are known.
+    func recordOffsetGap(_ gap: OffsetGap) {
+        let labels = ["topic": gap.topicPartition.topic]
+        counter("backbeat_offset_gaps_total", labels).increment()
+        if let missing = gap.missingCount { counter("backbeat_offset_gap_messages_total", labels).increment(by: Int(missing)) }
+    }
+
+    /// How a revocation handed partitions over: "flushed" (their consumed work first), "unflushed" (not in time:
+    /// the next owner consumes it again) or "lost" (the group had given them away already).
+    func recordHandOver(outcome: String) {
+        counter("backbeat_partition_handovers_total", ["outcome": outcome]).increment()
+    }
+
+    /// How far the stored offsets trail what was consumed (the most of any owned partition, in offsets and in
+    /// seconds since the oldest unflushed message was consumed), and how many partitions wait at a gap.
+    func recordStoredOffsetTrail(messages: Int64, seconds: Double, waitingPartitions: Int) {
+        gauge("backbeat_stored_offset_trail_messages", [:]).record(messages)
+        gauge("backbeat_stored_offset_trail_seconds", [:]).record(seconds)
+        gauge("backbeat_partitions_waiting_at_gap", [:]).record(waitingPartitions)
+    }
+
     func recordIngestState(pendingBytes: Int, paused: Bool) {
         gauge("backbeat_pending_bytes", [:]).record(pendingBytes)
         gauge("backbeat_ingest_paused", [:]).record(paused ? 1 : 0)
