@@ -12,9 +12,17 @@ final class ServiceProcess: @unchecked Sendable {
     let port: Int
     let logPath: String
 
+    /// librdkafka settings the tests start instances with: fast failure detection, so that a killed instance's
+    /// partitions move on within seconds.
+    static let fastGroupTimeouts = "session.timeout.ms=6000,heartbeat.interval.ms=500,max.poll.interval.ms=20000"
+
     /// Starts `backbeat serve` against `brokers` and `postgresURL` in consumer group `group`.
-    /// `arguments` are added to the command line (for example `--memory-days`).
-    init(brokers: String, postgresURL: String, group: String = "backbeat-test", flushInterval: String = "300ms", arguments: [String] = []) throws {
+    /// `arguments` are added to the command line (for example `--memory-days`); `kafkaProperties` is
+    /// `BACKBEAT_KAFKA_PROPERTIES` (empty: Backbeat's own defaults).
+    init(
+        brokers: String, postgresURL: String, group: String = "backbeat-test", flushInterval: String = "300ms", arguments: [String] = [],
+        kafkaProperties: String = ServiceProcess.fastGroupTimeouts
+    ) throws {
         port = try freePort()
         logPath = NSTemporaryDirectory() + "backbeat-serve-\(port)-\(UInt32.random(in: 0...UInt32.max)).log"
         FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -29,8 +37,7 @@ final class ServiceProcess: @unchecked Sendable {
         environment["BACKBEAT_POSTGRES_URL"] = postgresURL
         environment["BACKBEAT_ADMIN_TOKEN"] = Self.adminToken
         environment["BACKBEAT_MIGRATIONS_DIR"] = TestEnvironment.packageRoot.appendingPathComponent("sql").path
-        // Fast failure detection so that a killed instance's partitions move on within seconds.
-        environment["BACKBEAT_KAFKA_PROPERTIES"] = "session.timeout.ms=6000,heartbeat.interval.ms=500,max.poll.interval.ms=20000"
+        environment["BACKBEAT_KAFKA_PROPERTIES"] = kafkaProperties
         environment["BACKBEAT_LOG_LEVEL"] = "info"
         process.environment = environment
         process.standardOutput = log
