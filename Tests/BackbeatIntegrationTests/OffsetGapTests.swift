@@ -99,6 +99,7 @@ import Testing
             #expect(ready?["status"] as? String == "ready")
 
             try await scenario.expectCounted(logStart: log.low, store: store)
+            print("offset gap: streams/0 offsets \(first)-\(last) deleted unread (\(log.low - first) of \(log.high)), recorded, consumed on from \(log.low)")
             #expect(service.terminate() == 0)
         }
         withExtendedLifetime(scenario.broker) {}
