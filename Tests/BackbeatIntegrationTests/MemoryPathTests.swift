@@ -85,7 +85,7 @@ import Testing
             try await instance.waitForLog("partitions assigned")
         }
         // Messages keyed by artist: each artist's messages arrive on one partition number of each topic, which the
-        // range assignor gives to one instance.
+        // first cooperative-sticky assignment of 18 partitions to 3 instances gives to one instance (docs/scaling.md).
         try workload.publish(0..<workload.messages.count, to: broker.bootstrapServers)
         try await TestEnvironment.withStore(url: database) { store in
             try await expectGroundTruth(workload, in: store, within: .seconds(90))
