@@ -170,6 +170,13 @@ extension IngestService {
     private func offsetOutOfRange(_ position: MessagePosition) {
         guard let consumer = consumer.withLock({ $0 }) else { return }
         let partition = position.topicPartition
+        // No position yet (a logical offset: librdkafka looked for a committed one, and Backbeat commits none by
+        // default): nothing was skipped; the partition is sought to its stored offset instead.
+        guard position.offset >= 0 else {
+            logger.notice("a partition without a position was reset; seeking it to its stored offset", metadata: ["partition": "\(partition)"])
+            changeOwnership(of: [partition]) { $0.markStale($1) }
+            return
+        }
         let log: (low: Int64, high: Int64)
         do {
             log = try consumer.queryWatermarks(partition)
