@@ -122,18 +122,6 @@ public final class KafkaConsumer: @unchecked Sendable {
         return messages
     }
 
-    /// Moves assigned partitions to the given offsets (used after another consumer flushed them).
-    public func seek(_ offsets: [TopicPartition: Int64]) throws {
-        guard !offsets.isEmpty else { return }
-        let list = makePartitionList(offsets.map { ($0.key, $0.value) })
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        if let error = rd_kafka_seek_partitions(handle, list, 10_000) {
-            let text = String(cString: rd_kafka_error_string(error))
-            rd_kafka_error_destroy(error)
-            throw KafkaError(message: "cannot seek: \(text)")
-        }
-    }
-
     /// Fetches `offsets`' partitions again from the given offsets, also those librdkafka stopped fetching after an
     /// error such as an offset out of range (which `seek` does not restart): they are taken out of the assignment and
     /// put back at those offsets. Partitions not owned are left alone.
@@ -164,17 +152,11 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// The first offset the broker still has for `partition` and the offset after its last message, asked of the
     /// partition's leader (blocks up to `timeoutMs`).
     public func queryWatermarks(_ partition: TopicPartition, timeoutMs: Int32 = 5000) throws -> (low: Int64, high: Int64) {
-        var low: Int64 = 0
-        var high: Int64 = 0
-        let error = rd_kafka_query_watermark_offsets(handle, partition.topic, partition.partition, &low, &high, timeoutMs)
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, context: "cannot read the offsets \(partition) has") }
-        return (low, high)
+        try queryLogOffsets(handle, partition, timeoutMs: timeoutMs)
     }
 
     /// Whether the group rebalances incrementally (the `cooperative-sticky` assignor).
-    var isCooperative: Bool {
-        String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
-    }
+    var isCooperative: Bool { rebalancesIncrementally(handle) }
 
     /// Stops fetching from `partitions` (`paused`) or starts again; positions are kept. Used for backpressure.
     public func setPaused(_ paused: Bool, _ partitions: [TopicPartition]) throws {
@@ -275,7 +257,7 @@ private func rebalanceCallback(
     guard let handle, let partitions, let opaque else { return }
     let callbacks = Unmanaged<KafkaConsumer.Callbacks>.fromOpaque(opaque).takeUnretainedValue()
     let list = readPartitionList(partitions)
-    let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+    let cooperative = rebalancesIncrementally(handle)
     let names = list.map(\.description).joined(separator: ",")
     switch error {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
@@ -305,6 +287,11 @@ private func rebalanceCallback(
             logFailure(rd_kafka_assign(handle, nil), "unassign failed", callbacks.logger)
         }
     }
+}
+
+/// Whether the group of consumer `handle` rebalances incrementally (the cooperative protocol).
+private func rebalancesIncrementally(_ handle: OpaquePointer) -> Bool {
+    String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
 }
 
 /// Throws a librdkafka error object as a `KafkaError` (and frees it); nothing when there is none.

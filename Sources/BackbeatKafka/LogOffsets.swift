@@ -10,9 +10,14 @@ public func brokerLogOffsets(
     let configuration = KafkaConfiguration(["bootstrap.servers": brokers, "client.id": "backbeat-offsets", "log_level": "3"]).merging(extra)
     let handle = try makeClient(type: RD_KAFKA_PRODUCER, conf: try configuration.makeConf())
     defer { rd_kafka_destroy(handle) }
+    return try queryLogOffsets(handle, partition, timeoutMs: timeoutMs)
+}
+
+/// Asks `partition`'s leader, through client `handle`, for its log start and end (blocks up to `timeoutMs`).
+func queryLogOffsets(_ handle: OpaquePointer, _ partition: TopicPartition, timeoutMs: Int32) throws -> (low: Int64, high: Int64) {
     var low: Int64 = 0
     var high: Int64 = 0
     let error = rd_kafka_query_watermark_offsets(handle, partition.topic, partition.partition, &low, &high, timeoutMs)
-    guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, context: "cannot read the offsets \(partition) has on \(brokers)") }
+    guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, context: "cannot read the offsets \(partition) has") }
     return (low, high)
 }

@@ -147,7 +147,7 @@ public struct IngestLedger: Sendable {
         var added = InternedDelta()
         for message in messages {
             if partition != message.position.topicPartition {
-                if let partition, let state { end(partition, state, added, into: &polled) }
+                if let partition, let state { end(partition, state, added, now: now, into: &polled) }
                 partition = message.position.topicPartition
                 state = partitions.removeValue(forKey: message.position.topicPartition)
                 added = InternedDelta()
@@ -158,15 +158,17 @@ public struct IngestLedger: Sendable {
             }
             outcome(message, Self.ingest(message, now: now, archiving: archiving, into: &state!, &added, onAccepted: onAccepted))
         }
-        if let partition, let state { end(partition, state, added, into: &polled) }
+        if let partition, let state { end(partition, state, added, now: now, into: &polled) }
         return polled
     }
 
-    /// Puts a run's partition back with what the poll added to it merged in.
+    /// Puts a run's partition back with what the poll added to it merged in (consumed at `now`).
     private mutating func end(
-        _ partition: TopicPartition, _ state: PartitionState, _ added: InternedDelta, into polled: inout [TopicPartition: InternedDelta]
+        _ partition: TopicPartition, _ state: PartitionState, _ added: InternedDelta, now: Timestamp,
+        into polled: inout [TopicPartition: InternedDelta]
     ) {
         var state = state
+        if state.unflushedSince == nil && !added.isEmpty { state.unflushedSince = now }
         if state.delta.isEmpty { state.delta = added } else { state.delta.merge(added) }
         partitions[partition] = state
         guard !added.isEmpty else { return }
@@ -185,7 +187,6 @@ public struct IngestLedger: Sendable {
     ) -> Outcome {
         if let next = state.nextOffset, message.position.offset < next { return .ignored }
         state.nextOffset = message.position.offset + 1
-        if state.unflushedSince == nil { state.unflushedSince = now }
         if archiving { ArchiveLine.appendMessage(message, consumedAt: now, to: &state.archive) }
         switch EventDecoder.decodeRecord(message.value, now: now) {
         case .success(let record):
