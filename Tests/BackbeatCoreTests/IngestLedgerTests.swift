@@ -184,6 +184,8 @@ import Testing
         let gap = OffsetGap(topicPartition: partition, firstMissing: 11, logStart: 500, logEnd: 900, detectedAt: now, resumedAt: 500)
         let recorded = ledger.recordGap(gap)
         #expect(recorded)
+        let again = ledger.recordGap(gap)
+        #expect(!again, "the same gap reported twice before fetching restarts is noted once")
         #expect(ledger.hasUnflushedWork([partition]))
         let belowStart = ledger.ingest(message(12), now: now)
         #expect(belowStart == .ignored, "below the log start: never delivered, never counted")
@@ -239,5 +241,27 @@ import Testing
         _ = ledger.takeBatch()
         #expect(ledger.storedOffsetTrail[partition]?.messages == 0)
         #expect(ledger.storedOffsetTrail[partition]?.since == nil)
+    }
+
+    @Test func theFirstMessageAfterEachAssignmentTellsHowLongThePartitionWaited() throws {
+        var ledger = IngestLedger()
+        func stamped(_ offset: Int64, secondsBeforeNow: Int64) -> ConsumedMessage {
+            var consumed = message(offset)
+            consumed.timestampMilliseconds = now.microseconds / 1000 - secondsBeforeNow * 1000
+            return consumed
+        }
+        _ = ledger.consume([stamped(9, secondsBeforeNow: 30)], now: now)
+        #expect(ledger.takeResumptions().isEmpty, "a partition not owned does not resume")
+        ledger.assign(partition, storedOffset: 10)
+        _ = ledger.consume([stamped(9, secondsBeforeNow: 40), stamped(10, secondsBeforeNow: 12), stamped(11, secondsBeforeNow: 1)], now: now)
+        let first = ledger.takeResumptions()
+        #expect(first.map(\.position.offset) == [10], "the first message consumed, not one already stored")
+        #expect(first.first?.waited == .seconds(12))
+        _ = ledger.consume([stamped(12, secondsBeforeNow: 0)], now: now)
+        #expect(ledger.takeResumptions().isEmpty, "once per assignment")
+        ledger.revoke(partition)
+        ledger.assign(partition, storedOffset: 13)
+        _ = ledger.consume([stamped(13, secondsBeforeNow: -3)], now: now)
+        #expect(ledger.takeResumptions().map(\.waited) == [.zero], "a clock ahead of ours counts as no wait")
     }
 }

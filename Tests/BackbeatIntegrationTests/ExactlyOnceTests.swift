@@ -64,6 +64,13 @@ import Testing
         try await TestEnvironment.withStore(url: database) { store in
             try await expectGroundTruth(workload, in: store, within: .seconds(90))
         }
+        // Each of the 12 partitions started on the second instance (half at its join, half when the first left),
+        // each start observed once with the age of its first message, all within the test's minute and a half.
+        let metrics = prometheusSamples(try await HTTP.get(second.baseURL + "/metrics", token: nil).text)
+        let starts = metrics.total("backbeat_partition_resume_wait_seconds_count")
+        #expect(starts >= 12, "every partition's start on the second instance was measured")
+        #expect(metrics.total("backbeat_partition_resume_wait_seconds_bucket", "le=\"120.0\"") == starts)
+        #expect(metrics.total("backbeat_partition_resume_wait_seconds_bucket", "le=\"0.5\"") < starts, "the hand-overs took time")
         #expect(second.terminate() == 0)
         withExtendedLifetime(broker) {}
     }

@@ -128,9 +128,19 @@ for partition, intervals in owned.items():
         cursor = max(cursor, end_at)
     if window[1] - cursor > longest:
         longest, worst = window[1] - cursor, partition
+# The longest wait the instances reported for a partition's first message after an assignment.
+waited = re.compile(r"partition=(\S+) waited_seconds=(\S+) \[BackbeatServer\] partition consumed again$")
+resume_wait, resume_partition = 0.0, None
+for slot in range(3):
+    for path, _ in logs[slot]:
+        for line in open(path, errors="replace"):
+            match = waited.search(line.rstrip("\n"))
+            if match and float(match.group(2)) > resume_wait:
+                resume_wait, resume_partition = float(match.group(2)), match.group(1)
 print(json.dumps({
     "events_per_second": rate, "seconds": seconds, "published": published, "acknowledged": acknowledged,
     "stored": stored, "not_durable": published - stored, "gap_rows": gap_rows, "gap_messages": gap_messages,
     "changes": changes, "longest_unowned_seconds": round(longest, 1), "longest_unowned_partition": worst,
+    "longest_resume_wait_seconds": round(resume_wait, 1), "longest_resume_wait_partition": resume_partition,
     "max_stored_offset_trail_seconds": round(trail, 2), "drain_seconds_after_production": round(drained, 1),
 }))

@@ -10,7 +10,9 @@
 /// - after a failed flush `restore` puts the batch back; after a conflict `markStale` drops the partition so that
 ///   it is sought again from the stored offset;
 /// - `recordGap` notes messages the broker deleted unread (`OffsetGap`): the next batch carries it, with the offset
-///   move that steps over it, or, while the partition waits for an operator, alone.
+///   move that steps over it, or, while the partition waits for an operator, alone;
+/// - `takeResumptions` answers, for each partition assigned since, the first message consumed: how long the
+///   partition went unconsumed across a hand-over, measured by that message's age.
 ///
 /// When `archiving`, each partition also keeps the archive lines (`ArchiveLine`) of every message it counted, valid
 /// or not, so the archive moves in the same steps as the aggregates.
@@ -30,9 +32,28 @@ public struct IngestLedger: Sendable {
         var waitingAt: OffsetGap?
         /// When the oldest message of `delta` was consumed (nil: nothing unflushed).
         var unflushedSince: Timestamp?
+        /// Whether no message has been consumed since the partition was assigned.
+        var awaitingFirstMessage = true
+    }
+
+    /// The first message consumed from a partition after it was assigned.
+    public struct Resumption: Equatable, Sendable {
+        public var position: MessagePosition
+        /// The message's Kafka timestamp, in milliseconds since 1970.
+        public var timestampMilliseconds: Int64
+        /// When it was consumed.
+        public var consumedAt: Timestamp
+
+        /// How long the message waited between its timestamp and its consumption: when the group keeps up, how
+        /// long its partition went unconsumed (a crashed owner's unflushed stretch included, which is consumed
+        /// again). Never negative.
+        public var waited: Duration {
+            .milliseconds(max(0, consumedAt.microseconds / 1000 - timestampMilliseconds))
+        }
     }
 
     private var partitions: [TopicPartition: PartitionState] = [:]
+    private var resumptions: [Resumption] = []
     private var generationCounter: UInt64 = 0
     private var stale: Set<TopicPartition> = []
     /// Whether consumed messages are also kept as archive lines.
@@ -95,10 +116,12 @@ public struct IngestLedger: Sendable {
 
     /// Notes a gap found on an owned partition: the next batch stores it. When it resumes (`resumedAt`), the
     /// partition's position moves to it, and the batch stores the new offset with the gap; otherwise the partition
-    /// waits at it. False (nothing noted) when the partition is not owned or already waits.
+    /// waits at it. False (nothing noted) when the partition is not owned, already waits, or is past the gap's first
+    /// missing offset (the same gap reported again before fetching restarted).
     @discardableResult
     public mutating func recordGap(_ gap: OffsetGap) -> Bool {
-        guard var state = partitions[gap.topicPartition], state.waitingAt == nil else { return false }
+        guard var state = partitions[gap.topicPartition], state.waitingAt == nil,
+              gap.firstMissing >= state.nextOffset ?? gap.firstMissing else { return false }
         state.gaps.append(gap)
         if let resumedAt = gap.resumedAt {
             state.nextOffset = max(state.nextOffset ?? resumedAt, resumedAt)
@@ -156,7 +179,15 @@ public struct IngestLedger: Sendable {
                 outcome(message, .ignored)
                 continue
             }
-            outcome(message, Self.ingest(message, now: now, archiving: archiving, into: &state!, &added, onAccepted: onAccepted))
+            let first = state!.awaitingFirstMessage
+            let result = Self.ingest(message, now: now, archiving: archiving, into: &state!, &added, onAccepted: onAccepted)
+            if first && result != .ignored {
+                state!.awaitingFirstMessage = false
+                if let timestamp = message.timestampMilliseconds {
+                    resumptions.append(Resumption(position: message.position, timestampMilliseconds: timestamp, consumedAt: now))
+                }
+            }
+            outcome(message, result)
         }
         if let partition, let state { end(partition, state, added, now: now, into: &polled) }
         return polled
@@ -200,6 +231,13 @@ public struct IngestLedger: Sendable {
             added.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
             return .rejected(rejection.reason)
         }
+    }
+
+    /// Takes the first messages consumed from partitions assigned since the last call (messages without a timestamp
+    /// are left out).
+    public mutating func takeResumptions() -> [Resumption] {
+        defer { resumptions.removeAll() }
+        return resumptions
     }
 
     /// Takes every partition's progress since the last flush, or nil when there is none.

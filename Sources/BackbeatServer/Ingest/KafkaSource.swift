@@ -72,19 +72,29 @@ extension IngestService {
             guard !messages.isEmpty else { continue }
             let now = Timestamp.wallClock()
             var tally = ServiceMetrics.PollTally()
-            ledger.withLock { ledger in
+            let resumptions = ledger.withLock { ledger in
                 let polled = ledger.consume(messages, now: now, outcome: { message, outcome in
                     tally.add(topic: message.position.topicPartition.topic, outcome)
                 })
                 memory?.consumed(polled)
+                return ledger.takeResumptions()
             }
             memory?.keepUp()
             metrics.record(tally)
+            for resumption in resumptions { report(resumption) }
             counters.withLock {
                 $0.accepted += tally.accepted.values.reduce(0, +)
                 $0.rejected += tally.rejected.values.reduce(0, +)
             }
         }
+    }
+
+    /// The first message consumed from a partition since it was assigned (or sought again): how long it waited.
+    private func report(_ resumption: IngestLedger.Resumption) {
+        metrics.recordResumption(topic: resumption.position.topicPartition.topic, waited: resumption.waited)
+        logger.info("partition consumed again", metadata: [
+            "partition": "\(resumption.position.topicPartition)", "offset": "\(resumption.position.offset)",
+            "waited_seconds": "\(Double(resumption.waited.nanoseconds) / 1e9)"])
     }
 
     /// Pauses every owned partition while unflushed work is over the limit (again on each poll, so that partitions

@@ -21,7 +21,9 @@ public final class ServiceMetrics: Sendable {
 
     public init() {
         registry = PrometheusCollectorRegistry()
-        factory = PrometheusMetricsFactory(registry: registry)
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[Self.resumeWait] = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 900, 3600].map { .milliseconds(Int64($0 * 1000)) }
+        self.factory = factory
     }
 
     /// The Prometheus text exposition of every metric.
@@ -115,6 +117,13 @@ public final class ServiceMetrics: Sendable {
         gauge("backbeat_stored_offset_trail_messages", [:]).record(messages)
         gauge("backbeat_stored_offset_trail_seconds", [:]).record(seconds)
         gauge("backbeat_partitions_waiting_at_gap", [:]).record(waitingPartitions)
+    }
+
+    static let resumeWait = "backbeat_partition_resume_wait_seconds"
+
+    /// How long the first message consumed from a partition after its assignment had waited (`IngestLedger.Resumption`).
+    func recordResumption(topic: String, waited: Duration) {
+        timer(Self.resumeWait, ["topic": topic]).recordNanoseconds(waited.nanoseconds)
     }
 
     func recordIngestState(pendingBytes: Int, paused: Bool) {

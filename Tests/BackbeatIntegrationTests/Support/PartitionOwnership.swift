@@ -42,6 +42,20 @@ struct PartitionOwnership {
         return worst
     }
 
+    /// The longest wait the instances themselves reported for a partition's first message after an assignment
+    /// ("partition consumed again" lines, `backbeat_partition_resume_wait_seconds`), and that partition.
+    static func longestResumeWait(_ lives: [Life]) -> (seconds: Double, partition: String)? {
+        var worst: (seconds: Double, partition: String)?
+        for life in lives {
+            for line in life.log.split(separator: "\n") where line.hasSuffix("partition consumed again") {
+                guard let partition = line.firstMatch(of: /partition=([^ ]+)/)?.1,
+                      let waited = line.firstMatch(of: /waited_seconds=([0-9.e+-]+)/).flatMap({ Double($0.1) }) else { continue }
+                if waited > worst?.seconds ?? -1 { worst = (waited, String(partition)) }
+            }
+        }
+        return worst
+    }
+
     /// The time, partitions and kind (assigned or not) of one ownership line of a text log.
     private static func parse(_ line: Substring) -> (Date, [String], Bool)? {
         let assigned = line.hasSuffix("partitions assigned")
