@@ -61,7 +61,8 @@ public final class KafkaConsumer: @unchecked Sendable {
         ])).merging(extra)
         let (handle, callbacks) = try makeClient(
             type: RD_KAFKA_CONSUMER, configuration: configuration,
-            opaque: Callbacks(onAssign: onAssign, onRevoke: onRevoke, onOffsetOutOfRange: onOffsetOutOfRange, logger: logger)
+            opaque: Callbacks(onAssign: onAssign, onRevoke: onRevoke, onOffsetOutOfRange: onOffsetOutOfRange, logger: logger,
+                              configuredCooperative: configuration["partition.assignment.strategy"]?.contains("cooperative") ?? false)
         ) { conf in
             rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
             rd_kafka_conf_set_error_cb(conf, errorCallback)
@@ -157,7 +158,7 @@ public final class KafkaConsumer: @unchecked Sendable {
     }
 
     /// Whether the group rebalances incrementally (the `cooperative-sticky` assignor).
-    var isCooperative: Bool { rebalancesIncrementally(handle) }
+    var isCooperative: Bool { rebalancesIncrementally(handle, assumed: callbacks.takeUnretainedValue().configuredCooperative) }
 
     /// Stops fetching from `partitions` (`paused`) or starts again; positions are kept. Used for backpressure.
     public func setPaused(_ paused: Bool, _ partitions: [TopicPartition]) throws {
@@ -233,12 +234,16 @@ public final class KafkaConsumer: @unchecked Sendable {
         let onRevoke: RevokeHandler
         let onOffsetOutOfRange: OutOfRangeHandler
         let logger: Logger
+        /// Whether the configured assignor is a cooperative one: the protocol assumed while librdkafka cannot say.
+        let configuredCooperative: Bool
 
-        init(onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler, onOffsetOutOfRange: @escaping OutOfRangeHandler, logger: Logger) {
+        init(onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler, onOffsetOutOfRange: @escaping OutOfRangeHandler,
+             logger: Logger, configuredCooperative: Bool) {
             self.onAssign = onAssign
             self.onRevoke = onRevoke
             self.onOffsetOutOfRange = onOffsetOutOfRange
             self.logger = logger
+            self.configuredCooperative = configuredCooperative
         }
     }
 }
@@ -258,7 +263,7 @@ private func rebalanceCallback(
     guard let handle, let partitions, let opaque else { return }
     let callbacks = Unmanaged<KafkaConsumer.Callbacks>.fromOpaque(opaque).takeUnretainedValue()
     let list = readPartitionList(partitions)
-    let cooperative = rebalancesIncrementally(handle)
+    let cooperative = rebalancesIncrementally(handle, assumed: callbacks.configuredCooperative)
     let names = list.map(\.description).joined(separator: ",")
     switch error {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
@@ -290,9 +295,12 @@ private func rebalanceCallback(
     }
 }
 
-/// Whether the group of consumer `handle` rebalances incrementally (the cooperative protocol).
-private func rebalancesIncrementally(_ handle: OpaquePointer) -> Bool {
-    String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+/// Whether the group of consumer `handle` rebalances incrementally (the cooperative protocol). While the consumer
+/// closes, librdkafka names no protocol (its group no longer takes requests, yet the close revokes the assignment
+/// through the rebalance callback): `assumed` answers then.
+private func rebalancesIncrementally(_ handle: OpaquePointer, assumed: Bool) -> Bool {
+    guard let name = rd_kafka_rebalance_protocol(handle) else { return assumed }
+    return String(cString: name) == "COOPERATIVE"
 }
 
 /// Throws a librdkafka error object as a `KafkaError` (and frees it); nothing when there is none.
