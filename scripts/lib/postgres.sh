@@ -62,3 +62,24 @@ pg_stop() {
   as_postgres "$(pg_bindir)/pg_ctl" -D "$BACKBEAT_PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true
   rm -rf "$BACKBEAT_PG_DIR"
 }
+
+# CPU seconds the running PostgreSQL has used so far: the server process's own and those of its exited backends
+# (added to it when it reaps them), plus those of its live processes. Take the difference of two readings.
+pg_cpu_seconds() {
+  python3 - "$BACKBEAT_PG_DIR/data/postmaster.pid" <<'PY'
+import os, sys
+server = int(open(sys.argv[1]).readline())
+def stat(pid):
+    text = open(f"/proc/{pid}/stat").read()
+    return text[text.rindex(")") + 2:].split()  # from field 3 (state) on: ppid at 1, utime..cstime at 11..14
+ticks = sum(int(x) for x in stat(server)[11:15])
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        fields = stat(pid)
+    except OSError:
+        continue
+    if int(fields[1]) == server:
+        ticks += int(fields[11]) + int(fields[12])
+print(ticks / os.sysconf("SC_CLK_TCK"))
+PY
+}
