@@ -1,51 +1,37 @@
 import BackbeatCore
 
-/// A stored aggregate as PostgreSQL holds it (migrations 0008 and 0010). Every aggregate has `<name>_merged`, one row
-/// per key, and the view `<name>`, which every reader uses and sums (sum, hll_union_agg):
-/// - a full hourly table and a listener sketch table also have `<name>_delta`, which takes the rows of each flush as
-///   they come (COPY only, no key, no index); the view is both tables together;
-/// - a derived cube (`Cube.isFull` false) has no delta table of its own: its view is its merged rows plus its full
-///   table's delta rows summed to its key as they are read, and compaction writes its merged rows from the full rows
-///   it moves (`derived`).
-///
-/// A full hourly table's delta names its dimension values by integers (migration 0011, `FlushValueIDs`): their texts
-/// are in `<name>_delta_values`, and `<name>_delta_rows` is the delta with its texts.
-///
-/// `Store.compact()` moves delta rows into the merged tables.
+/// A stored aggregate as PostgreSQL holds it. Every aggregate has a view, `<name>`, which every reader uses and sums
+/// (sum, hll_union_agg); what is behind it depends on the kind:
+/// - a cube (`Cube.all`: the full-dimension hourly tables and the dashboard cubes) has `<name>_days`, one row per
+///   artist and UTC day with the cube's rows in arrays, one per column (migration 0017): each flush merges its rows
+///   into it (`Store.mergeDays`), so it is final when the flush commits; the view unnests the arrays;
+/// - a listener sketch table has `<name>_merged`, one row per key, and `<name>_delta`, which takes the sketches of
+///   each flush as they come (COPY only, no key, no index); the view is both tables together, and `Store.compact()`
+///   moves delta rows into the merged table (migration 0008).
 struct AggregateTable: Sendable {
-    /// The view's name; the tables are `merged` and, if `appended`, `delta`.
+    /// The view's name.
     var name: String
     /// The key columns: `artist_id`, the time bucket, then the other dimensions (the order of COPY's columns).
     var key: [String]
     var measures: [String]
-    /// Whether the measures are `hll` sketches (merged by union) rather than numbers (merged by sum).
+    /// Whether the measures are `hll` sketches (appended and merged by union) rather than numbers (a cube's, stored
+    /// by artist-day).
     var sketches: Bool
-    /// Whether flushes append to a `_delta` table of its own (full hourly tables and sketches; derived cubes do not).
-    var isAppended: Bool
-    /// The derived cubes summed from this table's rows (a full hourly table's only).
-    var derived: [AggregateTable] = []
 
+    /// A sketch table's rows, one per key.
     var merged: String { name + "_merged" }
+    /// A sketch table's rows as flushes appended them.
     var delta: String { name + "_delta" }
-    /// Whether the delta's dimension columns hold integers named in `values` (a full hourly table's).
-    var isInterned: Bool { isAppended && !sketches }
-    /// The texts of an interned delta's integers.
-    var values: String { name + "_delta_values" }
-    /// The key columns that hold dimension values (all but the time bucket).
-    var dimensionColumns: [String] { key.filter { $0 != timeColumn } }
-    /// The delta's columns: an interned delta's dimension columns are `<column>_ref`, integers naming values in
-    /// `values` (named apart, so that SQL written for texts fails rather than reads integers as texts).
-    var deltaColumns: [String] {
-        guard isInterned else { return columns }
-        let dimensions = Set(dimensionColumns)
-        return columns.map { dimensions.contains($0) ? Self.reference($0) : $0 }
-    }
-
-    private static func reference(_ column: String) -> String { column + "_ref" }
+    /// A cube's rows by artist and day.
+    var days: String { name + "_days" }
     /// The tables that hold its rows.
-    var stored: [String] { isAppended ? [delta, merged] : [merged] }
+    var stored: [String] { sketches ? [delta, merged] : [days] }
     /// The column of the key that holds the time bucket.
     var timeColumn: String { key[1] }
+    /// The time column of the tables in `stored` (`day` for a cube, whatever its grain).
+    var storedTimeColumn: String { sketches ? timeColumn : "day" }
+    /// The key columns that hold dimension values (all but the time bucket).
+    var dimensionColumns: [String] { key.filter { $0 != timeColumn } }
     var columns: [String] { key + measures }
 
     init(_ cube: Cube) {
@@ -53,10 +39,6 @@ struct AggregateTable: Sendable {
         self.key = ["artist_id", cube.grain == .hour ? "hour" : "day"] + cube.dimensions.map(\.rawValue)
         self.measures = cube.dataset.metrics.map(\.rawValue)
         self.sketches = false
-        self.isAppended = cube.isFull
-        if cube.isFull {
-            self.derived = Cube.derived.filter { $0.dataset == cube.dataset }.map(AggregateTable.init)
-        }
     }
 
     private init(listeners name: String, key: [String]) {
@@ -64,32 +46,16 @@ struct AggregateTable: Sendable {
         self.key = key
         self.measures = ["listeners"]
         self.sketches = true
-        self.isAppended = true
-    }
-
-    /// The rows of `rows` (an interned delta's `deltaColumns`) with their texts from `values` (`id`, `value`), as a
-    /// query with this table's columns: what `<name>_delta_rows` is over the tables themselves.
-    func textRows(of rows: String, values: String) -> String {
-        let dimensions = Set(dimensionColumns)
-        let selected = columns.map { dimensions.contains($0) ? "\($0).value AS \($0)" : "d.\($0)" }
-        let joins = dimensionColumns.map { "JOIN \(values) \($0) ON \($0).id = d.\(Self.reference($0))" }
-        return "SELECT \(selected.joined(separator: ", ")) FROM \(rows) d \(joins.joined(separator: " "))"
-    }
-
-    /// A derived cube's key columns as expressions over its full table's columns (`day` from `hour`, UTC).
-    var keyFromFullRows: [String] {
-        key.map { $0 == "day" ? "(hour AT TIME ZONE 'UTC')::date" : $0 }
     }
 
     static let artistListeners = AggregateTable(listeners: "artist_listeners_daily", key: ["artist_id", "day"])
     static let trackListeners = AggregateTable(listeners: "track_listeners_daily", key: ["artist_id", "day", "track_id"])
 
-    /// The aggregates flushes append to: the full hourly tables (each with its derived cubes) and the listener
-    /// sketches.
-    static let appended: [AggregateTable] = Cube.all.filter(\.isFull).map(AggregateTable.init) + [artistListeners, trackListeners]
+    /// The aggregates flushes append to and compaction merges: the listener sketches.
+    static let appended: [AggregateTable] = [artistListeners, trackListeners]
 
-    /// Every stored aggregate: the appended ones and the derived cubes.
-    static let all: [AggregateTable] = appended + appended.flatMap(\.derived)
+    /// Every stored aggregate: the cubes and the listener sketches.
+    static let all: [AggregateTable] = Cube.all.map(AggregateTable.init) + appended
 }
 
 extension Cube {

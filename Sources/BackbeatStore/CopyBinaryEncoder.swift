@@ -16,6 +16,8 @@ struct CopyBinaryEncoder {
     /// Where the current row's field count goes, once the row has its first column.
     private var rowStart: Int?
     private var columnsInRow: Int16 = 0
+    /// Whether the fields written are an array column's elements (`array`), not columns.
+    private var inArray = false
 
     /// `first`: the first part of a COPY's body, which starts with the format's header.
     init(capacity: Int = 64 * 1024, first: Bool) {
@@ -57,6 +59,41 @@ struct CopyBinaryEncoder {
             if byte == 0 { text.append(contentsOf: [0xEF, 0xBF, 0xBD]) } else { text.append(byte) }
         }
         replaced.withUnsafeBytes { text(utf8: $0) }
+    }
+
+    /// A `smallint` column.
+    mutating func int16(_ value: Int16) {
+        field(length: 2)
+        append(UInt16(bitPattern: value))
+    }
+
+    /// A one-dimensional array column of `count` elements of the type `elementType` (its OID): `elements` writes
+    /// each with the method of that type, as it would write a column.
+    mutating func array(count: Int, of elementType: ArrayElement, _ elements: (inout CopyBinaryEncoder) -> Void) {
+        precondition(!inArray, "arrays of arrays are not written")
+        separate()
+        let lengthAt = self.count
+        append(UInt32(0))
+        append(UInt32(count > 0 ? 1 : 0))  // dimensions
+        append(UInt32(0))  // no NULLs
+        append(elementType.rawValue)
+        if count > 0 {
+            append(UInt32(count))
+            append(UInt32(1))  // lower bound
+        }
+        inArray = true
+        elements(&self)
+        inArray = false
+        let length = UInt32(self.count - lengthAt - 4)
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: length.bigEndian, toByteOffset: lengthAt, as: UInt32.self) }
+    }
+
+    /// The element types of the array columns written, by OID.
+    enum ArrayElement: UInt32 {
+        case smallint = 21
+        case bigint = 20
+        case text = 25
+        case numeric = 1700
     }
 
     /// A `bigint` column.
@@ -165,9 +202,9 @@ struct CopyBinaryEncoder {
         columnsInRow = 0
     }
 
-    /// Starts a field of `length` bytes.
+    /// Starts a field of `length` bytes: a column, or an element of the array being written.
     private mutating func field(length: Int) {
-        separate()
+        if !inArray { separate() }
         append(UInt32(truncatingIfNeeded: length))
     }
 

@@ -3,8 +3,8 @@ import PostgresNIO
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
-    /// the one this consumer started from), then the rows its parts' deltas add, appended to the full hourly
-    /// and sketch `_delta` tables (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
+    /// the one this consumer started from), then the rows its parts' deltas add, merged into the cubes' artist-days
+    /// and appended to the sketch `_delta` tables (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
     /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
     /// `layer`, when given, is the in-memory layer built from exactly this batch's deltas (`serve`'s in-flight
@@ -111,23 +111,21 @@ extension Store {
         }
     }
 
-    /// Appends the rows `delta` adds to every appended aggregate's `_delta` table (`AggregateTable`), by COPY alone:
-    /// its full hourly rows (keyed by every dimension already), then its listener sketches, or `layer`'s, the
-    /// in-memory cubes of exactly this delta. The derived cubes' views sum the full delta rows, so nothing is
-    /// written for them; a key written twice (by two flushes) still answers once.
+    /// Writes the rows `delta` adds (`AggregateTable`): merges every cube's rows into its `_days` table
+    /// (`mergeDays`), then appends its listener sketches, or `layer`'s, the in-memory cubes of exactly this delta.
+    /// A key written twice (by two flushes) still answers once.
     func writeAggregates(_ delta: InternedDelta, layer: CubeMemory? = nil, on connection: PostgresConnection) async throws {
-        // The delta's listener sketches (a sort of its plays) are built while its full rows are sent, so that
-        // PostgreSQL is not kept waiting for them between two COPYs.
+        // The delta's listener sketches (a sort of its plays) are built while its cubes are written, so that
+        // PostgreSQL is not kept waiting for them; each cube's rows are built while the one before is written.
         async let built: InternedDelta.Listeners = layer == nil ? delta.listeners : ([], [])
-        if !(delta.streams.isEmpty && delta.revenue.isEmpty && delta.social.isEmpty) {
-            let flush = try await nextFlushNumber(on: connection)
-            for cube in Cube.all where cube.isFull {
-                switch cube.dataset {
-                case .streams: try await appendFull(cube, delta.streams, delta.values, flush, CubeRowSums.init, on: connection)
-                case .revenue: try await appendFull(cube, delta.revenue, delta.values, flush, CubeRowSums.init, on: connection)
-                case .social: try await appendFull(cube, delta.social, delta.values, flush, CubeRowSums.init(socialCount:), on: connection)
-                }
+        var next: Task<[CubeDay], Never>?
+        for (index, cube) in Cube.all.enumerated() {
+            let days = await next?.value ?? delta.days(of: cube)
+            if index + 1 < Cube.all.count {
+                let following = Cube.all[index + 1]
+                next = Task { delta.days(of: following) }
             }
+            try await mergeDays(cube, days, values: delta.values, on: connection)
         }
         if let layer {
             try await appendListeners(layer.listeners, on: connection)
@@ -143,38 +141,6 @@ extension Store {
             copy.value(.id(key.artist), in: values)
             copy.day(key.day)
             copy.value(.id(key.track), in: values)
-        }
-    }
-
-    /// The number of the flush being written, which names its values in the interned `_delta` tables.
-    private func nextFlushNumber(on connection: PostgresConnection) async throws -> Int64 {
-        for try await number in try await connection.query("SELECT nextval('delta_flushes')", logger: logger).decode(Int64.self) {
-            return number
-        }
-        preconditionFailure("nextval returned no row")
-    }
-
-    /// Appends `rows` to `cube`'s delta with their dimension values as the integers of flush `flush`, then the
-    /// texts of the values they used to its `_values` table.
-    private func appendFull<Key: InternedRowKey, Counters>(
-        _ cube: Cube, _ rows: CellTable<Key, Counters>, _ values: ValueDictionary, _ flush: Int64,
-        _ sums: (Counters) -> CubeRowSums, on connection: PostgresConnection
-    ) async throws {
-        guard !rows.isEmpty else { return }
-        let table = AggregateTable(cube)
-        var ids = FlushValueIDs(flush: flush, values: values)
-        try await append(rows.rows, to: table.delta, columns: table.deltaColumns, on: connection) { row, copy in
-            let (key, counters) = row
-            copy.int64(ids.id(of: .id(key.artist)))
-            copy.hour(HourBucket(hoursSinceEpoch: key.hour))
-            for dimension in cube.dimensions { copy.int64(ids.id(of: key.value(of: dimension))) }
-            copy.measures(sums(counters), of: cube.dataset)
-            copy.endRow()
-        }
-        try await append(ids.used, to: table.values, columns: ["id", "value"], on: connection) { used, copy in
-            copy.int64(used.id)
-            copy.value(used.value, in: values)
-            copy.endRow()
         }
     }
 
@@ -207,7 +173,7 @@ extension Store {
 
     /// COPYs `rows` into `table`'s `columns`, each encoded by `encode`, in chunks of about
     /// `CopyBinaryEncoder.chunkBytes` (a chunk is encoded without suspending, then sent).
-    private func append<Rows: Sequence>(
+    func append<Rows: Sequence>(
         _ rows: Rows, to table: String, columns: [String], on connection: PostgresConnection,
         _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
     ) async throws {

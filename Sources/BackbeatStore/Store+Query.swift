@@ -30,6 +30,10 @@ extension Store {
         var conditions = cube.grain == .hour || cube.isDailyDetail
             ? ["hour >= to_timestamp($1)", "hour < to_timestamp($2)"]
             : ["day >= (to_timestamp($1) AT TIME ZONE 'UTC')::date", "day < (to_timestamp($2) AT TIME ZONE 'UTC')::date"]
+        // Cubes are stored by artist-day (migration 0017): the days of an hourly question select the rows to unnest.
+        if cube.grain == .hour || cube.isDailyDetail {
+            conditions += ["day >= (to_timestamp($1) AT TIME ZONE 'UTC')::date", "day <= (to_timestamp($2) AT TIME ZONE 'UTC')::date"]
+        }
         for dimension in Dimension.allCases {
             guard let values = query.filters[dimension] else { continue }
             binds.append(values)

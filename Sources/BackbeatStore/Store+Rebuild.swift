@@ -56,10 +56,11 @@ extension Store {
             // No compaction moves rows while the interval is replaced (it would wait on the rows deleted here).
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
             for table in AggregateTable.all {
-                let cast = table.timeColumn == "hour" ? "timestamptz" : "date"
+                let column = table.storedTimeColumn
+                let cast = column == "hour" ? "timestamptz" : "date"
                 for stored in table.stored {
                     try await connection.query(PostgresQuery(unsafeSQL:
-                        "DELETE FROM \(stored) WHERE \(table.timeColumn) >= $1::\(cast) AND \(table.timeColumn) < $2::\(cast)",
+                        "DELETE FROM \(stored) WHERE \(column) >= $1::\(cast) AND \(column) < $2::\(cast)",
                         binds: Self.binds(from, end)), logger: logger)
                 }
             }

@@ -23,14 +23,14 @@ extension Store {
         if let detailKeptFrom {
             for cube in Cube.all where cube.isFull {
                 let table = AggregateTable(cube)
-                for (partition, monthEnd) in try await monthPartitions(of: table.merged) where monthEnd <= detailKeptFrom {
+                for (partition, monthEnd) in try await monthPartitions(of: table.days) where monthEnd <= detailKeptFrom {
                     try await roll(partition, of: table, into: cube.rolledTable, monthEnd: monthEnd)
                     outcome.rolled.append(partition)
                 }
             }
         }
         guard let cubesKeptFrom else { return outcome }
-        var cubes: [(view: String, merged: String)] = Cube.derived.map { ($0.table, $0.table + "_merged") }
+        var cubes: [(view: String, merged: String)] = Cube.derived.map { ($0.table, AggregateTable($0).days) }
         cubes += [AggregateTable.artistListeners, .trackListeners].map { ($0.name, $0.merged) }
         cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable) }
         for (view, merged) in cubes {
@@ -57,12 +57,13 @@ extension Store {
         return nil
     }
 
-    /// Sums a month partition of `table` (a full hourly table's merged rows) into `rolled`, its daily rows, and
+    /// Sums a month partition of `table` (a full hourly table's artist-days) into `rolled`, its daily rows, and
     /// drops it.
     private func roll(_ partition: String, of table: AggregateTable, into rolled: String, monthEnd: Int64) async throws {
         let dimensions = table.dimensionColumns.filter { $0 != "artist_id" }
         let key = ["artist_id", "day"] + dimensions
-        let sums = table.measures.map { "sum(\($0))" }
+        let sums = table.measures.map { "sum(r.\($0))" }
+        let arrays = ["hour"] + dimensions + table.measures
         let additions = table.measures.map { "\($0) = \(rolled).\($0) + excluded.\($0)" }
         let monthStart = CivilDate(daysSinceEpoch: monthEnd - 1)
         try await client.withTransaction(logger: logger) { connection in
@@ -72,8 +73,9 @@ extension Store {
                 logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: """
                 INSERT INTO \(rolled) (\((key + table.measures).joined(separator: ", ")))
-                SELECT artist_id, (hour AT TIME ZONE 'UTC')::date, \((dimensions + sums).joined(separator: ", "))
-                FROM \(partition) GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
+                SELECT d.artist_id, d.day, \((dimensions.map { "r.\($0)" } + sums).joined(separator: ", "))
+                FROM \(partition) d, unnest(\(arrays.map { "d.\($0)" }.joined(separator: ", "))) AS r(\(arrays.joined(separator: ", ")))
+                GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
                 ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(additions.joined(separator: ", "))
                 """), logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)

@@ -5,7 +5,7 @@ import Foundation
 /// does every few seconds (docs/events.md, "How aggregates are stored").
 struct CompactCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "compact", abstract: "Merge the rows flushes appended into one row per key (serve does this on its own).")
+        commandName: "compact", abstract: "Merge the listener sketches flushes appended into one row per key (serve does this on its own; the cubes are final at each flush).")
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions

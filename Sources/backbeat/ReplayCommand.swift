@@ -29,8 +29,8 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(name: .customLong("input-id"), help: "Identity of plain events on stdin, for resuming (files are identified by a hash of their first MiB, checked against the lines applied; archives by their offsets).")
     var inputID: String?
 
-    @Option(name: .customLong("batch-lines"), help: "Lines per transaction (default 200000).")
-    var batchLines: Int = 200_000
+    @Option(name: .customLong("batch-lines"), help: "Lines per transaction (default 1000000).")
+    var batchLines: Int = 1_000_000
 
     @Flag(name: .customLong("to-kafka"), help: "Republish the valid events to Kafka (keyed by artist_id, idempotent producer) instead of PostgreSQL. Not resumable: meant for filling a fresh cluster once.")
     var toKafka = false

@@ -30,7 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("flush-timeout"), help: "How long one flush to PostgreSQL may take before serve treats PostgreSQL or the connection to it as hung and exits with an error, e.g. 300s (env BACKBEAT_FLUSH_TIMEOUT; default 300s). Nothing is lost: a restart consumes again from the offsets PostgreSQL stored.")
     var flushTimeout: String?
 
-    @Option(name: .customLong("compaction-interval"), help: "How often flushed rows are merged into one row per key, e.g. 5s or 60s (env BACKBEAT_COMPACTION_INTERVAL; default 5s).")
+    @Option(name: .customLong("compaction-interval"), help: "How often flushed listener sketches are merged into one row per key, e.g. 5s or 60s (env BACKBEAT_COMPACTION_INTERVAL; default 5s).")
     var compactionInterval: String?
 
     @Option(name: .customLong("shutdown-timeout"), help: "On SIGTERM or SIGINT, how long the final flush, the last compaction and closing may take before the rest is cancelled, e.g. 30s (env BACKBEAT_SHUTDOWN_TIMEOUT; default 30s). Work cut off is not lost: unflushed events are consumed again, uncompacted rows wait in the delta tables.")

@@ -5,17 +5,24 @@ import Logging
 import PostgresNIO
 import Testing
 
-/// Append-only flushes and compaction (migrations 0008 and 0010) against a real PostgreSQL: flushes append rows per
-/// key to the `_delta` tables of the full hourly tables and the sketches, the views (the derived cubes' too) answer
-/// the sums, and compaction moves the rows into one row per key, the derived cubes' included, without changing any
-/// answer.
+/// Flushes and compaction (migrations 0008 and 0017) against a real PostgreSQL: flushes merge every cube's rows into
+/// its artist-days and append the listener sketches to their `_delta` tables; the views answer the sums, and
+/// compaction moves the appended sketches into one row per key without changing any answer. The older layouts'
+/// migrations (0010, 0011, 0014) carry their rows over to this one.
 @Suite(.serialized) struct CompactionTests {
     static let partition = TopicPartition(topic: "streams", partition: 0)
     /// Every aggregate view (the cubes, the full hourly tables and the listener sketches).
     static let aggregates = Cube.all.map(\.table) + listeners
     static let listeners = ["artist_listeners_daily", "track_listeners_daily"]
-    /// The aggregates flushes append to: the full hourly tables and the listener sketches.
-    static let appended = Cube.all.filter(\.isFull).map(\.table) + listeners
+    /// The aggregates flushes append to: the listener sketches (the cubes are stored by artist-day, final at each
+    /// flush).
+    static let appended = listeners
+
+    /// A cube's columns as its view has them, and as its `_merged` table had them before migration 0017.
+    static func columns(_ cube: Cube) -> String {
+        (["artist_id", cube.grain == .hour ? "hour" : "day"] + cube.dimensions.map(\.rawValue) + cube.dataset.metrics.map(\.rawValue))
+            .joined(separator: ", ")
+    }
 
     /// Writes `events` generated events as `flushes` batches of one partition, calling `afterEach` after each;
     /// returns the valid events.
@@ -52,9 +59,11 @@ import Testing
             let measures = table.hasSuffix("listeners_daily")
                 ? "hll_cardinality(hll_union_agg(listeners))"
                 : Cube.all.first { $0.table == table }!.dataset.metrics.map { "sum(\($0.rawValue))" }.joined(separator: ", ")
+            // An hourly cube's view gained its rows' `day` in 0017: the hour says it already.
+            let hourly = Cube.all.first { $0.table == table }?.grain == .hour
             let sql = """
                 SELECT count(*)::text || ':' || coalesce(md5(string_agg(r::text, '|' ORDER BY r::text)), '')
-                FROM (SELECT to_jsonb(t) - ARRAY['streams', 'skips', 'listening_ms', 'amount', 'events', 'count', 'listeners'] AS key, \(measures)
+                FROM (SELECT to_jsonb(t) - ARRAY['streams', 'skips', 'listening_ms', 'amount', 'events', 'count', 'listeners'\(hourly ? ", 'day'" : "")] AS key, \(measures)
                       FROM \(table) t GROUP BY 1) r
                 """
             for try await digest in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(String.self) { digests[table] = digest }
@@ -79,6 +88,14 @@ import Testing
                 #expect(before.deltaRows[table]! > distinctKeys, "\(table): \(before.deltaRows[table]!) delta rows, \(distinctKeys) keys")
             }
 
+            // An autovacuum worker analyzing a table of this database holds back what a vacuum may remove: the
+            // compaction's own vacuum is measured with none running.
+            try await waitUntil(timeout: .seconds(30), "autovacuum to leave the test database") {
+                let workers = try await store.client.query(
+                    "SELECT count(*)::bigint FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = current_database()")
+                for try await count in workers.decode(Int64.self) { return count == 0 }
+                return false
+            }
             let moved = try await store.compact()
             #expect(moved == Int(before.deltaRows.values.reduce(0, +)))
             let after = try await Self.answers(store.client)
@@ -100,16 +117,41 @@ import Testing
     }
 
     /// Writes `events` generated events as `flushes` batches into `store`, whose schema is an older one (before
-    /// migration 0011), as flushes did then: every appended aggregate's rows as texts in its `_delta` table. The rows are
-    /// the ones today's flushes write, read with their texts from a database of the current schema (`scratch`).
+    /// migration 0011), as flushes did then: every full hourly table's and sketch's rows, as texts, in its `_delta`
+    /// table. The rows are the ones today's flushes write in a database of the current schema (`scratch`), whose full
+    /// hourly tables are emptied after each flush, so that each flush's rows are copied alone.
     static func writeFlushesAsBefore(_ store: Store, scratch: Store, events: Int, flushes: Int) async throws -> [Event] {
-        let sources = Cube.all.filter(\.isFull).map { ($0.table, "\($0.table)_delta_rows") } + listeners.map { ($0, "\($0)_delta") }
-        return try await writeFlushes(scratch, events: events, flushes: flushes) {
-            for (table, source) in sources {
-                try await copyRows(of: source, in: scratch, into: "\(table)_delta", in: store)
+        try await writeFlushes(scratch, events: events, flushes: flushes) {
+            for cube in Cube.all where cube.isFull {
+                try await copyRows(of: "(SELECT \(columns(cube)) FROM \(cube.table))", in: scratch, into: "\(cube.table)_delta", in: store)
+                try await scratch.client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(cube.table)_days"))
+            }
+            for table in listeners {
+                try await copyRows(of: "\(table)_delta", in: scratch, into: "\(table)_delta", in: store)
             }
             _ = try await scratch.compact(waitingForOthers: true)
         }
+    }
+
+    /// Appends the rows of the full hourly table `cube` in `scratch` to its `_delta` in `store`, whose schema is
+    /// from migration 0011 to 0016, as a flush wrote them then: the dimension values named by integers of a new flush
+    /// number, their texts in `_delta_values`.
+    static func appendInterned(_ cube: Cube, from scratch: Store, into store: Store) async throws {
+        let carried = "carried_\(cube.table)"
+        try await store.client.query(PostgresQuery(unsafeSQL: "CREATE TABLE \(carried) (LIKE \(cube.table)_merged)"))
+        try await copyRows(of: "(SELECT \(columns(cube)) FROM \(cube.table))", in: scratch, into: carried, in: store)
+        let dimensions = ["artist_id"] + cube.dimensions.map(\.rawValue)
+        let joins = dimensions.enumerated().map { "JOIN v v\($0.offset) ON v\($0.offset).value = r.\($0.element)" }
+        let selected = ["v0.id", "r.hour"] + (1..<dimensions.count).map { "v\($0).id" } + cube.dataset.metrics.map { "r.\($0.rawValue)" }
+        try await store.client.query(PostgresQuery(unsafeSQL: """
+            WITH f AS (SELECT nextval('delta_flushes') << 32 AS base),
+                 v AS (INSERT INTO \(cube.table)_delta_values
+                       SELECT f.base | row_number() OVER (), d.value
+                       FROM f, (SELECT DISTINCT unnest(ARRAY[\(dimensions.joined(separator: ", "))]) AS value FROM \(carried)) d
+                       RETURNING id, value)
+            INSERT INTO \(cube.table)_delta SELECT \(selected.joined(separator: ", ")) FROM \(carried) r \(joins.joined(separator: " "))
+            """))
+        try await store.client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(carried)"))
     }
 
     /// Copies every row of `source` in `from` into `table` in `to`, through their text form (the row types of two
@@ -168,8 +210,8 @@ import Testing
         }
     }
 
-    /// Migration 0011 names the values of the full hourly deltas by integers: the rows flushes had appended as texts
-    /// are carried over, not merged, and every aggregate answers as before; compaction then merges them exactly.
+    /// Migration 0011 named the values of the full hourly deltas by integers, and 0017 carries them into artist-days:
+    /// the rows flushes had appended as texts answer as before, and today's flushes merge beside them exactly.
     @Test func migration0011CarriesFlushedRowsOver() async throws {
         try await Self.withSchemaBefore(11) { store, scratch, migrations in
             let carried = try await Self.writeFlushesAsBefore(store, scratch: scratch, events: 4_000, flushes: 2)
@@ -180,11 +222,6 @@ import Testing
             let after = try await Self.answers(store.client)
             #expect(after.digests == before.digests)
             #expect(after.deltaRows == before.deltaRows)
-            // SQL of an older version, which names the text columns, fails on the integers instead of reading
-            // them as texts (an older compaction would merge rows keyed by their digits).
-            await #expect(throws: (any Error).self) {
-                try await store.client.query("SELECT artist_id FROM stream_hourly_delta")
-            }
             // A flush of today's kind beside the carried rows: both are merged.
             let more = try await Self.writeFlushes(store, events: 1_000, flushes: 1)
             let stored = try await GroundTruth.read(from: store)
@@ -194,40 +231,111 @@ import Testing
         }
     }
 
-    /// Migration 0014 partitions every merged table by month: the merged rows are carried over, every aggregate
-    /// answers as before, and compaction merges the rows flushes appended since into the month partitions, creating
-    /// the months it meets.
+    /// Stores in `store` (a schema before `version`, from migration 0011 on) the aggregates of two flushes over three
+    /// days across September's end, merged, as that schema kept them (every aggregate's `_merged` rows, copied from a
+    /// database of the current schema), and of one more flush left unmerged at November's end (the full hourly rows
+    /// interned in their deltas, the sketches in theirs). Returns the events of both.
+    static func storeAsBefore(_ store: Store, scratch: Store) async throws -> (merged: [Event], appended: [Event]) {
+        let merged = try await writeFlushes(scratch, events: 4_000, flushes: 2, start: CivilDate(year: 2026, month: 9, day: 30))
+        try await scratch.compact(waitingForOthers: true)
+        // From 0014 on, the merged tables are partitioned by month: September's and October's are made first.
+        var partitioned = false
+        for try await exists in try await store.client.query("SELECT to_regproc('backbeat_month_partition') IS NOT NULL").decode(Bool.self) {
+            partitioned = exists
+        }
+        if partitioned {
+            try await store.client.query("""
+                SELECT backbeat_month_partition(c.relname, m) FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partrelid,
+                       unnest(ARRAY['2026-09-01', '2026-10-01']::date[]) m
+                WHERE c.relname LIKE '%\\_merged'
+                """)
+        }
+        for table in listeners {
+            try await copyRows(of: "\(table)_merged", in: scratch, into: "\(table)_merged", in: store)
+        }
+        for cube in Cube.all {
+            try await copyRows(of: "(SELECT \(columns(cube)) FROM \(cube.table))", in: scratch, into: "\(cube.table)_merged", in: store)
+        }
+        for cube in Cube.all where cube.isFull {
+            try await scratch.client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(cube.table)_days"))
+        }
+        let appended = try await writeFlushes(scratch, events: 1_000, flushes: 1, start: CivilDate(year: 2026, month: 11, day: 29), firstOffset: 4_000) {
+            for cube in Cube.all where cube.isFull { try await appendInterned(cube, from: scratch, into: store) }
+            for table in listeners { try await copyRows(of: "\(table)_delta", in: scratch, into: "\(table)_delta", in: store) }
+        }
+        return (merged, appended)
+    }
+
+    /// The month partitions of each table whose name ends in `suffix` (`_merged`, `_days`).
+    static func monthPartitions(_ store: Store, endingIn suffix: String) async throws -> [String: Int64] {
+        let partitioned = try await store.client.query(PostgresQuery(unsafeSQL: """
+            SELECT p.relname, count(*)::bigint FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
+            WHERE p.relname LIKE '%\\\(suffix)' GROUP BY 1
+            """))
+        var months: [String: Int64] = [:]
+        for try await (table, count) in partitioned.decode((String, Int64).self) { months[table] = count }
+        return months
+    }
+
+    /// Every cube's `_days` table has a partition for each month its rows span, and no other.
+    static func expectDayPartitionsSpanTheRows(_ store: Store) async throws {
+        let months = try await monthPartitions(store, endingIn: "_days")
+        #expect(months.count == Cube.all.count, "\(months)")
+        for cube in Cube.all {
+            let spanned = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(DISTINCT date_trunc('month', day))::bigint FROM \(cube.table)"))
+            for try await count in spanned.decode(Int64.self) { #expect(months[cube.table + "_days"] == count, "\(cube.table): \(months)") }
+        }
+    }
+
+    /// Migration 0014 partitions every merged table by month: the merged rows are carried over and every aggregate
+    /// answers as before; the sketches flushes appended since are merged by compaction into the month partitions it
+    /// creates (the cubes' rows go to their artist-days with migration 0017).
     @Test func migration0014PartitionsEveryMergedTableByMonth() async throws {
         try await Self.withSchemaBefore(14) { store, scratch, migrations in
-            // Three days across a month's end, merged (in a database of the current schema, whose merged rows are
-            // copied over as they were); then one more flush left in the deltas.
-            let merged = try await Self.writeFlushes(scratch, events: 4_000, flushes: 2, start: CivilDate(year: 2026, month: 9, day: 30))
-            try await scratch.compact(waitingForOthers: true)
-            for table in Self.aggregates {
-                try await Self.copyRows(of: "\(table)_merged", in: scratch, into: "\(table)_merged", in: store)
-            }
-            let appended = try await Self.writeFlushes(store, events: 1_000, flushes: 1, start: CivilDate(year: 2026, month: 11, day: 29))
+            let (merged, appended) = try await Self.storeAsBefore(store, scratch: scratch)
             let before = try await Self.answers(store.client)
 
             try await store.migrate(migrations)
             let after = try await Self.answers(store.client)
             #expect(after.digests == before.digests)
-            let partitioned = try await store.client.query(PostgresQuery(unsafeSQL: """
-                SELECT p.relname, count(*)::bigint FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
-                WHERE p.relname LIKE '%\\_merged' GROUP BY 1
-                """))
-            var months: [String: Int64] = [:]
-            for try await (table, count) in partitioned.decode((String, Int64).self) { months[table] = count }
-            #expect(months.count == Self.aggregates.count, "\(months)")
+            let months = try await Self.monthPartitions(store, endingIn: "_merged")
+            #expect(months.count == Self.appended.count, "\(months)")
             #expect(months.values.allSatisfy { $0 == 2 }, "September and October: \(months)")
+            try await Self.expectDayPartitionsSpanTheRows(store)
 
-            // Compaction creates November's partitions for the rows appended before the migration, and merges them.
+            // Compaction creates November's partitions for the sketches appended before the migration, and merges them.
             try await store.compact(waitingForOthers: true)
             #expect(try await Self.answers(store.client).deltaRows.values.allSatisfy { $0 == 0 })
             let november = try await store.client.query("SELECT count(*)::bigint FROM pg_class WHERE relname LIKE '%\\_merged\\_2026\\_11'")
-            for try await count in november.decode(Int64.self) { #expect(count == Int64(Self.aggregates.count)) }
+            for try await count in november.decode(Int64.self) { #expect(count == Int64(Self.appended.count)) }
             let stored = try await GroundTruth.read(from: store)
             let expected = GroundTruth(merged + appended)
+            #expect(stored == expected, "\(stored.difference(from: expected))")
+            try await expectCubesMatchFullTables(store.client)
+        }
+    }
+
+    /// Migration 0017 stores every cube by artist-day: merged rows and full hourly rows still in their interned
+    /// deltas are carried over, summed to one row per key, and every aggregate answers as before; the tables behind
+    /// the old layout are gone, and today's flushes merge into the carried artist-days.
+    @Test func migration0017CarriesEveryCubeOverByArtistDay() async throws {
+        try await Self.withSchemaBefore(17) { store, scratch, migrations in
+            let (merged, appended) = try await Self.storeAsBefore(store, scratch: scratch)
+            let before = try await Self.answers(store.client)
+
+            try await store.migrate(migrations)
+            #expect(try await Self.answers(store.client).digests == before.digests)
+            let left = try await store.client.query("""
+                SELECT count(*)::bigint FROM pg_class
+                WHERE relname ~ '(hourly|_by_artist_[a-z_]+)_(merged|delta|delta_values|delta_rows)$' OR relname = 'delta_flushes'
+                """)
+            for try await count in left.decode(Int64.self) { #expect(count == 0, "tables of the old layout are left") }
+            try await Self.expectDayPartitionsSpanTheRows(store)
+
+            // A flush of today's kind over the same days: merged into the carried artist-days, once per key.
+            let more = try await Self.writeFlushes(store, events: 1_000, flushes: 1, start: CivilDate(year: 2026, month: 9, day: 30))
+            let stored = try await GroundTruth.read(from: store)
+            let expected = GroundTruth(merged + appended + more)
             #expect(stored == expected, "\(stored.difference(from: expected))")
             try await expectCubesMatchFullTables(store.client)
         }

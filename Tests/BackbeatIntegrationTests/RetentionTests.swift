@@ -61,9 +61,9 @@ import Testing
 
                 // September's detail ends on or before the horizon: rolled and dropped; October's stays.
                 let outcome = try await store.applyRetention(detailKeptFrom: Self.october1, cubesKeptFrom: nil)
-                #expect(outcome.rolled == ["stream_hourly_merged_2026_09", "revenue_hourly_merged_2026_09", "social_hourly_merged_2026_09"])
+                #expect(outcome.rolled == ["stream_hourly_days_2026_09", "revenue_hourly_days_2026_09", "social_hourly_days_2026_09"])
                 #expect(outcome.dropped.isEmpty)
-                #expect(try await Self.count(store, "SELECT count(*) FROM pg_class WHERE relname LIKE '%hourly\\_merged\\_2026\\_09'") == 0)
+                #expect(try await Self.count(store, "SELECT count(*) FROM pg_class WHERE relname LIKE '%hourly\\_days\\_2026\\_09'") == 0)
                 #expect(try await Self.count(store, "SELECT count(*) FROM stream_daily_rolled WHERE day = '2026-09-30'") > 0)
                 #expect(try await store.keptFrom("stream_hourly") == Self.october1)
                 #expect(try await Self.answers(store) == Self.answers(reference))
@@ -91,7 +91,7 @@ import Testing
 
                 // Cube retention drops September's cubes and daily rows: questions from before are refused.
                 let dropped = try await store.applyRetention(detailKeptFrom: Self.october1, cubesKeptFrom: Self.october1)
-                #expect(dropped.dropped.contains("streams_by_artist_day_platform_merged_2026_09"))
+                #expect(dropped.dropped.contains("streams_by_artist_day_platform_days_2026_09"))
                 #expect(dropped.dropped.contains("stream_daily_rolled_2026_09"))
                 var fromSeptember = try Self.questions(Self.artists[0])[0]
                 fromSeptember.groupBy = []

@@ -7,35 +7,28 @@ SELECT citus_add_node('citus-worker-2', 5432);
 
 -- Every aggregate is keyed by artist first: each table is sharded by artist_id, all co-located, so one artist's rows
 -- of every table are on one worker and a dashboard query (always for one artist) is routed to that worker whole.
--- The merged tables are partitioned by month (migration 0014): Citus distributes each month partition with them.
-SELECT create_distributed_table('stream_hourly_merged', 'artist_id');
-SELECT create_distributed_table('revenue_hourly_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('social_hourly_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('streams_by_artist_hour_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('streams_by_artist_day_platform_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('streams_by_artist_day_country_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('streams_by_artist_day_demographics_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('streams_by_artist_day_track_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('revenue_by_artist_day_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('social_by_artist_day_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('artist_listeners_daily_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('track_listeners_daily_merged', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('artist_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('track_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('artist_partitions', 'artist_id', colocate_with => 'stream_hourly_merged');
--- The daily rows retention rolls the hourly detail into (partitioned by month like the merged tables).
-SELECT create_distributed_table('stream_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('revenue_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_merged');
-SELECT create_distributed_table('social_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_merged');
-
--- The full hourly deltas name their texts by per-flush integers (migration 0011), not by artist: they stay on the
--- coordinator with their values, and compaction's INSERT ... SELECT moves their rows to the artists' shards.
-SELECT citus_add_local_table_to_metadata('stream_hourly_delta');
-SELECT citus_add_local_table_to_metadata('stream_hourly_delta_values');
-SELECT citus_add_local_table_to_metadata('revenue_hourly_delta');
-SELECT citus_add_local_table_to_metadata('revenue_hourly_delta_values');
-SELECT citus_add_local_table_to_metadata('social_hourly_delta');
-SELECT citus_add_local_table_to_metadata('social_hourly_delta_values');
+-- The cubes are stored by artist-day (migration 0017) and, like the sketches' merged tables, partitioned by month:
+-- Citus distributes each month partition with them. A flush's INSERT ... SELECT from its temporary staging table
+-- sends each artist-day to its shard.
+SELECT create_distributed_table('stream_hourly_days', 'artist_id');
+SELECT create_distributed_table('revenue_hourly_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('social_hourly_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('streams_by_artist_hour_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('streams_by_artist_day_platform_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('streams_by_artist_day_country_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('streams_by_artist_day_demographics_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('streams_by_artist_day_track_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('revenue_by_artist_day_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('social_by_artist_day_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('artist_listeners_daily_merged', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('track_listeners_daily_merged', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('artist_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('track_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('artist_partitions', 'artist_id', colocate_with => 'stream_hourly_days');
+-- The daily rows retention rolls the hourly detail into (partitioned by month like the cubes).
+SELECT create_distributed_table('stream_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('revenue_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('social_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
 
 -- Small tables every node reads: offsets (moved in each flush's transaction, so a flush is one distributed
 -- transaction, committed on every node it touched with two-phase commit, or on none) and the gaps stored with them,

@@ -1,6 +1,6 @@
 /// A dimension value of an interned row: an id of the delta's `ValueDictionary`, a case of an enum dimension, or
 /// none (a dimension the row's dataset does not have, written as "").
-public enum InternedValue: Equatable, Sendable {
+public enum InternedValue: Hashable, Sendable {
     case id(UInt32)
     case ageRange(AgeRange)
     case gender(Gender)

@@ -3,12 +3,12 @@ import BackbeatStore
 import Logging
 import ServiceLifecycle
 
-/// Moves flushed rows from the append-only `_delta` tables into the merged ones (`Store.compact`) every `interval`
+/// Moves flushed listener sketches from the append-only `_delta` tables into the merged ones (`Store.compact`) every `interval`
 /// (deferred while the ingest catches up: `Schedule`), and once more on shutdown, after ingest's final flush (services
 /// stop in reverse order). After a round, at most once a minute, applies retention (`Store.applyRetention`): months
 /// of hourly detail past `RetentionSettings.detailDays` rolled into daily rows, months past `cubeMonths` dropped.
 ///
-/// Flushes only append, so this keeps the deltas that readers scan beside the merged tables short. A failure is
+/// Flushes only append sketches, so this keeps the deltas that readers scan beside the merged tables short. A failure is
 /// logged and tried again at the next interval: nothing is lost, the rows wait in the delta tables meanwhile.
 public struct CompactionService: Service {
     let store: Store

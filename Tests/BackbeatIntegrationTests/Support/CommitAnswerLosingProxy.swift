@@ -103,7 +103,8 @@ final class CommitAnswerLosingProxy: @unchecked Sendable {
             guard count > 0 else { break }
             let chunk = Array(buffer[0..<count])
             if Self.contains(chunk, "COPY ") { copied = true }
-            let commit = Self.contains(chunk, "COMMIT")
+            // The statement postgres-nio ends a transaction with ("ON COMMIT" inside another statement is not it).
+            let commit = Self.contains(chunk, "COMMIT;")
             let lose = commit && copied && lock.withLock {
                 guard armed else { return false }
                 armed = false
