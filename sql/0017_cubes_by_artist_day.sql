@@ -12,7 +12,8 @@
 
 SELECT pg_advisory_xact_lock(x'6261636B62656174'::bigint);
 
--- Partitions are now also created by flushes, which run concurrently: one creates a month at a time.
+-- Partitions are now also created by flushes, which run concurrently: one creates a month at a time, and a session
+-- that finds the month made meanwhile (its catalog snapshot predates the other's commit) leaves it be.
 CREATE OR REPLACE FUNCTION backbeat_month_partition(parent text, month date) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     first date := date_trunc('month', month::timestamp)::date;
@@ -29,13 +30,17 @@ BEGIN
     SELECT format_type(a.atttypid, a.atttypmod) INTO column_type
     FROM pg_partitioned_table p JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
     WHERE p.partrelid = parent::regclass;
-    IF column_type = 'date' THEN
-        EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
-                       name, parent, first, (first + interval '1 month')::date);
-    ELSE
-        EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
-                       name, parent, first::timestamp AT TIME ZONE 'UTC', (first + interval '1 month')::timestamp AT TIME ZONE 'UTC');
-    END IF;
+    BEGIN
+        IF column_type = 'date' THEN
+            EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
+                           name, parent, first, (first + interval '1 month')::date);
+        ELSE
+            EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
+                           name, parent, first::timestamp AT TIME ZONE 'UTC', (first + interval '1 month')::timestamp AT TIME ZONE 'UTC');
+        END IF;
+    EXCEPTION WHEN duplicate_table OR unique_violation THEN
+        NULL;
+    END;
 END $$;
 
 CREATE TABLE stream_hourly_days (

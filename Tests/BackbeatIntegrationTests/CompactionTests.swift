@@ -341,6 +341,43 @@ import Testing
         }
     }
 
+    /// Flushes of the same artist-days from two partitions at once, as two instances write them: whichever commits
+    /// second merges into what the first stored (read and locked, or, for an artist-day the first inserted meanwhile,
+    /// summed by the insert itself); every event counts once.
+    @Test func concurrentFlushesOfTheSameArtistDaysEachCount() async throws {
+        let database = try await TestEnvironment.freshDatabase("concurrent_days")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            var events: [Event] = []
+            let perFlush = 400
+            for round in 0..<4 {
+                var batches: [FlushBatch] = []
+                for partition in 0..<2 {
+                    let topicPartition = TopicPartition(topic: "streams", partition: Int32(partition))
+                    var generator = EventGenerator(.init(seed: UInt64(300 + round * 2 + partition), artists: 2, days: 2, start: CivilDate(year: 2026, month: 10, day: 1)))
+                    var ledger = IngestLedger()
+                    ledger.assign(topicPartition, storedOffset: round == 0 ? nil : Int64(round * perFlush))
+                    for offset in (round * perFlush)..<((round + 1) * perFlush) {
+                        let message = generator.next()
+                        if let event = message.event { events.append(event) }
+                        ledger.ingest(ConsumedMessage(position: MessagePosition(topicPartition: topicPartition, offset: Int64(offset)), key: nil,
+                                                      value: message.value), now: Timestamp(seconds: 1_900_000_000))
+                    }
+                    let batch = ledger.takeBatch()
+                    batches.append(try #require(batch))
+                }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for batch in batches { group.addTask { try await store.write(batch) } }
+                    try await group.waitForAll()
+                }
+            }
+            let stored = try await GroundTruth.read(from: store)
+            let expected = GroundTruth(events)
+            #expect(stored == expected, "\(stored.difference(from: expected))")
+            try await expectCubesMatchFullTables(store.client)
+        }
+    }
+
     @Test func oneCompactionAtATime() async throws {
         let database = try await TestEnvironment.freshDatabase("compaction_lock")
         try await TestEnvironment.withStore(url: database) { store in
