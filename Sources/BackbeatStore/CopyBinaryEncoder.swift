@@ -61,12 +61,6 @@ struct CopyBinaryEncoder {
         replaced.withUnsafeBytes { text(utf8: $0) }
     }
 
-    /// A `boolean` column.
-    mutating func bool(_ value: Bool) {
-        field(length: 1)
-        append(UInt8(value ? 1 : 0))
-    }
-
     /// A `smallint` column.
     mutating func int16(_ value: Int16) {
         field(length: 2)

@@ -11,11 +11,6 @@ public struct CubeDay: Sendable {
     public var values: [InternedValue] = []
     public var sums: [CubeRowSums] = []
 
-    public init(artist: UInt32, day: Int64) {
-        self.artist = artist
-        self.day = day
-    }
-
     public var rowCount: Int { sums.count }
 }
 
@@ -87,73 +82,4 @@ private struct DerivedRowKey: Hashable {
     var hour: Int16
     var first: InternedValue
     var second: InternedValue
-}
-
-extension CubeDay {
-    /// This day's rows and the rows stored for the same artist-day before (`stored`, their values ids of
-    /// `dictionary`), summed per key: what the artist-day holds once this flush is added. Every value of the result
-    /// is an id of `dictionary` (a value with a fixed text is looked up there by its text, as the stored ones were).
-    /// `dictionary` extends the dictionary this day's ids come from: the same ids for the same values.
-    public func merged(with stored: CubeDay, width: Int, dictionary: inout ValueDictionary) -> CubeDay {
-        var result = stored
-        var index: [MergedRowKey: Int] = [:]
-        index.reserveCapacity(stored.rowCount + rowCount)
-        for row in 0..<stored.rowCount {
-            index[MergedRowKey(stored, row: row, width: width)] = row
-        }
-        var normalized = [InternedValue](repeating: .none, count: width)
-        for row in 0..<rowCount {
-            for column in 0..<width {
-                let value = values[row * width + column]
-                normalized[column] = if case .id = value { value } else { .id(dictionary.id(value.fixedText ?? "")) }
-            }
-            let key = MergedRowKey(hour: hours.isEmpty ? 0 : hours[row], normalized)
-            if let existing = index[key] {
-                result.sums[existing] += sums[row]
-            } else {
-                index[key] = result.rowCount
-                if !hours.isEmpty { result.hours.append(hours[row]) }
-                result.values.append(contentsOf: normalized)
-                result.sums.append(sums[row])
-            }
-        }
-        return result
-    }
-}
-
-/// A row's key within its artist-day once every value is an id: the hour of the day and up to five ids (the full
-/// stream rows have five dimensions).
-private struct MergedRowKey: Hashable {
-    var hour: Int16
-    var ids: (UInt32, UInt32, UInt32, UInt32, UInt32)
-
-    init<Values: RandomAccessCollection<InternedValue>>(hour: Int16, _ values: Values) {
-        precondition(values.count <= 5, "at most five dimensions")
-        func id(_ column: Int) -> UInt32 {
-            guard column < values.count else { return .max }
-            guard case .id(let id) = values[values.index(values.startIndex, offsetBy: column)] else {
-                preconditionFailure("a merged row's values are ids")
-            }
-            return id
-        }
-        self.hour = hour
-        self.ids = (id(0), id(1), id(2), id(3), id(4))
-    }
-
-    init(_ day: CubeDay, row: Int, width: Int) {
-        self.init(hour: day.hours.isEmpty ? 0 : day.hours[row], day.values[(row * width)..<((row + 1) * width)])
-    }
-
-    static func == (lhs: MergedRowKey, rhs: MergedRowKey) -> Bool {
-        lhs.hour == rhs.hour && lhs.ids == rhs.ids
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(hour)
-        hasher.combine(ids.0)
-        hasher.combine(ids.1)
-        hasher.combine(ids.2)
-        hasher.combine(ids.3)
-        hasher.combine(ids.4)
-    }
 }

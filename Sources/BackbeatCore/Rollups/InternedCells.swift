@@ -123,11 +123,6 @@ public struct SocialCell: InternedRowKey {
 public struct ArtistDayCell: Hashable, Sendable {
     public var artist: UInt32
     public var day: Int64
-
-    public init(artist: UInt32, day: Int64) {
-        self.artist = artist
-        self.day = day
-    }
 }
 
 /// A track's UTC day, the grain of the per-track unique-listener sketches.
