@@ -126,7 +126,11 @@ import Testing
             #expect(samples.total("backbeat_events_rejected_total", #"reason="\#(reason.rawValue)""#) == Double(count), "\(reason)")
         }
         #expect(samples.total("backbeat_dead_letters_total") == Double(Self.malformed.count))
-        #expect(samples[#"backbeat_consumer_lag_messages{partition="0",topic="streams"}"#] == 0)
+        // The lag gauge is sampled every second (IngestGauges): it reads 0 within a period of the last flush.
+        try await waitUntil(timeout: .seconds(10), "the lag gauge to read 0") {
+            let current = prometheusSamples(try await HTTP.get(service.baseURL + "/metrics", token: nil).text)
+            return current[#"backbeat_consumer_lag_messages{partition="0",topic="streams"}"#] == 0
+        }
         #expect(samples.total("backbeat_flushes_total", #"outcome="committed""#) >= 1)
         #expect(samples.total("backbeat_flush_rows_total") >= 1)
         #expect(samples.total("backbeat_http_requests_total", #"route="/v1/artists/{artist_id}/streams""#, #"status="200""#) == 1)
