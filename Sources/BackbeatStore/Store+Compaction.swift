@@ -57,13 +57,14 @@ extension Store {
         }
     }
 
-    /// Creates the month partitions (migration 0014) that the rows of `table`'s delta are about to be merged into,
-    /// where they are missing: a new month's first compaction, or late events of a month retention dropped.
+    /// Creates the month partitions that the rows of `table`'s delta are about to be merged into, where they are missing.
     private func createMonthPartitions(for table: AggregateTable, on connection: PostgresConnection) async throws {
-        // Read to its end: an error raised while the rows are made comes there.
-        for try await _ in try await connection.query(PostgresQuery(unsafeSQL: """
-            SELECT backbeat_month_partition($1, month) FROM (SELECT DISTINCT date_trunc('month', day::timestamp)::date FROM \(table.delta)) months(month)
-            """, binds: { var binds = PostgresBindings(); binds.append(table.merged); return binds }()), logger: logger) {}
+        var days: [Int64] = []
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: """
+            SELECT DISTINCT (day - date '1970-01-01')::bigint FROM \(table.delta)
+            """), logger: logger)
+        for try await day in rows.decode(Int64.self) { days.append(day) }
+        try await makeMonthPartitions(of: table.merged, days: days, on: connection)
     }
 
     /// Unions `rows` (which hold `table`'s sketches) into `table`'s merged rows: one per key, inserted in key order

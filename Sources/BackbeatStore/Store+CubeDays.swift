@@ -9,14 +9,7 @@ extension Store {
         guard !days.isEmpty else { return }
         let table = AggregateTable(cube)
         let stage = table.days + "_stage"
-        let months = Set(days.map { day -> String in
-            let date = CivilDate(daysSinceEpoch: day.day)
-            return RFC3339.formatDate(CivilDate(year: date.year, month: date.month, day: 1))
-        })
-        // Read to its end: an error raised while the rows are made (a partition that cannot be created) comes there.
-        for try await _ in try await connection.query(
-            "SELECT backbeat_month_partition(\(table.days), month::date) FROM unnest(\(Array(months))::text[]) month", logger: logger
-        ) {}
+        try await makeMonthPartitions(of: table.days, days: days.map(\.day), on: connection)
         try await connection.query(PostgresQuery(unsafeSQL: """
             CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) (LIKE \(table.days) INCLUDING COMPRESSION) ON COMMIT DELETE ROWS
             """), logger: logger)
@@ -79,5 +72,19 @@ extension Store {
                     GROUP BY \(keys.joined(separator: ", "))
                 ) AS summed)
             """
+    }
+
+    /// Creates the month partitions (migration 0014) of `parent` that hold `days` (days since the epoch), where they
+    /// are missing: a new month's first write, or late events of a month retention dropped.
+    func makeMonthPartitions(of parent: String, days: [Int64], on connection: PostgresConnection) async throws {
+        let months = Set(days.map { day -> String in
+            let date = CivilDate(daysSinceEpoch: day)
+            return RFC3339.formatDate(CivilDate(year: date.year, month: date.month, day: 1))
+        })
+        guard !months.isEmpty else { return }
+        // Read to its end: an error raised while the rows are made (a partition that cannot be created) comes there.
+        for try await _ in try await connection.query(
+            "SELECT backbeat_month_partition(\(parent), month::date) FROM unnest(\(Array(months))::text[]) month", logger: logger
+        ) {}
     }
 }

@@ -65,12 +65,9 @@ extension Store {
         let sums = table.measures.map { "sum(r.\($0))" }
         let arrays = ["hour"] + dimensions + table.measures
         let additions = table.measures.map { "\($0) = \(rolled).\($0) + excluded.\($0)" }
-        let monthStart = CivilDate(daysSinceEpoch: monthEnd - 1)
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
-            try await connection.query(
-                "SELECT backbeat_month_partition(\(rolled), \(RFC3339.formatDate(CivilDate(year: monthStart.year, month: monthStart.month, day: 1)))::date)",
-                logger: logger)
+            try await makeMonthPartitions(of: rolled, days: [monthEnd - 1], on: connection)
             try await connection.query(PostgresQuery(unsafeSQL: """
                 INSERT INTO \(rolled) (\((key + table.measures).joined(separator: ", ")))
                 SELECT d.artist_id, d.day, \((dimensions.map { "r.\($0)" } + sums).joined(separator: ", "))

@@ -35,8 +35,7 @@ extension InternedDelta {
             for (cell, counters) in rows.rows {
                 let day = cell.hour.floorDiv(24)
                 let key = ArtistDayCell(artist: cell.artist, day: day)
-                days[key, default: CubeDay(artist: cell.artist, day: day)].add(
-                    hour: Int16(cell.hour - day * 24), cube.dimensions.map { cell.value(of: $0) }, sums(counters))
+                days[key, default: CubeDay(artist: cell.artist, day: day)].add(hour: Int16(cell.hour - day * 24), cell, cube.dimensions, sums(counters))
             }
             return Array(days.values)
         }
@@ -60,9 +59,9 @@ extension InternedDelta {
 }
 
 extension CubeDay {
-    fileprivate mutating func add(hour: Int16, _ rowValues: [InternedValue], _ rowSums: CubeRowSums) {
+    fileprivate mutating func add(hour: Int16, _ cell: some InternedRowKey, _ dimensions: [Dimension], _ rowSums: CubeRowSums) {
         hours.append(hour)
-        values.append(contentsOf: rowValues)
+        for dimension in dimensions { values.append(cell.value(of: dimension)) }
         sums.append(rowSums)
     }
 
