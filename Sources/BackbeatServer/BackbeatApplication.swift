@@ -13,8 +13,6 @@ public struct ServeConfiguration: Sendable {
     public var artistRequestsPerSecond: Double
     /// The web dashboard's static files, served at `/` (nil: no dashboard).
     public var webDirectory: String?
-    /// How often `CompactionService` merges flushed rows.
-    public var compactionInterval: Duration
     /// Where the other instances of the group reach this one (nil: queries are not forwarded between instances).
     public var cluster: ClusterConfiguration?
     /// How long stored numbers are kept.
@@ -22,10 +20,9 @@ public struct ServeConfiguration: Sendable {
 
     public init(
         ingest: IngestConfiguration, httpHost: String = "0.0.0.0", httpPort: Int = 8080, adminToken: String,
-        compactionInterval: Duration = .seconds(5), artistRequestsPerSecond: Double = 20, webDirectory: String? = nil,
+        artistRequestsPerSecond: Double = 20, webDirectory: String? = nil,
         cluster: ClusterConfiguration? = nil, retention: RetentionSettings = RetentionSettings()
     ) {
-        self.compactionInterval = compactionInterval
         self.cluster = cluster
         self.retention = retention
         self.ingest = ingest
@@ -93,8 +90,7 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
                              registry: registry)
     var services: [any Service] = [
         store.client,
-        CompactionService(store: store, interval: configuration.compactionInterval, logger: logger, ingestIsCatchingUp: { ingest.isCatchingUp },
-                          retention: configuration.retention, postgresAtStop: atStop),
+        RetentionService(store: store, retention: configuration.retention, logger: logger),
         ingest,
     ]
     if let registry { services.append(registry) }

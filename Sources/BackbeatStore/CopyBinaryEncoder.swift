@@ -90,6 +90,7 @@ struct CopyBinaryEncoder {
 
     /// The element types of the array columns written, by OID.
     enum ArrayElement: UInt32 {
+        case bytea = 17
         case smallint = 21
         case bigint = 20
         case text = 25

@@ -2,20 +2,20 @@ import BackbeatCore
 import PostgresNIO
 
 extension Store {
-    /// Merges a flush's rows of `cube` into `<cube>_days` (migration 0017), one row per artist and day: the rows are COPYed to a temporary table, then inserted; an artist-day already stored gets its rows and
-    /// the flush's summed per key, in the same statement. The inserts run in the order of the artist-days, so that two
+    /// Merges a flush's rows of `cube` into `<cube>_days` (migration 0017), one row per artist and day: the rows are
+    /// COPYed to a temporary table, then inserted (`stage`); an artist-day already stored gets its rows and the
+    /// flush's summed per key, in the same statement. The inserts run in the order of the artist-days, so that two
     /// flushes sharing artist-days lock them in the same order.
     func mergeDays(_ cube: Cube, _ days: [CubeDay], values: ValueDictionary, on connection: PostgresConnection) async throws {
         guard !days.isEmpty else { return }
         let table = AggregateTable(cube)
-        let stage = table.days + "_stage"
         try await makeMonthPartitions(of: table.days, days: days.map(\.day), on: connection)
-        try await connection.query(PostgresQuery(unsafeSQL: """
-            CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) (LIKE \(table.days) INCLUDING COMPRESSION) ON COMMIT DELETE ROWS
-            """), logger: logger)
         let hourly = cube.grain == .hour
         let width = cube.dimensions.count
-        try await append(days, to: stage, columns: Self.dayColumns(cube), on: connection) { day, copy in
+        try await stage(
+            days, for: table, as: "LIKE \(table.days) INCLUDING COMPRESSION", columns: Self.dayColumns(cube),
+            merging: Self.mergeDays(into: table, cube), on: connection
+        ) { day, copy in
             copy.text(values[day.artist])
             copy.day(day.day)
             if hourly {
@@ -39,7 +39,21 @@ extension Store {
             }
             copy.endRow()
         }
-        try await connection.query(PostgresQuery(unsafeSQL: Self.mergeDays(into: table, cube, from: stage)), logger: logger)
+    }
+
+    /// COPYs `rows` (each encoded by `encode` into `columns`) to `table`'s staging table, then runs `merge`, the
+    /// statement that inserts the staged rows into `table.days`. The staging table is temporary, made by the
+    /// session's first flush (`definition`: its columns) and emptied when the transaction commits.
+    func stage<Rows: Sequence>(
+        _ rows: Rows, for table: AggregateTable, as definition: String, columns: [String], merging merge: (String) -> String,
+        on connection: PostgresConnection, _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
+    ) async throws {
+        let stage = table.days + "_stage"
+        try await connection.query(PostgresQuery(unsafeSQL: """
+            CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) (\(definition)) ON COMMIT DELETE ROWS
+            """), logger: logger)
+        try await append(rows, to: stage, columns: columns, on: connection, encode)
+        try await connection.query(PostgresQuery(unsafeSQL: merge(stage)), logger: logger)
     }
 
     /// A `_days` table's columns: the artist, the day, the hour of the day (hourly cubes), the dimensions, the measures.
@@ -54,13 +68,13 @@ extension Store {
 
     /// The statement that inserts the rows of `stage` into `table`'s `_days`, summing an artist-day already stored
     /// with the staged one per key. Names come only from `Cube` and `AggregateTable`.
-    private static func mergeDays(into table: AggregateTable, _ cube: Cube, from stage: String) -> String {
+    private static func mergeDays(into table: AggregateTable, _ cube: Cube) -> (String) -> String {
         let keys = keyArrays(cube)
         let measures = cube.dataset.metrics.map(\.rawValue)
         let arrays = (keys + measures).joined(separator: ", ")
         let sums = measures.map { $0 == "amount" ? "sum(amount) AS amount" : "sum(\($0))::bigint AS \($0)" }
         let gathered = (keys + measures).map { "array_agg(\($0))" }
-        return """
+        return { stage in """
             INSERT INTO \(table.days) SELECT * FROM \(stage) ORDER BY artist_id, day
             ON CONFLICT (artist_id, day) DO UPDATE SET (\(arrays)) = (
                 SELECT \(gathered.joined(separator: ", ")) FROM (
@@ -71,20 +85,6 @@ extension Store {
                     ) AS stored(\(arrays))
                     GROUP BY \(keys.joined(separator: ", "))
                 ) AS summed)
-            """
-    }
-
-    /// Creates the month partitions (migration 0014) of `parent` that hold `days` (days since the epoch), where they
-    /// are missing: a new month's first write, or late events of a month retention dropped.
-    func makeMonthPartitions(of parent: String, days: [Int64], on connection: PostgresConnection) async throws {
-        let months = Set(days.map { day -> String in
-            let date = CivilDate(daysSinceEpoch: day)
-            return RFC3339.formatDate(CivilDate(year: date.year, month: date.month, day: 1))
-        })
-        guard !months.isEmpty else { return }
-        // Read to its end: an error raised while the rows are made (a partition that cannot be created) comes there.
-        for try await _ in try await connection.query(
-            "SELECT backbeat_month_partition(\(parent), month::date) FROM unnest(\(Array(months))::text[]) month", logger: logger
-        ) {}
+            """ }
     }
 }

@@ -3,8 +3,8 @@ import PostgresNIO
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
-    /// the one this consumer started from), then the rows its parts' deltas add, merged into the cubes' artist-days
-    /// and appended to the sketch `_delta` tables (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
+    /// the one this consumer started from), then the rows its parts' deltas add, merged into the artist-days of the
+    /// cubes and of the listener sketches (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
     /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
     /// `layer`, when given, is the in-memory layer built from exactly this batch's deltas (`serve`'s in-flight
@@ -112,12 +112,13 @@ extension Store {
     }
 
     /// Writes the rows `delta` adds (`AggregateTable`): merges every cube's rows into its `_days` table
-    /// (`mergeDays`), then appends its listener sketches, or `layer`'s, the in-memory cubes of exactly this delta.
-    /// A key written twice (by two flushes) still answers once.
+    /// (`mergeDays`), then unions its per-track listener sketches, or `layer`'s (the in-memory cubes of exactly this
+    /// delta), into `track_listeners_days` (`mergeTrackListeners`). A key written by two flushes answers once.
     func writeAggregates(_ delta: InternedDelta, layer: CubeMemory? = nil, on connection: PostgresConnection) async throws {
         // The delta's listener sketches (a sort of its plays) are built while its cubes are written, so that
         // PostgreSQL is not kept waiting for them; each cube's rows are built while the one before is written.
-        async let built: InternedDelta.Listeners = layer == nil ? delta.listeners : ([], [])
+        async let listeners = layer.map { TrackListenersDay.days(of: $0.listeners.tracks) }
+            ?? TrackListenersDay.days(of: delta.trackListeners, values: delta.values)
         var next: Task<[CubeDay], Never>?
         for (index, cube) in Cube.all.enumerated() {
             let days = await next?.value ?? delta.days(of: cube)
@@ -127,48 +128,7 @@ extension Store {
             }
             try await mergeDays(cube, days, values: delta.values, on: connection)
         }
-        if let layer {
-            try await appendListeners(layer.listeners, on: connection)
-            return
-        }
-        let values = delta.values
-        let listeners = await built
-        try await appendSketches(listeners.artists, to: .artistListeners, on: connection) { key, copy in
-            copy.value(.id(key.artist), in: values)
-            copy.day(key.day)
-        }
-        try await appendSketches(listeners.tracks, to: .trackListeners, on: connection) { key, copy in
-            copy.value(.id(key.artist), in: values)
-            copy.day(key.day)
-            copy.value(.id(key.track), in: values)
-        }
-    }
-
-    private func appendListeners(
-        _ listeners: (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]), on connection: PostgresConnection
-    ) async throws {
-        try await appendSketches(listeners.artists, to: .artistListeners, on: connection) { key, copy in
-            copy.text(key.artistID)
-            copy.day(key.day)
-        }
-        try await appendSketches(listeners.tracks, to: .trackListeners, on: connection) { key, copy in
-            copy.text(key.artistID)
-            copy.day(key.day)
-            copy.text(key.trackID)
-        }
-    }
-
-    /// Appends `sketches` to `table`: each key's columns (`keyColumns`), then its serialized sketch.
-    private func appendSketches<Sketches: Collection, Key>(
-        _ sketches: Sketches, to table: AggregateTable, on connection: PostgresConnection,
-        _ keyColumns: (Key, inout CopyBinaryEncoder) -> Void
-    ) async throws where Sketches.Element == (key: Key, value: HyperLogLog) {
-        guard !sketches.isEmpty else { return }
-        try await append(sketches, to: table.delta, columns: table.columns, on: connection) { row, copy in
-            keyColumns(row.key, &copy)
-            copy.bytes(row.value.serialized())
-            copy.endRow()
-        }
+        try await mergeTrackListeners(await listeners, on: connection)
     }
 
     /// COPYs `rows` into `table`'s `columns`, each encoded by `encode`, in chunks of about

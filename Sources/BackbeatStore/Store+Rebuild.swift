@@ -2,6 +2,10 @@ import BackbeatCore
 import PostgresNIO
 
 extension Store {
+    /// The advisory lock rebuild and retention take, so that one never drops or swaps what the other is changing
+    /// (the value compaction's lock had before migration 0018: migrations 0014-0018 take it too).
+    public static let maintenanceLock: Int64 = 0x6261_636B_6265_6174  // "backbeat"
+
     /// Replaces the aggregates of the UTC days `fromDay...toDay` (every cube and listener sketch) with `compute`'s
     /// delta, in one transaction: readers see the old numbers or the new ones, never a mix. Days outside the interval,
     /// offsets and rejected events are not touched.
@@ -53,16 +57,12 @@ extension Store {
             } catch {
                 throw ComputeFailure(error: error)
             }
-            // No compaction moves rows while the interval is replaced (it would wait on the rows deleted here).
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
+            // Retention drops no month partition while the interval is replaced.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
             for table in AggregateTable.all {
-                let column = table.storedTimeColumn
-                let cast = column == "hour" ? "timestamptz" : "date"
-                for stored in table.stored {
-                    try await connection.query(PostgresQuery(unsafeSQL:
-                        "DELETE FROM \(stored) WHERE \(column) >= $1::\(cast) AND \(column) < $2::\(cast)",
-                        binds: Self.binds(from, end)), logger: logger)
-                }
+                try await connection.query(PostgresQuery(unsafeSQL:
+                    "DELETE FROM \(table.days) WHERE day >= $1::date AND day < $2::date",
+                    binds: Self.binds(from, end)), logger: logger)
             }
             // Days whose hourly detail retention rolled into daily rows: those rows go too, the rebuilt detail
             // takes their place (and is rolled again by the next retention pass).

@@ -16,8 +16,8 @@ extension Store {
     /// ends on or before `detailKeptFrom` (a day; nil: kept forever) is summed into its daily rows (`<dataset>_daily_rolled`) and its
     /// partition dropped, in one transaction per month; with `cubesKeptFrom`, every month of the dashboard cubes, the
     /// listener sketches and the daily rows that ends on or before it is dropped. Each table's first kept day is
-    /// recorded in `retention_horizons` in the same transaction (`keptFrom`). Runs under the compaction lock, so it
-    /// never interleaves with a compaction or a rebuild.
+    /// recorded in `retention_horizons` in the same transaction (`keptFrom`). Runs under the maintenance lock, so it
+    /// never interleaves with a rebuild.
     public func applyRetention(detailKeptFrom: Int64?, cubesKeptFrom: Int64?) async throws -> RetentionOutcome {
         var outcome = RetentionOutcome()
         if let detailKeptFrom {
@@ -30,15 +30,19 @@ extension Store {
             }
         }
         guard let cubesKeptFrom else { return outcome }
-        var cubes: [(view: String, merged: String)] = Cube.derived.map { ($0.table, AggregateTable($0).days) }
-        cubes += [AggregateTable.artistListeners, .trackListeners].map { ($0.name, $0.merged) }
+        var cubes: [(view: String, stored: String)] = Cube.derived.map { ($0.table, AggregateTable($0).days) }
+        cubes.append((AggregateTable.trackListeners.name, AggregateTable.trackListeners.days))
         cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable) }
-        for (view, merged) in cubes {
-            for (partition, monthEnd) in try await monthPartitions(of: merged) where monthEnd <= cubesKeptFrom {
+        for (view, stored) in cubes {
+            for (partition, monthEnd) in try await monthPartitions(of: stored) where monthEnd <= cubesKeptFrom {
                 try await client.withTransaction(logger: logger) { connection in
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
                     try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
                     try await recordHorizon(view, keptFrom: monthEnd, on: connection)
+                    // The artists' listeners are their tracks' (a view over them).
+                    if view == AggregateTable.trackListeners.name {
+                        try await recordHorizon(AggregateTable.artistListeners, keptFrom: monthEnd, on: connection)
+                    }
                     // The full hourly detail of those days went with their daily rows, if it had not before.
                     if let full = Cube.all.first(where: { $0.isFull && $0.dailyDetail.table == view }) {
                         try await recordHorizon(full.table, keptFrom: monthEnd, on: connection)
@@ -66,7 +70,7 @@ extension Store {
         let arrays = ["hour"] + dimensions + table.measures
         let additions = table.measures.map { "\($0) = \(rolled).\($0) + excluded.\($0)" }
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
             try await makeMonthPartitions(of: rolled, days: [monthEnd - 1], on: connection)
             try await connection.query(PostgresQuery(unsafeSQL: """
                 INSERT INTO \(rolled) (\((key + table.measures).joined(separator: ", ")))

@@ -30,10 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("flush-timeout"), help: "How long one flush to PostgreSQL may take before serve treats PostgreSQL or the connection to it as hung and exits with an error, e.g. 300s (env BACKBEAT_FLUSH_TIMEOUT; default 300s). Nothing is lost: a restart consumes again from the offsets PostgreSQL stored.")
     var flushTimeout: String?
 
-    @Option(name: .customLong("compaction-interval"), help: "How often flushed listener sketches are merged into one row per key, e.g. 5s or 60s (env BACKBEAT_COMPACTION_INTERVAL; default 5s).")
-    var compactionInterval: String?
-
-    @Option(name: .customLong("shutdown-timeout"), help: "On SIGTERM or SIGINT, how long the final flush, the last compaction and closing may take before the rest is cancelled, e.g. 30s (env BACKBEAT_SHUTDOWN_TIMEOUT; default 30s). Work cut off is not lost: unflushed events are consumed again, uncompacted rows wait in the delta tables.")
+    @Option(name: .customLong("shutdown-timeout"), help: "On SIGTERM or SIGINT, how long the final flush and closing may take before the rest is cancelled, e.g. 30s (env BACKBEAT_SHUTDOWN_TIMEOUT; default 30s). Work cut off is not lost: unflushed events are consumed again.")
     var shutdownTimeout: String?
 
     @Option(name: .customLong("admin-token"), help: "Bearer token that reads every artist (env BACKBEAT_ADMIN_TOKEN; required).")
@@ -106,11 +103,6 @@ struct ServeCommand: AsyncParsableCommand {
         let flushTimeoutText = setting(flushTimeout, "BACKBEAT_FLUSH_TIMEOUT") ?? "300s"
         guard let flushLimit = parseDuration(flushTimeoutText) else {
             throw ValidationError("--flush-timeout \(flushTimeoutText) is not a duration such as 300s")
-        }
-
-        let compactionText = setting(compactionInterval, "BACKBEAT_COMPACTION_INTERVAL") ?? "5s"
-        guard let compaction = parseDuration(compactionText) else {
-            throw ValidationError("--compaction-interval \(compactionText) is not a duration such as 5s or 60s")
         }
 
         let shutdownText = setting(shutdownTimeout, "BACKBEAT_SHUTDOWN_TIMEOUT") ?? "30s"
@@ -197,7 +189,7 @@ struct ServeCommand: AsyncParsableCommand {
                 pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters,
                 groupInstanceID: instanceName == "none" ? nil : instanceName, gapPolicy: gapPolicy,
                 commitGroupOffsets: commitGroupOffsets || setting(nil, "BACKBEAT_COMMIT_GROUP_OFFSETS") == "1"),
-            httpPort: port, adminToken: token, compactionInterval: compaction, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger),
+            httpPort: port, adminToken: token, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger),
             cluster: cluster, retention: RetentionSettings(detailDays: detail, cubeMonths: cubes))
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         // A stop is bounded: past `shutdownLimit` what still runs is cancelled, and whatever ignores its

@@ -121,7 +121,7 @@ import Testing
         try await TestEnvironment.withStore(url: live) { store in
             let service = try ServiceProcess(
                 brokers: broker.bootstrapServers, postgresURL: proxy.url, flushInterval: "200ms",
-                arguments: ["--archive-dir", archive, "--compaction-interval", "3600s"])
+                arguments: ["--archive-dir", archive])
             try await service.waitForLog("partitions assigned")
             // First the very first flush loses its answer: its frames open the segments, and its retry starts where
             // they start. Then a flush in the middle of the segments does.

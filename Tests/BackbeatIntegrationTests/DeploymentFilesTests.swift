@@ -17,14 +17,14 @@ import Testing
     /// A duration setting that cannot be parsed stops `serve` before it connects, naming a form that parses.
     @Test func serveRejectsDurationsItCannotParse() throws {
         let token = ["--admin-token", "0123456789abcdef"]
-        for (option, value, example) in [("--compaction-interval", "1m", "5s or 60s"), ("--compaction-interval", "0s", "5s or 60s"),
+        for (option, value, example) in [("--flush-timeout", "5m", "300s"), ("--shutdown-timeout", "0s", "30s"),
                                          ("--flush-interval", "soon", "1s or 500ms")] {
             let result = try Self.run(try TestEnvironment.binary, ["serve"] + token + [option, value])
             #expect(result.status != 0)
             #expect(result.output.contains("\(option) \(value) is not a duration such as \(example)"), "\(result.output)")
         }
         // The examples the messages give are accepted: serve gets past them to the next setting checked.
-        let accepted = try Self.run(try TestEnvironment.binary, ["serve"] + token + ["--compaction-interval", "60s", "--memory-days", "99999"])
+        let accepted = try Self.run(try TestEnvironment.binary, ["serve"] + token + ["--flush-timeout", "300s", "--shutdown-timeout", "30s", "--memory-days", "99999"])
         #expect(accepted.output.contains("--memory-days must be 0-3660"), "\(accepted.output)")
     }
 

@@ -14,17 +14,15 @@ import Testing
     /// Makes `days` wrong: stream counters doubled in every stream cube, every other aggregate (revenue, social,
     /// listener sketches) deleted. The doubled counters are non-zero, so a rebuild that deleted before it inserted
     /// in separate steps would show a third answer (zeros) to the queries running beside it. Each aggregate is
-    /// damaged in every table that holds it: a cube's rows by artist-day (`_days`, arrays), a sketch's merged rows
-    /// and flushed rows not yet compacted.
+    /// damaged in the table that holds it by artist-day (`_days`, arrays; the artists' listener sketches are their
+    /// tracks', `track_listeners_days`).
     static func damage(_ client: PostgresClient, days: [String]) async throws {
         let doubledArrays = ["streams", "skips", "listening_ms"].map { "\($0) = (SELECT array_agg(v * 2 ORDER BY i) FROM unnest(\($0)) WITH ORDINALITY AS u(v, i))" }
         for table in ["stream_hourly", "streams_by_artist_hour", "streams_by_artist_day_platform", "streams_by_artist_day_country", "streams_by_artist_day_track", "streams_by_artist_day_demographics"] {
             try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(table)_days SET \(doubledArrays.joined(separator: ", ")) WHERE day = ANY($1::date[])", binds: binds(days)))
         }
-        for table in ["revenue_hourly", "social_hourly", "revenue_by_artist_day", "social_by_artist_day", "artist_listeners_daily", "track_listeners_daily"] {
-            for stored in table.hasSuffix("listeners_daily") ? [table + "_merged", table + "_delta"] : [table + "_days"] {
-                try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(stored) WHERE day = ANY($1::date[])", binds: binds(days)))
-            }
+        for table in ["revenue_hourly_days", "social_hourly_days", "revenue_by_artist_day_days", "social_by_artist_day_days", "track_listeners_days"] {
+            try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE day = ANY($1::date[])", binds: binds(days)))
         }
     }
 

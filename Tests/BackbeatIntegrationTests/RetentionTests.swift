@@ -54,8 +54,7 @@ import Testing
             try await TestEnvironment.withStore(url: rolled) { store in
                 for database in [reference, store] {
                     try await database.migrate(try TestEnvironment.migrations())
-                    _ = try await CompactionTests.writeFlushes(database, events: 6_000, flushes: 3, start: Self.september30)
-                    try await database.compact(waitingForOthers: true)
+                    _ = try await StoredLayoutTests.writeFlushes(database, events: 6_000, flushes: 3, start: Self.september30)
                 }
                 #expect(try await Self.answers(store) == Self.answers(reference))
 
@@ -82,8 +81,7 @@ import Testing
                 // Late events of September: merged into a September partition made again, counted beside the daily
                 // rows, then rolled into them by the next pass; never twice.
                 for database in [reference, store] {
-                    _ = try await CompactionTests.writeFlushes(database, events: 1_500, flushes: 1, start: Self.september30, firstOffset: 6_000)
-                    try await database.compact(waitingForOthers: true)
+                    _ = try await StoredLayoutTests.writeFlushes(database, events: 1_500, flushes: 1, start: Self.september30, firstOffset: 6_000)
                 }
                 #expect(try await Self.answers(store) == Self.answers(reference))
                 #expect(try await store.applyRetention(detailKeptFrom: Self.october1, cubesKeptFrom: nil).rolled.count == 3)

@@ -97,8 +97,8 @@ import Testing
             #expect(try await texts("SELECT concat_ws(' ', hour AT TIME ZONE 'UTC', track_id, platform, country, age_range, gender, streams, skips, listening_ms) FROM stream_hourly") == [
                 "1999-12-31 23:00:00 a1:t deezer SE 25-34 female 1 1 41000",
             ])
-            #expect(try await texts("SELECT concat_ws(' ', artist_id, day, hll_cardinality(listeners)) FROM artist_listeners_daily_delta") == ["a1 1999-12-31 2"])
-            #expect(try await texts("SELECT concat_ws(' ', track_id, day, hll_cardinality(listeners)) FROM track_listeners_daily_delta") == ["a1:t 1999-12-31 2"])
+            #expect(try await texts("SELECT concat_ws(' ', artist_id, day, hll_cardinality(listeners)) FROM artist_listeners_daily") == ["a1 1999-12-31 2"])
+            #expect(try await texts("SELECT concat_ws(' ', track_id, day, hll_cardinality(listeners)) FROM track_listeners_daily") == ["a1:t 1999-12-31 2"])
             #expect(try await texts("SELECT concat_ws(' ', topic, partition, \"offset\", encode(key, 'hex'), length(value), reason) FROM rejected_events") == [
                 "mixed 7 8 000100 \(events[8].utf8.count) invalid_json",
             ])

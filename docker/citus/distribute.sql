@@ -7,7 +7,7 @@ SELECT citus_add_node('citus-worker-2', 5432);
 
 -- Every aggregate is keyed by artist first: each table is sharded by artist_id, all co-located, so one artist's rows
 -- of every table are on one worker and a dashboard query (always for one artist) is routed to that worker whole.
--- The cubes are stored by artist-day (migration 0017) and, like the sketches' merged tables, partitioned by month:
+-- The cubes and the listener sketches are stored by artist-day (migrations 0017 and 0018), partitioned by month:
 -- Citus distributes each month partition with them. A flush's INSERT ... SELECT from its temporary staging table
 -- sends each artist-day to its shard.
 SELECT create_distributed_table('stream_hourly_days', 'artist_id');
@@ -20,10 +20,7 @@ SELECT create_distributed_table('streams_by_artist_day_demographics_days', 'arti
 SELECT create_distributed_table('streams_by_artist_day_track_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('revenue_by_artist_day_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('social_by_artist_day_days', 'artist_id', colocate_with => 'stream_hourly_days');
-SELECT create_distributed_table('artist_listeners_daily_merged', 'artist_id', colocate_with => 'stream_hourly_days');
-SELECT create_distributed_table('track_listeners_daily_merged', 'artist_id', colocate_with => 'stream_hourly_days');
-SELECT create_distributed_table('artist_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_days');
-SELECT create_distributed_table('track_listeners_daily_delta', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('track_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_partitions', 'artist_id', colocate_with => 'stream_hourly_days');
 -- The daily rows retention rolls the hourly detail into (partitioned by month like the cubes).
 SELECT create_distributed_table('stream_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');

@@ -2,7 +2,7 @@ import BackbeatCore
 import BackbeatKafka
 import ServiceLifecycle
 
-/// Keeps the ingest's gauges up to date (`/metrics`, and the lag by which `isCatchingUp` tells compaction to wait):
+/// Keeps the ingest's gauges up to date (`/metrics`):
 /// every second, or every `--flush-interval` when that is shorter, until a graceful shutdown.
 struct IngestGauges: Service {
     let ingest: IngestService

@@ -13,7 +13,7 @@ import Synchronization
 /// - `KafkaSource` polls Kafka on a thread of its own and feeds the `IngestLedger` (and the in-memory layers);
 /// - `Flusher` writes the ledger's batches every `flushInterval` (sooner once enough is unflushed), with what must
 ///   not interleave with a flush: the archive, the in-memory layers' upkeep and snapshots;
-/// - `IngestGauges` keeps the gauges of `/metrics` and the catching-up lag up to date.
+/// - `IngestGauges` keeps the gauges of `/metrics` up to date.
 ///
 /// On graceful shutdown they stop in reverse order: the gauges, then the source stops polling, then the flusher
 /// writes what was consumed and leaves the group. When a flush hangs, the flusher stops polling itself and fails
@@ -84,13 +84,6 @@ public final class IngestService: Service, Sendable {
 
     /// Totals since start, for logs and tests.
     public var stats: IngestCounters { counters.withLock { $0 } }
-
-    /// How many messages not yet durable make the ingest count as catching up.
-    static let catchUpLag: Int64 = 100_000
-
-    /// Whether more than `catchUpLag` messages of the owned partitions wait to be made durable: a backlog after a stop
-    /// or an outage, or producers faster than the ingest. Compaction yields to it for a while (`CompactionService`).
-    public var isCatchingUp: Bool { lag.load(ordering: .relaxed) > Self.catchUpLag }
 
     /// Whether a Kafka broker answers (false before the consumer exists).
     public func isBrokerReachable() async -> Bool {

@@ -5,18 +5,16 @@ import Logging
 import PostgresNIO
 import Testing
 
-/// Flushes and compaction (migrations 0008 and 0017) against a real PostgreSQL: flushes merge every cube's rows into
-/// its artist-days and append the listener sketches to their `_delta` tables; the views answer the sums, and
-/// compaction moves the appended sketches into one row per key without changing any answer. The older layouts'
-/// migrations (0010, 0011, 0014) carry their rows over to this one.
-@Suite(.serialized) struct CompactionTests {
+/// How aggregates are stored (migrations 0017 and 0018) against a real PostgreSQL: flushes merge every cube's rows
+/// and every listener sketch into its artist-days, so the views answer exactly, once per key, when each flush
+/// commits. The older layouts' migrations (0010, 0011, 0014, 0017, 0018) carry their rows over to this one.
+@Suite(.serialized) struct StoredLayoutTests {
     static let partition = TopicPartition(topic: "streams", partition: 0)
     /// Every aggregate view (the cubes, the full hourly tables and the listener sketches).
     static let aggregates = Cube.all.map(\.table) + listeners
+    /// The listener sketches' views; before migration 0018 each was a `_merged` table and a `_delta` table
+    /// flushes appended to.
     static let listeners = ["artist_listeners_daily", "track_listeners_daily"]
-    /// The aggregates flushes append to: the listener sketches (the cubes are stored by artist-day, final at each
-    /// flush).
-    static let appended = listeners
 
     /// A cube's columns as its view has them, and as its `_merged` table had them before migration 0017.
     static func columns(_ cube: Cube) -> String {
@@ -50,8 +48,8 @@ import Testing
         return valid
     }
 
-    /// Per aggregate: the view summed per key (sketches as their cardinality), as one digest; per appended aggregate,
-    /// its delta's rows.
+    /// Per aggregate: the view summed per key (sketches as their cardinality), as one digest; per listener sketch
+    /// whose `_delta` table exists (before migration 0018), its rows.
     static func answers(_ client: PostgresClient) async throws -> (digests: [String: String], deltaRows: [String: Int64]) {
         var digests: [String: String] = [:]
         var deltaRows: [String: Int64] = [:]
@@ -67,52 +65,35 @@ import Testing
                       FROM \(table) t GROUP BY 1) r
                 """
             for try await digest in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(String.self) { digests[table] = digest }
-            guard appended.contains(table) else { continue }
-            for try await count in try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(table)_delta")).decode(Int64.self) {
-                deltaRows[table] = count
+            guard listeners.contains(table) else { continue }
+            for try await exists in try await client.query(PostgresQuery(unsafeSQL: "SELECT to_regclass('\(table)_delta') IS NOT NULL")).decode(Bool.self) where exists {
+                for try await count in try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(table)_delta")).decode(Int64.self) {
+                    deltaRows[table] = count
+                }
             }
         }
         return (digests, deltaRows)
     }
 
-    @Test func compactionMovesFlushedRowsIntoOneRowPerKeyWithoutChangingAnyAnswer() async throws {
-        let database = try await TestEnvironment.freshDatabase("compaction")
+    /// Four flushes over the same three days: each merges its cube rows and its listener sketches into the
+    /// artist-days the ones before stored; the views hold the events' exact aggregates, one row per key, with nothing
+    /// left to merge afterwards.
+    @Test func flushesOfTheSameDaysMergeIntoOneRowPerKey() async throws {
+        let database = try await TestEnvironment.freshDatabase("stored_layout")
         try await TestEnvironment.withStore(url: database) { store in
             try await store.migrate(try TestEnvironment.migrations())
             let truth = GroundTruth(try await Self.writeFlushes(store, events: 6_000, flushes: 4))
-
-            let before = try await Self.answers(store.client)
-            // Four flushes over the same three days: the same keys were appended several times.
-            for table in Self.appended {
-                let distinctKeys = Int64(before.digests[table]!.split(separator: ":")[0])!
-                #expect(before.deltaRows[table]! > distinctKeys, "\(table): \(before.deltaRows[table]!) delta rows, \(distinctKeys) keys")
-            }
-
-            // An autovacuum worker analyzing a table of this database holds back what a vacuum may remove: the
-            // compaction's own vacuum is measured with none running.
-            try await waitUntil(timeout: .seconds(30), "autovacuum to leave the test database") {
-                let workers = try await store.client.query(
-                    "SELECT count(*)::bigint FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = current_database()")
-                for try await count in workers.decode(Int64.self) { return count == 0 }
-                return false
-            }
-            let moved = try await store.compact()
-            #expect(moved == Int(before.deltaRows.values.reduce(0, +)))
-            let after = try await Self.answers(store.client)
-            #expect(after.digests == before.digests)
-            #expect(after.deltaRows.values.allSatisfy { $0 == 0 })
-            // Vacuumed at once: readers do not scan the moved rows' dead pages (nothing was appended meanwhile, so
-            // every page is empty and the vacuum gives them back).
-            for table in Self.appended {
-                let pages = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT pg_relation_size('\(table)_delta')::bigint"))
-                for try await bytes in pages.decode(Int64.self) { #expect(bytes == 0, "\(table)_delta keeps \(bytes) bytes") }
-            }
-            #expect(try await store.compact() == 0)
-
-            // The merged tables hold the events' exact aggregates, one row per key (their primary keys say so).
             let stored = try await GroundTruth.read(from: store)
             #expect(stored == truth, "\(stored.difference(from: truth))")
             try await expectCubesMatchFullTables(store.client)
+            // A track is named once in its artist-day, whichever flushes added to it.
+            let repeated = try await store.client.query("""
+                SELECT count(*)::bigint FROM track_listeners_days WHERE cardinality(track_id) <> (SELECT count(DISTINCT t) FROM unnest(track_id) t)
+                """)
+            for try await count in repeated.decode(Int64.self) { #expect(count == 0) }
+            let days = try await store.client.query("SELECT count(*)::bigint FROM track_listeners_days")
+            for try await count in days.decode(Int64.self) { #expect(count == 5 * 3, "five artists, three days") }
+            #expect(try await Self.answers(store.client).deltaRows.isEmpty)
         }
     }
 
@@ -126,10 +107,7 @@ import Testing
                 try await copyRows(of: "(SELECT \(columns(cube)) FROM \(cube.table))", in: scratch, into: "\(cube.table)_delta", in: store)
                 try await scratch.client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(cube.table)_days"))
             }
-            for table in listeners {
-                try await copyRows(of: "\(table)_delta", in: scratch, into: "\(table)_delta", in: store)
-            }
-            _ = try await scratch.compact(waitingForOthers: true)
+            try await copySketches(from: scratch, into: "_delta", in: store)
         }
     }
 
@@ -156,6 +134,14 @@ import Testing
 
     /// Copies every row of `source` in `from` into `table` in `to`, through their text form (the row types of two
     /// schema versions).
+    /// Copies the listener sketches of `scratch` (a database of the current schema) into the `_merged` or `_delta`
+    /// tables (`suffix`) of `store` (a schema before migration 0018), as those tables held them, and empties
+    /// `scratch`'s, so that each flush's sketches are copied alone.
+    static func copySketches(from scratch: Store, into suffix: String, in store: Store) async throws {
+        for table in listeners { try await copyRows(of: table, in: scratch, into: table + suffix, in: store) }
+        try await scratch.client.query("DELETE FROM track_listeners_days")
+    }
+
     static func copyRows(of source: String, in from: Store, into table: String, in to: Store) async throws {
         var rows: [String] = []
         for try await row in try await from.client.query(PostgresQuery(unsafeSQL: "SELECT t::text FROM \(source) t")).decode(String.self) {
@@ -210,8 +196,8 @@ import Testing
         }
     }
 
-    /// Migration 0011 named the values of the full hourly deltas by integers, and 0017 carries them into artist-days:
-    /// the rows flushes had appended as texts answer as before, and today's flushes merge beside them exactly.
+    /// Migration 0011 named the values of the full hourly deltas by integers, and 0017 carries them into artist-days
+    /// (0018 the sketches): the rows flushes had appended as texts answer as before, and today's flushes merge beside them exactly.
     @Test func migration0011CarriesFlushedRowsOver() async throws {
         try await Self.withSchemaBefore(11) { store, scratch, migrations in
             let carried = try await Self.writeFlushesAsBefore(store, scratch: scratch, events: 4_000, flushes: 2)
@@ -221,7 +207,8 @@ import Testing
             try await store.migrate(migrations)
             let after = try await Self.answers(store.client)
             #expect(after.digests == before.digests)
-            #expect(after.deltaRows == before.deltaRows)
+            // The sketches' deltas were carried into their artist-days too (0018).
+            #expect(after.deltaRows.isEmpty)
             // A flush of today's kind beside the carried rows: both are merged.
             let more = try await Self.writeFlushes(store, events: 1_000, flushes: 1)
             let stored = try await GroundTruth.read(from: store)
@@ -237,7 +224,6 @@ import Testing
     /// interned in their deltas, the sketches in theirs). Returns the events of both.
     static func storeAsBefore(_ store: Store, scratch: Store) async throws -> (merged: [Event], appended: [Event]) {
         let merged = try await writeFlushes(scratch, events: 4_000, flushes: 2, start: CivilDate(year: 2026, month: 9, day: 30))
-        try await scratch.compact(waitingForOthers: true)
         // From 0014 on, the merged tables are partitioned by month: September's and October's are made first.
         var partitioned = false
         for try await exists in try await store.client.query("SELECT to_regproc('backbeat_month_partition') IS NOT NULL").decode(Bool.self) {
@@ -250,9 +236,7 @@ import Testing
                 WHERE c.relname LIKE '%\\_merged'
                 """)
         }
-        for table in listeners {
-            try await copyRows(of: "\(table)_merged", in: scratch, into: "\(table)_merged", in: store)
-        }
+        try await copySketches(from: scratch, into: "_merged", in: store)
         for cube in Cube.all {
             try await copyRows(of: "(SELECT \(columns(cube)) FROM \(cube.table))", in: scratch, into: "\(cube.table)_merged", in: store)
         }
@@ -261,7 +245,7 @@ import Testing
         }
         let appended = try await writeFlushes(scratch, events: 1_000, flushes: 1, start: CivilDate(year: 2026, month: 11, day: 29), firstOffset: 4_000) {
             for cube in Cube.all where cube.isFull { try await appendInterned(cube, from: scratch, into: store) }
-            for table in listeners { try await copyRows(of: "\(table)_delta", in: scratch, into: "\(table)_delta", in: store) }
+            try await copySketches(from: scratch, into: "_delta", in: store)
         }
         return (merged, appended)
     }
@@ -277,37 +261,34 @@ import Testing
         return months
     }
 
-    /// Every cube's `_days` table has a partition for each month its rows span, and no other.
-    static func expectDayPartitionsSpanTheRows(_ store: Store) async throws {
+    /// Every cube's `_days` table, and from migration 0018 on `track_listeners_days`, has a partition for each month
+    /// its rows span, and no other.
+    static func expectDayPartitionsSpanTheRows(_ store: Store, sketches: Bool = true) async throws {
         let months = try await monthPartitions(store, endingIn: "_days")
-        #expect(months.count == Cube.all.count, "\(months)")
-        for cube in Cube.all {
-            let spanned = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(DISTINCT date_trunc('month', day))::bigint FROM \(cube.table)"))
-            for try await count in spanned.decode(Int64.self) { #expect(months[cube.table + "_days"] == count, "\(cube.table): \(months)") }
+        let tables = Cube.all.map { (view: $0.table, days: $0.table + "_days") } + (sketches ? [("track_listeners_daily", "track_listeners_days")] : [])
+        #expect(months.count == tables.count, "\(months)")
+        for (view, days) in tables {
+            let spanned = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(DISTINCT date_trunc('month', day))::bigint FROM \(view)"))
+            for try await count in spanned.decode(Int64.self) { #expect(months[days] == count, "\(view): \(months)") }
         }
     }
 
     /// Migration 0014 partitions every merged table by month: the merged rows are carried over and every aggregate
-    /// answers as before; the sketches flushes appended since are merged by compaction into the month partitions it
-    /// creates (the cubes' rows go to their artist-days with migration 0017).
+    /// answers as before (the cubes' rows go to their artist-days with migration 0017, the sketches' with 0018).
     @Test func migration0014PartitionsEveryMergedTableByMonth() async throws {
         try await Self.withSchemaBefore(14) { store, scratch, migrations in
             let (merged, appended) = try await Self.storeAsBefore(store, scratch: scratch)
             let before = try await Self.answers(store.client)
 
-            try await store.migrate(migrations)
+            try await store.migrate(migrations.filter { $0.version < 18 })
             let after = try await Self.answers(store.client)
             #expect(after.digests == before.digests)
             let months = try await Self.monthPartitions(store, endingIn: "_merged")
-            #expect(months.count == Self.appended.count, "\(months)")
+            #expect(months.count == Self.listeners.count, "\(months)")
             #expect(months.values.allSatisfy { $0 == 2 }, "September and October: \(months)")
-            try await Self.expectDayPartitionsSpanTheRows(store)
+            try await Self.expectDayPartitionsSpanTheRows(store, sketches: false)
 
-            // Compaction creates November's partitions for the sketches appended before the migration, and merges them.
-            try await store.compact(waitingForOthers: true)
-            #expect(try await Self.answers(store.client).deltaRows.values.allSatisfy { $0 == 0 })
-            let november = try await store.client.query("SELECT count(*)::bigint FROM pg_class WHERE relname LIKE '%\\_merged\\_2026\\_11'")
-            for try await count in november.decode(Int64.self) { #expect(count == Int64(Self.appended.count)) }
+            try await store.migrate(migrations)
             let stored = try await GroundTruth.read(from: store)
             let expected = GroundTruth(merged + appended)
             #expect(stored == expected, "\(stored.difference(from: expected))")
@@ -315,21 +296,31 @@ import Testing
         }
     }
 
-    /// Migration 0017 stores every cube by artist-day: merged rows and full hourly rows still in their interned
-    /// deltas are carried over, summed to one row per key, and every aggregate answers as before; the tables behind
-    /// the old layout are gone, and today's flushes merge into the carried artist-days.
-    @Test func migration0017CarriesEveryCubeOverByArtistDay() async throws {
+    /// Migration 0017 stores every cube by artist-day, 0018 every listener sketch: merged rows, full hourly rows still
+    /// in their interned deltas and sketches flushes appended since the last compaction are carried over, one row
+    /// per key, and every aggregate answers as before after each (the artists' listeners, after 0018, as the union of
+    /// their tracks'); the tables of the old layouts are gone, and today's flushes merge into the carried artist-days.
+    @Test func migrations0017And0018CarryEveryAggregateOverByArtistDay() async throws {
         try await Self.withSchemaBefore(17) { store, scratch, migrations in
             let (merged, appended) = try await Self.storeAsBefore(store, scratch: scratch)
             let before = try await Self.answers(store.client)
+            func expectNone(_ pattern: String) async throws {
+                let left = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM pg_class WHERE relname ~ '\(pattern)'"))
+                for try await count in left.decode(Int64.self) { #expect(count == 0, "tables of the old layout are left: \(pattern)") }
+            }
+
+            try await store.migrate(migrations.filter { $0.version < 18 })
+            let cubesCarried = try await Self.answers(store.client)
+            #expect(cubesCarried.digests == before.digests)
+            #expect(cubesCarried.deltaRows.count == Self.listeners.count && cubesCarried.deltaRows.values.allSatisfy { $0 > 0 }, "\(cubesCarried.deltaRows)")
+            try await expectNone("(hourly|_by_artist_[a-z_]+)_(merged|delta|delta_values|delta_rows)$|^delta_flushes$")
+            try await Self.expectDayPartitionsSpanTheRows(store, sketches: false)
 
             try await store.migrate(migrations)
-            #expect(try await Self.answers(store.client).digests == before.digests)
-            let left = try await store.client.query("""
-                SELECT count(*)::bigint FROM pg_class
-                WHERE relname ~ '(hourly|_by_artist_[a-z_]+)_(merged|delta|delta_values|delta_rows)$' OR relname = 'delta_flushes'
-                """)
-            for try await count in left.decode(Int64.self) { #expect(count == 0, "tables of the old layout are left") }
+            let sketchesCarried = try await Self.answers(store.client)
+            #expect(sketchesCarried.digests == before.digests)
+            #expect(sketchesCarried.deltaRows.isEmpty)
+            try await expectNone("listeners_daily_(merged|delta)")
             try await Self.expectDayPartitionsSpanTheRows(store)
 
             // A flush of today's kind over the same days: merged into the carried artist-days, once per key.
@@ -375,42 +366,6 @@ import Testing
             let expected = GroundTruth(events)
             #expect(stored == expected, "\(stored.difference(from: expected))")
             try await expectCubesMatchFullTables(store.client)
-        }
-    }
-
-    @Test func oneCompactionAtATime() async throws {
-        let database = try await TestEnvironment.freshDatabase("compaction_lock")
-        try await TestEnvironment.withStore(url: database) { store in
-            try await store.migrate(try TestEnvironment.migrations())
-            _ = try await Self.writeFlushes(store, events: 1_000, flushes: 2)
-            // While another session holds the compaction lock (another instance compacting, or a rebuild), this one
-            // skips every table; after it is released, everything moves.
-            let logger = Logger(label: "test")
-            let skipped = try await store.client.withTransaction(logger: logger) { connection in
-                _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Store.compactionLock))", logger: logger)
-                return try await store.compact()
-            }
-            #expect(skipped == 0)
-
-            // A compaction that waits for the lock does the work once the holder lets go.
-            let released = ContinuousClock.now + .milliseconds(500)
-            let holder = Task {
-                try await store.client.withTransaction(logger: logger) { connection in
-                    _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Store.compactionLock))", logger: logger)
-                    try await Task.sleep(until: released)
-                }
-            }
-            try await waitUntil(timeout: .seconds(10), "the other session to hold the compaction lock") {
-                let held = try await store.client.query(
-                    "SELECT count(*)::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
-                for try await count in held.decode(Int64.self) { return count > 0 }
-                return false
-            }
-            #expect(ContinuousClock.now < released, "the lock was taken late; raise the hold time")
-            let waited = try await store.compact(waitingForOthers: true)
-            try await holder.value
-            #expect(waited > 0)
-            #expect(ContinuousClock.now >= released)
         }
     }
 }
