@@ -274,12 +274,16 @@ extension IngestService {
     /// Settles the archive frames of a flush whose write failed (`ArchiveWriter.settle`): kept if PostgreSQL stored
     /// them, so the flush had committed and only its answer was lost, cut off otherwise. False while PostgreSQL
     /// cannot say: nothing may be appended until it does.
+    fileprivate static let settleLimit: Duration = .seconds(10)
+
     fileprivate func settleArchive() async -> Bool {
         let names = archive.withLock { $0?.unsettled ?? [] }
         guard !names.isEmpty else { return true }
         let stored: [String: Int64]
         do {
-            stored = try await store.archiveSegmentLengths(names)
+            // Bounded: a statement sent as its connection broke has been seen never to return (postgres-nio 1.33.2),
+            // and this one comes right after a connection was lost; asked again on another, it answers.
+            stored = try await awaitTask(limit: Self.settleLimit) { [store] in try await store.archiveSegmentLengths(names) }
         } catch {
             logger.warning("archive: cannot learn yet whether the last failed flush committed; will ask again", metadata: ["error": "\(error)"])
             return false
