@@ -5,9 +5,8 @@ import BackbeatCore
 /// one per column, into which each flush merges its own rows, so that it is final when the flush commits:
 /// - a cube (`Cube.all`: the full-dimension hourly tables and the dashboard cubes) in `<name>_days` (migration 0017,
 ///   `Store.mergeDays`);
-/// - the per-track listener sketches in `track_listeners_days` (migration 0018, `Store.mergeTrackListeners`). An
-///   artist's listeners of a day are the union of its tracks': the view `artist_listeners_daily` unions them, with no
-///   table of its own.
+/// - the listener sketches (migration 0018, `Store.mergeListeners`): an artist's of a day in `artist_listeners_days`,
+///   its tracks' in `track_listeners_days` (the day's track ids and sketches in two arrays).
 struct AggregateTable: Sendable {
     /// The view's name.
     var name: String
@@ -36,12 +35,11 @@ struct AggregateTable: Sendable {
         self.days = days
     }
 
+    static let artistListeners = AggregateTable(listeners: "artist_listeners_daily", key: ["artist_id", "day"], days: "artist_listeners_days")
     static let trackListeners = AggregateTable(listeners: "track_listeners_daily", key: ["artist_id", "day", "track_id"], days: "track_listeners_days")
-    /// The view of the artists' listeners (the union of their tracks' sketches per day).
-    static let artistListeners = "artist_listeners_daily"
 
     /// Every stored aggregate: the cubes and the listener sketches.
-    static let all: [AggregateTable] = Cube.all.map(AggregateTable.init) + [trackListeners]
+    static let all: [AggregateTable] = Cube.all.map(AggregateTable.init) + [artistListeners, trackListeners]
 }
 
 extension Cube {

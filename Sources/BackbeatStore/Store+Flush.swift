@@ -7,13 +7,12 @@ extension Store {
     /// cubes and of the listener sketches (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
     /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
-    /// `layer`, when given, is the in-memory layer built from exactly this batch's deltas (`serve`'s in-flight
-    /// layer): the listener sketches are read from it rather than built again. `artistPartitions` are the batch's
-    /// artists on their partitions not stored before (`serve` routes queries by them).
+    /// `artistPartitions` are the batch's artists on their partitions not stored before (`serve` routes queries by
+    /// them).
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
     public func write(
-        _ batch: FlushBatch, layer: CubeMemory? = nil, archive: [ArchiveSegmentPosition] = [], artistPartitions: [ArtistPartition] = []
+        _ batch: FlushBatch, archive: [ArchiveSegmentPosition] = [], artistPartitions: [ArtistPartition] = []
     ) async throws {
         let delta = batch.mergedDelta
         do {
@@ -22,7 +21,7 @@ extension Store {
                     try await moveOffset(part, on: connection)
                     try await recordGaps(part.gaps, on: connection)
                 }
-                try await writeAggregates(delta, layer: layer, on: connection)
+                try await writeAggregates(delta, on: connection)
                 try await writeRejected(delta.rejected, on: connection)
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
@@ -112,13 +111,13 @@ extension Store {
     }
 
     /// Writes the rows `delta` adds (`AggregateTable`): merges every cube's rows into its `_days` table
-    /// (`mergeDays`), then unions its per-track listener sketches, or `layer`'s (the in-memory cubes of exactly this
-    /// delta), into `track_listeners_days` (`mergeTrackListeners`). A key written by two flushes answers once.
-    func writeAggregates(_ delta: InternedDelta, layer: CubeMemory? = nil, on connection: PostgresConnection) async throws {
+    /// (`mergeDays`), then unions its listener sketches into theirs (`mergeListeners`). A key written by two flushes
+    /// answers once. Every writer (a flush, a replay's batch, a rebuild) comes here with its delta alone: each
+    /// aggregate is made from it in one place.
+    func writeAggregates(_ delta: InternedDelta, on connection: PostgresConnection) async throws {
         // The delta's listener sketches (a sort of its plays) are built while its cubes are written, so that
         // PostgreSQL is not kept waiting for them; each cube's rows are built while the one before is written.
-        async let listeners = layer.map { TrackListenersDay.days(of: $0.listeners.tracks) }
-            ?? TrackListenersDay.days(of: delta.trackListeners, values: delta.values)
+        async let listeners = delta.listeners
         var next: Task<[CubeDay], Never>?
         for (index, cube) in Cube.all.enumerated() {
             let days = await next?.value ?? delta.days(of: cube)
@@ -128,7 +127,7 @@ extension Store {
             }
             try await mergeDays(cube, days, values: delta.values, on: connection)
         }
-        try await mergeTrackListeners(await listeners, on: connection)
+        try await mergeListeners(await listeners, values: delta.values, on: connection)
     }
 
     /// COPYs `rows` into `table`'s `columns`, each encoded by `encode`, in chunks of about

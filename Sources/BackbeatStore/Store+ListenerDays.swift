@@ -9,7 +9,7 @@ struct TrackListenersDay {
     var tracks: [String] = []
     var sketches: [HyperLogLog] = []
 
-    /// `sketches` (ordered by artist, day, then track, as `InternedDelta.trackListeners` gives them) gathered per
+    /// `sketches` (ordered by artist, day, then track, as `InternedDelta.listeners` gives them) gathered per
     /// artist-day.
     static func days(of sketches: [(key: TrackDayCell, value: HyperLogLog)], values: ValueDictionary) -> [TrackListenersDay] {
         var days: [TrackListenersDay] = []
@@ -24,32 +24,33 @@ struct TrackListenersDay {
         }
         return days
     }
-
-    /// `sketches` (an in-memory layer's) gathered per artist-day.
-    static func days(of sketches: [TrackDay: HyperLogLog]) -> [TrackListenersDay] {
-        var days: [ArtistDay: TrackListenersDay] = [:]
-        for (key, sketch) in sketches {
-            let artistDay = ArtistDay(artistID: key.artistID, day: key.day)
-            days[artistDay, default: TrackListenersDay(artistID: key.artistID, day: key.day)].tracks.append(key.trackID)
-            days[artistDay]!.sketches.append(sketch)
-        }
-        return Array(days.values)
-    }
 }
 
 extension Store {
-    /// Unions a flush's per-track listener sketches into `track_listeners_days` (migration 0018), one row per artist
-    /// and day: the sketches are COPYed to a temporary table (`stage`), then inserted in the order of the
-    /// artist-days; an artist-day already stored gets each track's stored sketch and the flush's unioned
-    /// (`hll_union_agg`), in the same statement.
-    func mergeTrackListeners(_ days: [TrackListenersDay], on connection: PostgresConnection) async throws {
-        guard !days.isEmpty else { return }
-        let table = AggregateTable.trackListeners
-        try await makeMonthPartitions(of: table.days, days: days.map(\.day), on: connection)
+    /// Unions a flush's listener sketches into `artist_listeners_days` and `track_listeners_days` (migration 0018),
+    /// one row per artist and day: the sketches are COPYed to a temporary table (`stage`), then inserted in the order
+    /// of the artist-days; a stored artist-day gets its sketch, or each track's, unioned with the flush's
+    /// (`hll_union`), in the same statement.
+    func mergeListeners(_ listeners: InternedDelta.Listeners, values: ValueDictionary, on connection: PostgresConnection) async throws {
+        guard !listeners.artists.isEmpty else { return }
         // Staged as bytea (binary COPY names an array's element type, and hll's has no fixed OID), cast on insert.
+        let artists = AggregateTable.artistListeners
+        try await makeMonthPartitions(of: artists.days, days: listeners.artists.map(\.key.day), on: connection)
         try await stage(
-            days, for: table, as: "artist_id text, day date, track_id text[], listeners bytea[]",
-            columns: ["artist_id", "day", "track_id", "listeners"], merging: Self.mergeTrackListeners(into: table), on: connection
+            listeners.artists, for: artists, as: "artist_id text, day date, listeners bytea",
+            columns: ["artist_id", "day", "listeners"], merging: Self.mergeArtistListeners(into: artists), on: connection
+        ) { sketch, copy in
+            copy.text(values[sketch.key.artist])
+            copy.day(sketch.key.day)
+            copy.bytes(sketch.value.serialized())
+            copy.endRow()
+        }
+        let tracks = AggregateTable.trackListeners
+        let days = TrackListenersDay.days(of: listeners.tracks, values: values)
+        try await makeMonthPartitions(of: tracks.days, days: days.map(\.day), on: connection)
+        try await stage(
+            days, for: tracks, as: "artist_id text, day date, track_id text[], listeners bytea[]",
+            columns: ["artist_id", "day", "track_id", "listeners"], merging: Self.mergeTrackListeners(into: tracks), on: connection
         ) { day, copy in
             copy.text(day.artistID)
             copy.day(day.day)
@@ -57,6 +58,14 @@ extension Store {
             copy.array(count: day.sketches.count, of: .bytea) { for sketch in day.sketches { $0.bytes(sketch.serialized()) } }
             copy.endRow()
         }
+    }
+
+    private static func mergeArtistListeners(into table: AggregateTable) -> (String) -> String {
+        { stage in """
+            INSERT INTO \(table.days) (artist_id, day, listeners)
+            SELECT artist_id, day, listeners::hll FROM \(stage) ORDER BY artist_id, day
+            ON CONFLICT (artist_id, day) DO UPDATE SET listeners = hll_union(\(table.days).listeners, excluded.listeners)
+            """ }
     }
 
     private static func mergeTrackListeners(into table: AggregateTable) -> (String) -> String {

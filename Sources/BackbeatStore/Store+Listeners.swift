@@ -10,11 +10,11 @@ extension Store {
         binds.append(scope.artistID)
         binds.append(RFC3339.formatDate(CivilDate(daysSinceEpoch: scope.days.lowerBound)))
         binds.append(RFC3339.formatDate(CivilDate(daysSinceEpoch: scope.days.upperBound)))
-        // An artist's listeners are its tracks' (`AggregateTable`): their sketches are unioned as they are read.
-        let table = AggregateTable.trackListeners.name
+        var table = "artist_listeners_daily"
         var conditions = "artist_id = $1 AND day >= $2::date AND day < $3::date"
         if let track = scope.trackID {
             binds.append(track)
+            table = "track_listeners_daily"
             conditions += " AND track_id = $4"
         }
         let period = granularity == .all

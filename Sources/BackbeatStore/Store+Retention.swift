@@ -31,7 +31,7 @@ extension Store {
         }
         guard let cubesKeptFrom else { return outcome }
         var cubes: [(view: String, stored: String)] = Cube.derived.map { ($0.table, AggregateTable($0).days) }
-        cubes.append((AggregateTable.trackListeners.name, AggregateTable.trackListeners.days))
+        cubes += [AggregateTable.artistListeners, .trackListeners].map { ($0.name, $0.days) }
         cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable) }
         for (view, stored) in cubes {
             for (partition, monthEnd) in try await monthPartitions(of: stored) where monthEnd <= cubesKeptFrom {
@@ -39,10 +39,6 @@ extension Store {
                     try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
                     try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
                     try await recordHorizon(view, keptFrom: monthEnd, on: connection)
-                    // The artists' listeners are their tracks' (a view over them).
-                    if view == AggregateTable.trackListeners.name {
-                        try await recordHorizon(AggregateTable.artistListeners, keptFrom: monthEnd, on: connection)
-                    }
                     // The full hourly detail of those days went with their daily rows, if it had not before.
                     if let full = Cube.all.first(where: { $0.isFull && $0.dailyDetail.table == view }) {
                         try await recordHorizon(full.table, keptFrom: monthEnd, on: connection)

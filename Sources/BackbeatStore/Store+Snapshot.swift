@@ -70,13 +70,15 @@ extension Store {
             }
         }
 
+        for try await (artist, day, text) in try await connection.query("""
+            SELECT artist_id, (day - date '1970-01-01')::bigint, listeners::text FROM artist_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
+            """, logger: logger).decode((String, Int64, String).self) {
+            memory.addListeners(artistID: artist, trackID: nil, day: day, try Self.sketch(fromText: text))
+        }
         for try await (artist, track, day, text) in try await connection.query("""
             SELECT artist_id, track_id, (day - date '1970-01-01')::bigint, listeners::text FROM track_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
             """, logger: logger).decode((String, String, Int64, String).self) {
-            let sketch = try Self.sketch(fromText: text)
-            memory.addListeners(artistID: artist, trackID: track, day: day, sketch)
-            // The artist's listeners of the day are the union of its tracks' (`AggregateTable`).
-            memory.addListeners(artistID: artist, trackID: nil, day: day, sketch)
+            memory.addListeners(artistID: artist, trackID: track, day: day, try Self.sketch(fromText: text))
         }
         return StoredSnapshot(offsets: offsets, memory: memory)
     }

@@ -14,14 +14,13 @@ import Testing
     /// Makes `days` wrong: stream counters doubled in every stream cube, every other aggregate (revenue, social,
     /// listener sketches) deleted. The doubled counters are non-zero, so a rebuild that deleted before it inserted
     /// in separate steps would show a third answer (zeros) to the queries running beside it. Each aggregate is
-    /// damaged in the table that holds it by artist-day (`_days`, arrays; the artists' listener sketches are their
-    /// tracks', `track_listeners_days`).
+    /// damaged in the table that holds it by artist-day (`_days`).
     static func damage(_ client: PostgresClient, days: [String]) async throws {
         let doubledArrays = ["streams", "skips", "listening_ms"].map { "\($0) = (SELECT array_agg(v * 2 ORDER BY i) FROM unnest(\($0)) WITH ORDINALITY AS u(v, i))" }
         for table in ["stream_hourly", "streams_by_artist_hour", "streams_by_artist_day_platform", "streams_by_artist_day_country", "streams_by_artist_day_track", "streams_by_artist_day_demographics"] {
             try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(table)_days SET \(doubledArrays.joined(separator: ", ")) WHERE day = ANY($1::date[])", binds: binds(days)))
         }
-        for table in ["revenue_hourly_days", "social_hourly_days", "revenue_by_artist_day_days", "social_by_artist_day_days", "track_listeners_days"] {
+        for table in ["revenue_hourly_days", "social_hourly_days", "revenue_by_artist_day_days", "social_by_artist_day_days", "artist_listeners_days", "track_listeners_days"] {
             try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE day = ANY($1::date[])", binds: binds(days)))
         }
     }

@@ -91,8 +91,10 @@ import Testing
                 SELECT count(*)::bigint FROM track_listeners_days WHERE cardinality(track_id) <> (SELECT count(DISTINCT t) FROM unnest(track_id) t)
                 """)
             for try await count in repeated.decode(Int64.self) { #expect(count == 0) }
-            let days = try await store.client.query("SELECT count(*)::bigint FROM track_listeners_days")
-            for try await count in days.decode(Int64.self) { #expect(count == 5 * 3, "five artists, three days") }
+            for table in ["artist_listeners_days", "track_listeners_days"] {
+                let days = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(table)"))
+                for try await count in days.decode(Int64.self) { #expect(count == 5 * 3, "\(table): five artists, three days") }
+            }
             #expect(try await Self.answers(store.client).deltaRows.isEmpty)
         }
     }
@@ -261,11 +263,12 @@ import Testing
         return months
     }
 
-    /// Every cube's `_days` table, and from migration 0018 on `track_listeners_days`, has a partition for each month
+    /// Every cube's `_days` table, and from migration 0018 on each listener sketch's, has a partition for each month
     /// its rows span, and no other.
     static func expectDayPartitionsSpanTheRows(_ store: Store, sketches: Bool = true) async throws {
         let months = try await monthPartitions(store, endingIn: "_days")
-        let tables = Cube.all.map { (view: $0.table, days: $0.table + "_days") } + (sketches ? [("track_listeners_daily", "track_listeners_days")] : [])
+        let sketchTables = [("artist_listeners_daily", "artist_listeners_days"), ("track_listeners_daily", "track_listeners_days")]
+        let tables = Cube.all.map { (view: $0.table, days: $0.table + "_days") } + (sketches ? sketchTables : [])
         #expect(months.count == tables.count, "\(months)")
         for (view, days) in tables {
             let spanned = try await store.client.query(PostgresQuery(unsafeSQL: "SELECT count(DISTINCT date_trunc('month', day))::bigint FROM \(view)"))

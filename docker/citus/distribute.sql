@@ -20,6 +20,7 @@ SELECT create_distributed_table('streams_by_artist_day_demographics_days', 'arti
 SELECT create_distributed_table('streams_by_artist_day_track_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('revenue_by_artist_day_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('social_by_artist_day_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('artist_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('track_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_partitions', 'artist_id', colocate_with => 'stream_hourly_days');
 -- The daily rows retention rolls the hourly detail into (partitioned by month like the cubes).

@@ -140,15 +140,10 @@ extension InternedDelta {
     public typealias Listeners = (artists: [(key: ArtistDayCell, value: HyperLogLog)], tracks: [(key: TrackDayCell, value: HyperLogLog)])
 
     /// The unique listeners per artist and day, and per track and day, of the plays added.
-    public var listeners: Listeners { sketches(ofArtists: true) }
-
-    /// The unique listeners per track and day of the plays added, ordered by artist, day, then track: an artist
-    /// day's sketches are a run.
-    public var trackListeners: [(key: TrackDayCell, value: HyperLogLog)] { sketches(ofArtists: false).tracks }
-
+    ///
     /// One sort, by artist, day, track, then hash: a track day's plays are then a run, and an artist day's plays are
-    /// the runs of its tracks one after another (their hashes sorted again, a few at a time, when `ofArtists`).
-    private func sketches(ofArtists: Bool) -> Listeners {
+    /// the runs of its tracks one after another (their hashes sorted again, a few at a time).
+    public var listeners: Listeners {
         var plays = self.plays
         plays.sort { ($0.cell.artist, $0.cell.day, $0.cell.track, $0.hash) < ($1.cell.artist, $1.cell.day, $1.cell.track, $1.hash) }
         var artists: [(key: ArtistDayCell, value: HyperLogLog)] = []
@@ -164,13 +159,11 @@ extension InternedDelta {
                     if trackHashes.last != plays[index].hash { trackHashes.append(plays[index].hash) }
                     index += 1
                 }
-                if ofArtists { artistHashes.append(contentsOf: trackHashes) }
+                artistHashes.append(contentsOf: trackHashes)
                 tracks.append((trackDay, HyperLogLog(sortedDistinctHashes: trackHashes)))
             }
-            if ofArtists {
-                artistHashes.sort()
-                artists.append((artistDay, HyperLogLog(sortedDistinctHashes: Self.distinct(sorted: artistHashes))))
-            }
+            artistHashes.sort()
+            artists.append((artistDay, HyperLogLog(sortedDistinctHashes: Self.distinct(sorted: artistHashes))))
         }
         return (artists, tracks)
     }

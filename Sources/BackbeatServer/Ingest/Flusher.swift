@@ -185,10 +185,9 @@ extension IngestService {
                 metrics.recordDeadLetters(rejected.count)
             }
             writing = true
-            let layer = inFlight?.layer
             let newArtistPartitions = storedArtistPartitions.withLock { stored in batch.artistPartitions.filter { !stored.contains($0) } }.sorted { ($0.artistID, $0.topicPartition) < ($1.artistID, $1.topicPartition) }
             try await postgresAtStop.cancellingIfUnanswered(limit: configuration.flushTimeout) { [store] in
-                try await store.write(batch, layer: layer, archive: segments, artistPartitions: newArtistPartitions)
+                try await store.write(batch, archive: segments, artistPartitions: newArtistPartitions)
             }
             storedArtistPartitions.withLock { $0.formUnion(newArtistPartitions) }
             archive.withLock { $0?.committed() }
