@@ -77,7 +77,7 @@ public func buildRouter(
 
 /// Builds the whole service: the PostgreSQL pool, the ingest path, the instance's heartbeat and the HTTP server,
 /// shut down in reverse order on SIGTERM (HTTP first, then the instance's record is removed, then ingest flushes
-/// and leaves the group, then a last compaction, then the pool closes).
+/// and leaves the group, then retention stops, then the pool closes).
 public func buildApplication(configuration: ServeConfiguration, store: Store, logger: Logger) -> some ApplicationProtocol {
     let metrics = ServiceMetrics()
     let atStop = PostgresAtStop(store: store)

@@ -10,33 +10,21 @@ import BackbeatCore
 struct AggregateTable: Sendable {
     /// The view's name.
     var name: String
-    /// The key columns: `artist_id`, the time bucket, then the other dimensions.
-    var key: [String]
-    var measures: [String]
     /// The table of its rows by artist and day.
     var days: String
 
-    /// The column of the key that holds the time bucket.
-    var timeColumn: String { key[1] }
-    /// The key columns that hold dimension values (all but the time bucket).
-    var dimensionColumns: [String] { key.filter { $0 != timeColumn } }
-
     init(_ cube: Cube) {
         self.name = cube.table
-        self.key = ["artist_id", cube.grain == .hour ? "hour" : "day"] + cube.dimensions.map(\.rawValue)
-        self.measures = cube.dataset.metrics.map(\.rawValue)
         self.days = cube.table + "_days"
     }
 
-    private init(listeners name: String, key: [String], days: String) {
+    private init(listeners name: String, days: String) {
         self.name = name
-        self.key = key
-        self.measures = ["listeners"]
         self.days = days
     }
 
-    static let artistListeners = AggregateTable(listeners: "artist_listeners_daily", key: ["artist_id", "day"], days: "artist_listeners_days")
-    static let trackListeners = AggregateTable(listeners: "track_listeners_daily", key: ["artist_id", "day", "track_id"], days: "track_listeners_days")
+    static let artistListeners = AggregateTable(listeners: "artist_listeners_daily", days: "artist_listeners_days")
+    static let trackListeners = AggregateTable(listeners: "track_listeners_daily", days: "track_listeners_days")
 
     /// Every stored aggregate: the cubes and the listener sketches.
     static let all: [AggregateTable] = Cube.all.map(AggregateTable.init) + [artistListeners, trackListeners]

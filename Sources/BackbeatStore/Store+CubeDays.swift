@@ -9,11 +9,10 @@ extension Store {
     func mergeDays(_ cube: Cube, _ days: [CubeDay], values: ValueDictionary, on connection: PostgresConnection) async throws {
         guard !days.isEmpty else { return }
         let table = AggregateTable(cube)
-        try await makeMonthPartitions(of: table.days, days: days.map(\.day), on: connection)
         let hourly = cube.grain == .hour
         let width = cube.dimensions.count
         try await stage(
-            days, for: table, as: "LIKE \(table.days) INCLUDING COMPRESSION", columns: Self.dayColumns(cube),
+            days, days: days.map(\.day), for: table, as: "LIKE \(table.days) INCLUDING COMPRESSION", columns: Self.dayColumns(cube),
             merging: Self.mergeDays(into: table, cube), on: connection
         ) { day, copy in
             copy.text(values[day.artist])
@@ -41,13 +40,15 @@ extension Store {
         }
     }
 
-    /// COPYs `rows` (each encoded by `encode` into `columns`) to `table`'s staging table, then runs `merge`, the
-    /// statement that inserts the staged rows into `table.days`. The staging table is temporary, made by the
-    /// session's first flush (`definition`: its columns) and emptied when the transaction commits.
+    /// Makes the month partitions of `table.days` that `days` (the rows' days) fall in, COPYs `rows` (each encoded
+    /// by `encode` into `columns`) to `table`'s staging table, then runs `merge`, the statement that inserts the
+    /// staged rows into `table.days`. The staging table is temporary, made by the session's first flush
+    /// (`definition`: its columns) and emptied when the transaction commits.
     func stage<Rows: Sequence>(
-        _ rows: Rows, for table: AggregateTable, as definition: String, columns: [String], merging merge: (String) -> String,
+        _ rows: Rows, days: [Int64], for table: AggregateTable, as definition: String, columns: [String], merging merge: (String) -> String,
         on connection: PostgresConnection, _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
     ) async throws {
+        try await makeMonthPartitions(of: table.days, days: days, on: connection)
         let stage = table.days + "_stage"
         try await connection.query(PostgresQuery(unsafeSQL: """
             CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) (\(definition)) ON COMMIT DELETE ROWS

@@ -35,9 +35,8 @@ extension Store {
         guard !listeners.artists.isEmpty else { return }
         // Staged as bytea (binary COPY names an array's element type, and hll's has no fixed OID), cast on insert.
         let artists = AggregateTable.artistListeners
-        try await makeMonthPartitions(of: artists.days, days: listeners.artists.map(\.key.day), on: connection)
         try await stage(
-            listeners.artists, for: artists, as: "artist_id text, day date, listeners bytea",
+            listeners.artists, days: listeners.artists.map(\.key.day), for: artists, as: "artist_id text, day date, listeners bytea",
             columns: ["artist_id", "day", "listeners"], merging: Self.mergeArtistListeners(into: artists), on: connection
         ) { sketch, copy in
             copy.text(values[sketch.key.artist])
@@ -47,9 +46,8 @@ extension Store {
         }
         let tracks = AggregateTable.trackListeners
         let days = TrackListenersDay.days(of: listeners.tracks, values: values)
-        try await makeMonthPartitions(of: tracks.days, days: days.map(\.day), on: connection)
         try await stage(
-            days, for: tracks, as: "artist_id text, day date, track_id text[], listeners bytea[]",
+            days, days: days.map(\.day), for: tracks, as: "artist_id text, day date, track_id text[], listeners bytea[]",
             columns: ["artist_id", "day", "track_id", "listeners"], merging: Self.mergeTrackListeners(into: tracks), on: connection
         ) { day, copy in
             copy.text(day.artistID)

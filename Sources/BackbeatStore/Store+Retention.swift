@@ -22,9 +22,8 @@ extension Store {
         var outcome = RetentionOutcome()
         if let detailKeptFrom {
             for cube in Cube.all where cube.isFull {
-                let table = AggregateTable(cube)
-                for (partition, monthEnd) in try await monthPartitions(of: table.days) where monthEnd <= detailKeptFrom {
-                    try await roll(partition, of: table, into: cube.rolledTable, monthEnd: monthEnd)
+                for (partition, monthEnd) in try await monthPartitions(of: AggregateTable(cube).days) where monthEnd <= detailKeptFrom {
+                    try await roll(partition, of: cube, monthEnd: monthEnd)
                     outcome.rolled.append(partition)
                 }
             }
@@ -57,26 +56,28 @@ extension Store {
         return nil
     }
 
-    /// Sums a month partition of `table` (a full hourly table's artist-days) into `rolled`, its daily rows, and
+    /// Sums a month partition of `cube` (a full hourly table's artist-days) into its daily rows (`rolledTable`), and
     /// drops it.
-    private func roll(_ partition: String, of table: AggregateTable, into rolled: String, monthEnd: Int64) async throws {
-        let dimensions = table.dimensionColumns.filter { $0 != "artist_id" }
+    private func roll(_ partition: String, of cube: Cube, monthEnd: Int64) async throws {
+        let rolled = cube.rolledTable
+        let dimensions = cube.dimensions.map(\.rawValue)
+        let measures = cube.dataset.metrics.map(\.rawValue)
         let key = ["artist_id", "day"] + dimensions
-        let sums = table.measures.map { "sum(r.\($0))" }
-        let arrays = ["hour"] + dimensions + table.measures
-        let additions = table.measures.map { "\($0) = \(rolled).\($0) + excluded.\($0)" }
+        let sums = measures.map { "sum(r.\($0))" }
+        let arrays = ["hour"] + dimensions + measures
+        let additions = measures.map { "\($0) = \(rolled).\($0) + excluded.\($0)" }
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
             try await makeMonthPartitions(of: rolled, days: [monthEnd - 1], on: connection)
             try await connection.query(PostgresQuery(unsafeSQL: """
-                INSERT INTO \(rolled) (\((key + table.measures).joined(separator: ", ")))
+                INSERT INTO \(rolled) (\((key + measures).joined(separator: ", ")))
                 SELECT d.artist_id, d.day, \((dimensions.map { "r.\($0)" } + sums).joined(separator: ", "))
                 FROM \(partition) d, unnest(\(arrays.map { "d.\($0)" }.joined(separator: ", "))) AS r(\(arrays.joined(separator: ", ")))
                 GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
                 ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(additions.joined(separator: ", "))
                 """), logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
-            try await recordHorizon(table.name, keptFrom: monthEnd, on: connection)
+            try await recordHorizon(cube.table, keptFrom: monthEnd, on: connection)
         }
     }
 

@@ -4,9 +4,9 @@ import Synchronization
 
 /// Whether PostgreSQL answers while the service stops, asked once per stop. PostgresClient waits for a connection as
 /// long as it is asked to, so a stop whose PostgreSQL refuses connections would wait out `--shutdown-timeout` in each
-/// last write; instead the final flush, the last compaction and the removal of the instance's record are skipped when
-/// it does not answer within a second. Nothing is lost by skipping: unflushed events are consumed again from the
-/// offsets PostgreSQL stored, uncompacted rows wait in the delta tables, the record ages out.
+/// last write; instead the final flush and the removal of the instance's record are skipped when it does not answer
+/// within a second. Nothing is lost by skipping: unflushed events are consumed again from the offsets PostgreSQL
+/// stored, the record ages out.
 public final class PostgresAtStop: Sendable {
     /// How long PostgreSQL has to answer.
     static let limit: Duration = .seconds(1)
