@@ -118,12 +118,13 @@ extension Store {
         // The delta's listener sketches (a sort of its plays) are built while its cubes are written, so that
         // PostgreSQL is not kept waiting for them; each cube's rows are built while the one before is written.
         async let listeners = delta.listeners
+        let rows = ArtistDayRows(delta)
         var next: Task<[CubeDay], Never>?
         for (index, cube) in Cube.all.enumerated() {
-            let days = await next?.value ?? delta.days(of: cube)
+            let days = await next?.value ?? rows.days(of: cube)
             if index + 1 < Cube.all.count {
                 let following = Cube.all[index + 1]
-                next = Task { delta.days(of: following) }
+                next = Task { rows.days(of: following) }
             }
             try await mergeDays(cube, days, values: delta.values, on: connection)
         }

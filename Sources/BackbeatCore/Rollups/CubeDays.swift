@@ -14,47 +14,92 @@ public struct CubeDay: Sendable {
     public var rowCount: Int { sums.count }
 }
 
-extension InternedDelta {
-    /// The rows `cube` gains from this delta, one `CubeDay` per artist and day, in no particular order: a full
+/// A delta's rows grouped by artist and UTC day: each dataset's rows copied once into the order of their artist-days,
+/// so that each cube's `CubeDay`s are made in one sequential pass over them (a pass per cube over the delta's own
+/// tables would gather the rows from random places each time).
+public struct ArtistDayRows: Sendable {
+    private let streams: Grouped<StreamCell, StreamCounters>
+    private let revenue: Grouped<RevenueCell, RevenueCounters>
+    private let social: Grouped<SocialCell, Int64>
+
+    public init(_ delta: InternedDelta) {
+        streams = Grouped(delta.streams)
+        revenue = Grouped(delta.revenue)
+        social = Grouped(delta.social)
+    }
+
+    /// The rows `cube` gains from the delta, one `CubeDay` per artist and day, in no particular order: a full
     /// hourly table's are the delta's rows; a derived cube's sum them to its key.
     public func days(of cube: Cube) -> [CubeDay] {
         switch cube.dataset {
-        case .streams: return Self.days(of: cube, streams, CubeRowSums.init)
-        case .revenue: return Self.days(of: cube, revenue, CubeRowSums.init)
-        case .social: return Self.days(of: cube, social, CubeRowSums.init(socialCount:))
+        case .streams: streams.days(of: cube, CubeRowSums.init)
+        case .revenue: revenue.days(of: cube, CubeRowSums.init)
+        case .social: social.days(of: cube, CubeRowSums.init(socialCount:))
         }
     }
 
-    private static func days<Key: InternedRowKey, Counters>(
-        of cube: Cube, _ rows: CellTable<Key, Counters>, _ sums: (Counters) -> CubeRowSums
-    ) -> [CubeDay] {
-        let hourly = cube.grain == .hour
-        if cube.isFull {
-            // One row per cell already.
-            var days: [ArtistDayCell: CubeDay] = [:]
-            for (cell, counters) in rows.rows {
-                let day = cell.hour.floorDiv(24)
-                let key = ArtistDayCell(artist: cell.artist, day: day)
-                days[key, default: CubeDay(artist: cell.artist, day: day)].add(hour: Int16(cell.hour - day * 24), cell, cube.dimensions, sums(counters))
+    /// One dataset's rows in order of their artist-days (a counting sort): group `g`, artist-day `cells[g]`, holds
+    /// the rows `starts[g] ..< starts[g + 1]`.
+    private struct Grouped<Key: InternedRowKey, Value: Sendable>: Sendable {
+        var cells: [ArtistDayCell] = []
+        var starts: [Int] = [0]
+        var keys: [Key] = []
+        var values: [Value] = []
+
+        init(_ table: CellTable<Key, Value>) {
+            var groups = CellTable<ArtistDayCell, Int>()
+            var group = [Int32](repeating: 0, count: table.count)
+            var counts: [Int] = []
+            for (row, key) in table.keys.enumerated() {
+                groups.update(ArtistDayCell(artist: key.artist, day: key.hour.floorDiv(24)), initial: counts.count) { index in
+                    if index == counts.count { counts.append(0) }
+                    counts[index] += 1
+                    group[row] = Int32(index)
+                }
             }
-            return Array(days.values)
+            cells = groups.keys
+            starts.reserveCapacity(counts.count + 1)
+            for count in counts { starts.append(starts[starts.count - 1] + count) }
+            var next = starts
+            var order = [Int](repeating: 0, count: table.count)
+            for row in 0..<table.count {
+                order[next[Int(group[row])]] = row
+                next[Int(group[row])] += 1
+            }
+            keys = order.map { table.keys[$0] }
+            values = order.map { table.values[$0] }
         }
-        var summed: [DerivedRowKey: CubeRowSums] = [:]
-        summed.reserveCapacity(rows.count / 2)
-        for (cell, counters) in rows.rows {
-            let day = cell.hour.floorDiv(24)
-            let key = DerivedRowKey(
-                artist: cell.artist, day: day, hour: hourly ? Int16(cell.hour - day * 24) : 0,
-                first: cube.dimensions.count > 0 ? cell.value(of: cube.dimensions[0]) : .none,
-                second: cube.dimensions.count > 1 ? cell.value(of: cube.dimensions[1]) : .none)
-            summed[key, default: CubeRowSums()] += sums(counters)
+
+        func days(of cube: Cube, _ sums: (Value) -> CubeRowSums) -> [CubeDay] {
+            let hourly = cube.grain == .hour
+            let dimensions = cube.dimensions
+            var days: [CubeDay] = []
+            days.reserveCapacity(cells.count)
+            for (group, cell) in cells.enumerated() {
+                var day = CubeDay(artist: cell.artist, day: cell.day)
+                let rows = starts[group] ..< starts[group + 1]
+                if cube.isFull {
+                    // One row per cell already.
+                    for row in rows {
+                        day.add(hour: Int16(keys[row].hour - cell.day * 24), keys[row], dimensions, sums(values[row]))
+                    }
+                } else {
+                    // The artist-day's rows summed to the cube's key in a table of their own, small enough to stay in cache.
+                    var summed = CellTable<DerivedRowKey, CubeRowSums>(capacity: rows.count)
+                    for row in rows {
+                        let key = keys[row]
+                        let derived = DerivedRowKey(
+                            hour: hourly ? Int16(key.hour - cell.day * 24) : 0,
+                            first: dimensions.count > 0 ? key.value(of: dimensions[0]) : .none,
+                            second: dimensions.count > 1 ? key.value(of: dimensions[1]) : .none)
+                        summed.update(derived, initial: CubeRowSums()) { $0 += sums(values[row]) }
+                    }
+                    for (key, sums) in summed.rows { day.add(key, sums, hourly: hourly, dimensions: dimensions.count) }
+                }
+                days.append(day)
+            }
+            return days
         }
-        var days: [ArtistDayCell: CubeDay] = [:]
-        for (key, sums) in summed {
-            let cell = ArtistDayCell(artist: key.artist, day: key.day)
-            days[cell, default: CubeDay(artist: key.artist, day: key.day)].add(key, sums, hourly: hourly, dimensions: cube.dimensions.count)
-        }
-        return Array(days.values)
     }
 }
 
@@ -73,12 +118,14 @@ extension CubeDay {
     }
 }
 
-/// A derived cube's key as a full row maps to it: the artist, the day, the hour of the day (hourly cubes) and at
+/// A derived cube's key within an artist-day as a full row maps to it: the hour of the day (hourly cubes) and at
 /// most two dimension values (no derived cube has more).
-private struct DerivedRowKey: Hashable {
-    var artist: UInt32
-    var day: Int64
+private struct DerivedRowKey: TableKey {
     var hour: Int16
     var first: InternedValue
     var second: InternedValue
+
+    func hash(seed: UInt64) -> UInt64 {
+        TableHash.mix(TableHash.mix(seed, first.tableCode << 16 | UInt64(UInt16(bitPattern: hour))), second.tableCode)
+    }
 }

@@ -22,6 +22,15 @@ public enum InternedValue: Hashable, Sendable {
     public static let fixedValues: [InternedValue] = AgeRange.allCases.map(InternedValue.ageRange)
         + Gender.allCases.map(InternedValue.gender) + RevenueSource.allCases.map(InternedValue.source) + [.none]
 
+    /// The value as one integer, for `TableKey` hashes: an id above its place's byte (0xFF), any other value its place.
+    @inline(__always)
+    var tableCode: UInt64 {
+        switch self {
+        case .id(let id): UInt64(id) << 8 | 0xFF
+        default: UInt64(fixedPlace ?? 0)
+        }
+    }
+
     /// The place of a value that is not an id in `fixedValues` (nil for an id), from its case ordinal.
     public var fixedPlace: Int? {
         switch self {
@@ -120,9 +129,13 @@ public struct SocialCell: InternedRowKey {
 }
 
 /// An artist's UTC day (days since the epoch), the grain of the unique-listener sketches.
-public struct ArtistDayCell: Hashable, Sendable {
+public struct ArtistDayCell: Hashable, TableKey {
     public var artist: UInt32
     public var day: Int64
+
+    public func hash(seed: UInt64) -> UInt64 {
+        TableHash.mix(seed, UInt64(artist) << 32 ^ UInt64(truncatingIfNeeded: day))
+    }
 }
 
 /// A track's UTC day, the grain of the per-track unique-listener sketches.
