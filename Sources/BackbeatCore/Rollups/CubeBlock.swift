@@ -1,0 +1,257 @@
+/// The stored form of one cube's rows of one artist and UTC day: a self-contained byte block (a PostgreSQL `bytea`)
+/// in which each dimension value is written once, in a dictionary of the block's own, and every number is a varint.
+///
+/// Layout, version 1, column after column:
+/// - the version byte, then the row count;
+/// - an hourly cube's hours of the day, each as its difference from the row before (rows are sorted by hour);
+/// - per dimension of the cube (`Cube.dimensions` order): the dictionary's entry count, its entries in byte order,
+///   each written as the length of the prefix it shares with the entry before, then the length and UTF-8 bytes of
+///   the rest (an artist's track ids share their artist's prefix), then each row's entry index;
+/// - per measure of the dataset (`Dataset.metrics` order): each row's value as a zigzag varint (an amount as its
+///   micros, 128 bits).
+///
+/// Every count, length, index and hour difference is an unsigned LEB128 varint. Rows are sorted by hour, then by
+/// their entry indexes, so that the same rows always make the same bytes.
+public enum CubeBlock {
+    public static let version: UInt8 = 1
+
+    public struct FormatError: Error, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The block of `day`'s rows of `cube`, their values resolved through `values`. Each key is in `day` once (as
+    /// `ArtistDayRows` makes it).
+    public static func encode(_ day: CubeDay, of cube: Cube, values: ValueDictionary) -> [UInt8] {
+        let width = cube.dimensions.count
+        var dictionaries: [[[UInt8]]] = Array(repeating: [], count: width)
+        var indexes: [[Int]] = Array(repeating: [], count: width)
+        for dimension in 0..<width {
+            var entries: [InternedValue: Int] = [:]
+            indexes[dimension].reserveCapacity(day.rowCount)
+            for row in 0..<day.rowCount {
+                let value = day.values[row * width + dimension]
+                let index = entries[value] ?? {
+                    let index = dictionaries[dimension].count
+                    entries[value] = index
+                    dictionaries[dimension].append(Self.bytes(of: value, in: values))
+                    return index
+                }()
+                indexes[dimension].append(index)
+            }
+        }
+        return encode(hours: cube.grain == .hour ? day.hours : [], dictionaries: dictionaries, indexes: indexes, sums: day.sums, of: cube)
+    }
+
+    /// The block of `rows` (each key once).
+    public static func encode(_ rows: BlockRows, of cube: Cube) -> [UInt8] {
+        encode(hours: rows.hours, dictionaries: rows.dictionaries.map { $0.map { Array($0.utf8) } }, indexes: rows.indexes, sums: rows.sums, of: cube)
+    }
+
+    /// The rows of a block of `cube`.
+    /// - Throws: `FormatError` when the bytes are not a whole block of this version and cube (never reads past them).
+    public static func decode(_ bytes: [UInt8], of cube: Cube) throws(FormatError) -> BlockRows {
+        var reader = CheckedReader(bytes: bytes)
+        guard try reader.byte() == version else { throw FormatError(description: "not a cube block of version \(version)") }
+        let count = try reader.count(limit: bytes.count)
+        var rows = BlockRows(dimensions: cube.dimensions.count)
+        if cube.grain == .hour {
+            var hour = 0
+            rows.hours.reserveCapacity(count)
+            for _ in 0..<count {
+                hour += try reader.count(limit: 24)
+                guard hour < 24 else { throw FormatError(description: "an hour past the day's end") }
+                rows.hours.append(Int16(hour))
+            }
+        }
+        for dimension in 0..<cube.dimensions.count {
+            let entries = try reader.count(limit: bytes.count)
+            var previous: [UInt8] = []
+            for _ in 0..<entries {
+                let shared = try reader.count(limit: previous.count)
+                let rest = try reader.count(limit: bytes.count)
+                previous = Array(previous[..<shared]) + (try reader.bytes(rest))
+                rows.dictionaries[dimension].append(String(decoding: previous, as: UTF8.self))
+            }
+            rows.indexes[dimension].reserveCapacity(count)
+            for _ in 0..<count {
+                let index = try reader.count(limit: entries)
+                guard index < entries else { throw FormatError(description: "a dictionary index past its entries") }
+                rows.indexes[dimension].append(index)
+            }
+        }
+        rows.sums = Array(repeating: CubeRowSums(), count: count)
+        switch cube.dataset {
+        case .streams:
+            for row in 0..<count { rows.sums[row].integers.0 = try reader.signed() }
+            for row in 0..<count { rows.sums[row].integers.1 = try reader.signed() }
+            for row in 0..<count { rows.sums[row].integers.2 = try reader.signed() }
+        case .revenue:
+            for row in 0..<count { rows.sums[row].amount = Money(micros: try reader.signed128()) }
+            for row in 0..<count { rows.sums[row].integers.0 = try reader.signed() }
+        case .social:
+            for row in 0..<count { rows.sums[row].integers.0 = try reader.signed() }
+        }
+        guard reader.isAtEnd else { throw FormatError(description: "bytes after the block's last column") }
+        return rows
+    }
+
+    private static func bytes(of value: InternedValue, in values: ValueDictionary) -> [UInt8] {
+        if case .id(let id) = value { return values.withBytes(id) { Array($0) } }
+        return Array((value.fixedText ?? "").utf8)
+    }
+
+    private static func encode(hours: [Int16], dictionaries: [[[UInt8]]], indexes: [[Int]], sums: [CubeRowSums], of cube: Cube) -> [UInt8] {
+        // Entries in byte order, each row's indexes renumbered to match; then the rows in order of hour and indexes.
+        var renumbered = indexes
+        for (dimension, entries) in dictionaries.enumerated() {
+            let order = entries.indices.sorted { entries[$0].lexicographicallyPrecedes(entries[$1]) }
+            var place = Array(repeating: 0, count: entries.count)
+            for (position, index) in order.enumerated() { place[index] = position }
+            renumbered[dimension] = indexes[dimension].map { place[$0] }
+        }
+        let sorted = Array(sums.indices).sorted { left, right in
+            if !hours.isEmpty, hours[left] != hours[right] { return hours[left] < hours[right] }
+            for column in renumbered where column[left] != column[right] { return column[left] < column[right] }
+            return false
+        }
+        var bytes: [UInt8] = [version]
+        bytes.reserveCapacity(16 + sums.count * (4 + 3 * cube.dimensions.count))
+        Varint.append(UInt64(sums.count), to: &bytes)
+        var previous: Int16 = 0
+        for row in sorted where !hours.isEmpty {
+            Varint.append(UInt64(hours[row] - previous), to: &bytes)
+            previous = hours[row]
+        }
+        for (dimension, entries) in dictionaries.enumerated() {
+            Varint.append(UInt64(entries.count), to: &bytes)
+            var previous: [UInt8] = []
+            for entry in entries.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                let shared = zip(previous, entry).prefix { $0 == $1 }.count
+                Varint.append(UInt64(shared), to: &bytes)
+                Varint.append(UInt64(entry.count - shared), to: &bytes)
+                bytes += entry[shared...]
+                previous = entry
+            }
+            for row in sorted { Varint.append(UInt64(renumbered[dimension][row]), to: &bytes) }
+        }
+        switch cube.dataset {
+        case .streams:
+            for row in sorted { Varint.append(signed: sums[row].integers.0, to: &bytes) }
+            for row in sorted { Varint.append(signed: sums[row].integers.1, to: &bytes) }
+            for row in sorted { Varint.append(signed: sums[row].integers.2, to: &bytes) }
+        case .revenue:
+            for row in sorted { Varint.append(signed: sums[row].amount.micros, to: &bytes) }
+            for row in sorted { Varint.append(signed: sums[row].integers.0, to: &bytes) }
+        case .social:
+            for row in sorted { Varint.append(signed: sums[row].integers.0, to: &bytes) }
+        }
+        return bytes
+    }
+}
+
+/// A cube block's rows, decoded (`CubeBlock.decode`) or to be encoded: per row its hour of the day (hourly cubes;
+/// empty otherwise), its value of each dimension (an index into that dimension's dictionary) and its sums.
+public struct BlockRows: Equatable, Sendable {
+    public var hours: [Int16] = []
+    /// Per dimension, its distinct values.
+    public var dictionaries: [[String]]
+    /// Per dimension, each row's index into the dimension's dictionary.
+    public var indexes: [[Int]]
+    public var sums: [CubeRowSums] = []
+
+    public init(dimensions: Int) {
+        dictionaries = Array(repeating: [], count: dimensions)
+        indexes = Array(repeating: [], count: dimensions)
+    }
+
+    public var count: Int { sums.count }
+
+    /// Row `row`'s values, in the cube's dimension order.
+    public func values(of row: Int) -> [String] {
+        indexes.indices.map { dictionaries[$0][indexes[$0][row]] }
+    }
+
+    /// These rows and `other`'s, summed per key (hour and values): what a block holds once a flush's rows of the same
+    /// artist-day are merged into it.
+    public func merging(_ other: BlockRows) -> BlockRows {
+        var merged = self
+        var places: [[String]: Int] = [:]
+        var entries: [[String: Int]] = dictionaries.map { Dictionary(uniqueKeysWithValues: $0.enumerated().map { ($1, $0) }) }
+        for row in 0..<count { places[Self.key(hours.isEmpty ? nil : hours[row], values(of: row))] = row }
+        for row in 0..<other.count {
+            let hour = other.hours.isEmpty ? nil : other.hours[row]
+            let values = other.values(of: row)
+            if let place = places[Self.key(hour, values)] {
+                merged.sums[place] += other.sums[row]
+                continue
+            }
+            places[Self.key(hour, values)] = merged.count
+            if let hour { merged.hours.append(hour) }
+            for (dimension, value) in values.enumerated() {
+                let index = entries[dimension][value] ?? {
+                    merged.dictionaries[dimension].append(value)
+                    entries[dimension][value] = merged.dictionaries[dimension].count - 1
+                    return merged.dictionaries[dimension].count - 1
+                }()
+                merged.indexes[dimension].append(index)
+            }
+            merged.sums.append(other.sums[row])
+        }
+        return merged
+    }
+
+    private static func key(_ hour: Int16?, _ values: [String]) -> [String] {
+        hour.map { [String($0)] + values } ?? values
+    }
+}
+
+/// Reads a stored block's varints with every read checked against the end of its bytes.
+private struct CheckedReader {
+    let bytes: [UInt8]
+    var position = 0
+
+    var isAtEnd: Bool { position == bytes.count }
+
+    mutating func byte() throws(CubeBlock.FormatError) -> UInt8 {
+        guard position < bytes.count else { throw CubeBlock.FormatError(description: "the block ends early") }
+        position += 1
+        return bytes[position - 1]
+    }
+
+    mutating func unsigned<T: FixedWidthInteger & UnsignedInteger>(as type: T.Type) throws(CubeBlock.FormatError) -> T {
+        var result: T = 0
+        var shift = 0
+        while true {
+            let byte = try byte()
+            guard shift < T.bitWidth, (T(byte & 0x7F) << shift) >> shift == T(byte & 0x7F) else {
+                throw CubeBlock.FormatError(description: "a varint wider than \(T.bitWidth) bits")
+            }
+            result |= T(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    /// A count, length or index, at most `limit`.
+    mutating func count(limit: Int) throws(CubeBlock.FormatError) -> Int {
+        let value = try unsigned(as: UInt64.self)
+        guard value <= UInt64(limit) else { throw CubeBlock.FormatError(description: "a count of \(value) where at most \(limit) fit") }
+        return Int(value)
+    }
+
+    mutating func signed() throws(CubeBlock.FormatError) -> Int64 {
+        let raw = try unsigned(as: UInt64.self)
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    mutating func signed128() throws(CubeBlock.FormatError) -> Int128 {
+        let raw = try unsigned(as: UInt128.self)
+        return Int128(bitPattern: raw >> 1) ^ -Int128(bitPattern: raw & 1)
+    }
+
+    mutating func bytes(_ count: Int) throws(CubeBlock.FormatError) -> ArraySlice<UInt8> {
+        guard bytes.count - position >= count else { throw CubeBlock.FormatError(description: "the block ends early") }
+        position += count
+        return bytes[position - count ..< position]
+    }
+}

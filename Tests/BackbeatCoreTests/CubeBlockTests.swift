@@ -1,0 +1,99 @@
+import BackbeatCore
+import BackbeatTestSupport
+import Testing
+
+/// The stored block of a cube's artist-day (`CubeBlock`) gives back its rows; a block merged with another is the
+/// block of both deltas' events; damaged bytes are refused, never read past.
+@Suite struct CubeBlockTests {
+    static let start = CivilDate(year: 2026, month: 10, day: 1)
+
+    static func events(seed: UInt64, count: Int) -> [Event] {
+        var generator = EventGenerator(.init(seed: seed, artists: 5, days: 3, start: start))
+        return (0..<count).compactMap { _ in generator.next().event }
+    }
+
+    /// Each artist-day's rows, keyed by artist, day, hour and values.
+    static func rows(_ days: [CubeDay], of cube: Cube, _ delta: InternedDelta) -> [String: CubeRowSums] {
+        var rows: [String: CubeRowSums] = [:]
+        let width = cube.dimensions.count
+        for day in days {
+            for row in 0..<day.rowCount {
+                let values = day.values[row * width ..< (row + 1) * width].map { value in
+                    if case .id(let id) = value { delta.values[id] } else { value.fixedText ?? "" }
+                }
+                let hour = day.hours.isEmpty ? "" : String(day.hours[row])
+                rows[([delta.values[day.artist], String(day.day), hour] + values).joined(separator: "|")] = day.sums[row]
+            }
+        }
+        return rows
+    }
+
+    static func rows(_ blocks: [(artist: String, day: Int64, rows: BlockRows)]) -> [String: CubeRowSums] {
+        var rows: [String: CubeRowSums] = [:]
+        for block in blocks {
+            for row in 0..<block.rows.count {
+                let hour = block.rows.hours.isEmpty ? "" : String(block.rows.hours[row])
+                rows[([block.artist, String(block.day), hour] + block.rows.values(of: row)).joined(separator: "|")] = block.rows.sums[row]
+            }
+        }
+        return rows
+    }
+
+    @Test func aBlockGivesBackTheRowsOfItsArtistDay() throws {
+        let delta = InternedDelta(events: Self.events(seed: 3, count: 4_000))
+        let grouped = ArtistDayRows(delta)
+        for cube in Cube.all {
+            let days = grouped.days(of: cube)
+            let decoded = try days.map { day in
+                (artist: delta.values[day.artist], day: day.day, rows: try CubeBlock.decode(CubeBlock.encode(day, of: cube, values: delta.values), of: cube))
+            }
+            let expected = Self.rows(days, of: cube, delta)
+            #expect(Self.rows(decoded) == expected && !expected.isEmpty, "\(cube.table)")
+            #expect(decoded.allSatisfy { $0.rows.hours.isEmpty == (cube.grain != .hour) })
+        }
+    }
+
+    /// Two flushes' blocks of an artist-day, merged, make byte for byte the block of one flush of all their events.
+    @Test func mergedBlocksAreTheBlockOfAllTheirEvents() throws {
+        let events = Self.events(seed: 5, count: 6_000)
+        let first = InternedDelta(events: events[..<2_500]), second = InternedDelta(events: events[2_500...])
+        let all = InternedDelta(events: events)
+        for cube in Cube.all {
+            func blocks(_ delta: InternedDelta) -> [String: [UInt8]] {
+                Dictionary(uniqueKeysWithValues: ArtistDayRows(delta).days(of: cube).map { day in
+                    ("\(delta.values[day.artist])|\(day.day)", CubeBlock.encode(day, of: cube, values: delta.values))
+                })
+            }
+            let (firsts, seconds, expected) = (blocks(first), blocks(second), blocks(all))
+            var merged = 0
+            for (key, block) in expected {
+                let parts = try [firsts[key], seconds[key]].compactMap { $0 }.map { try CubeBlock.decode($0, of: cube) }
+                let rows = parts.dropFirst().reduce(parts[0]) { $0.merging($1) }
+                #expect(CubeBlock.encode(rows, of: cube) == block, "\(cube.table) \(key)")
+                if parts.count == 2 { merged += 1 }
+            }
+            #expect(merged > 10, "\(cube.table): \(merged) artist-days in both flushes")
+        }
+    }
+
+    /// Every cut of a block, and a block with bytes after its end or a wrong version, is refused; flipped bytes are
+    /// refused or read as some other rows, never past the block's end.
+    @Test func damagedBlocksAreRefused() throws {
+        let delta = InternedDelta(events: Self.events(seed: 9, count: 1_500))
+        var random = TestRandom()
+        for cube in Cube.all {
+            let day = try #require(ArtistDayRows(delta).days(of: cube).first)
+            let block = CubeBlock.encode(day, of: cube, values: delta.values)
+            for length in 0..<block.count {
+                #expect(throws: CubeBlock.FormatError.self) { try CubeBlock.decode(Array(block[..<length]), of: cube) }
+            }
+            #expect(throws: CubeBlock.FormatError.self) { try CubeBlock.decode(block + [0], of: cube) }
+            #expect(throws: CubeBlock.FormatError.self) { try CubeBlock.decode([2] + block.dropFirst(), of: cube) }
+            for _ in 0..<300 {
+                var damaged = block
+                damaged[Int(random.next() % UInt64(block.count))] ^= UInt8(truncatingIfNeeded: random.next() | 1)
+                _ = try? CubeBlock.decode(damaged, of: cube)
+            }
+        }
+    }
+}
