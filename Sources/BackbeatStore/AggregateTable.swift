@@ -1,12 +1,12 @@
 import BackbeatCore
 
-/// A stored aggregate as PostgreSQL holds it. Every aggregate has a view, `<name>`, which every reader uses and sums
-/// (sum, hll_union_agg), over `days`: one row per artist and UTC day with the aggregate's rows of that day in arrays,
-/// one per column, into which each flush merges its own rows, so that it is final when the flush commits:
-/// - a cube (`Cube.all`: the full-dimension hourly tables and the dashboard cubes) in `<name>_days` (migration 0017,
-///   `Store.mergeDays`);
+/// A stored aggregate as PostgreSQL holds it: `days`, one row per artist and UTC day holding the aggregate's rows of
+/// that day, into which each flush merges its own rows, so that it is final when the flush commits; and a view,
+/// `<name>`, with one row per key, for SQL of its own (Grafana):
+/// - a cube (`Cube.all`: the full-dimension hourly tables and the dashboard cubes) in `<name>_days`, its rows in one
+///   block (migration 0019, `CubeBlock`, `Store.mergeDays`), which Backbeat reads and sums itself (`Store.rows`);
 /// - the listener sketches (migration 0018, `Store.mergeListeners`): an artist's of a day in `artist_listeners_days`,
-///   its tracks' in `track_listeners_days` (the day's track ids and sketches in two arrays).
+///   its tracks' in `track_listeners_days` (the day's track ids and sketches in two arrays), read through the views.
 struct AggregateTable: Sendable {
     /// The view's name.
     var name: String

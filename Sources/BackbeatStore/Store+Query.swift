@@ -3,68 +3,49 @@ import PostgresNIO
 
 extension Store {
     /// Answers `query` from the smallest cube that can (see `Cube.plan`): one row per period (unless granularity is
-    /// `all`) and group. Rows are not zero-filled or ordered; `ResultShaper` does that.
+    /// `all`) and group. The blocks of the interval's days (migration 0019) are read and summed here (`BlockAnswer`);
+    /// the full dimensions by day add the daily rows retention rolled the hourly detail into. Rows are not
+    /// zero-filled or ordered; `ResultShaper` does that.
     /// - Throws: `QueryError` `dropped_by_retention` when the interval starts before the first day retention kept
     ///   of that cube (`Store.applyRetention`).
     public func rows(for query: Query) async throws -> [QueryRow] {
-        let cube = Cube.plan(for: query)
+        var answer = BlockAnswer(query)
+        let cube = answer.cube
         try await requireKept(cube, from: query.interval.from)
+        guard query.interval.from < query.interval.to else { return [] }
+        // The blocks of a day cube are its own; the full dimensions by day read the hourly cube's.
+        let stored = Cube.all.first { $0.isFull && $0.dailyDetail == cube } ?? cube
         var binds = PostgresBindings()
-        binds.append(query.interval.from.seconds)
-        binds.append(query.interval.to.seconds)
-        var select: [String] = []
-        var groups: [String] = []
-        if query.granularity != .all {
-            let truncated = cube.grain == .hour
-                ? "date_trunc('\(query.granularity.rawValue)', hour, 'UTC')"
-                : "date_trunc('\(query.granularity.rawValue)', day::timestamp)"
-            select.append("extract(epoch FROM \(truncated))::bigint")
-            groups.append("1")
+        binds.append(query.interval.from.seconds.floorDiv(86_400))
+        binds.append((query.interval.to.seconds - 1).floorDiv(86_400))
+        var artistCondition = ""
+        if let artists = query.filters[.artistID] {
+            binds.append(artists)
+            artistCondition = " AND artist_id = ANY($3::text[])"
         }
-        for dimension in query.groupBy {
-            select.append(Self.column(dimension))
-            groups.append(Self.column(dimension))
+        let days = "day >= date '1970-01-01' + $1::integer AND day <= date '1970-01-01' + $2::integer"
+        let blocks = try await read(PostgresQuery(unsafeSQL: """
+            SELECT artist_id, (day - date '1970-01-01')::bigint, block FROM \(AggregateTable(stored).days)
+            WHERE \(days)\(artistCondition)
+            """, binds: binds))
+        for try await (artist, day, block) in blocks.decode((String, Int64, ByteBuffer).self) {
+            answer.add(artist: artist, day: day, try CubeBlock.decode(Array(block.readableBytesView), of: stored))
         }
-        select += query.dataset.metrics.map(Self.aggregate)
-        // The full dimensions by day select by `hour` too: it prunes the hourly partitions.
-        var conditions = cube.grain == .hour || cube.isDailyDetail
-            ? ["hour >= to_timestamp($1)", "hour < to_timestamp($2)"]
-            : ["day >= (to_timestamp($1) AT TIME ZONE 'UTC')::date", "day < (to_timestamp($2) AT TIME ZONE 'UTC')::date"]
-        // Cubes are stored by artist-day (migration 0017): the days of an hourly question select the rows to unnest.
-        if cube.grain == .hour || cube.isDailyDetail {
-            conditions += ["day >= (to_timestamp($1) AT TIME ZONE 'UTC')::date", "day <= (to_timestamp($2) AT TIME ZONE 'UTC')::date"]
-        }
-        for dimension in Dimension.allCases {
-            guard let values = query.filters[dimension] else { continue }
-            binds.append(values)
-            conditions.append("\(Self.column(dimension)) = ANY($\(binds.count)::text[])")
-        }
-        var sql = "SELECT \(select.joined(separator: ", ")) FROM \(cube.table) WHERE \(conditions.joined(separator: " AND "))"
-        if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }
-
-        let rows = try await read(PostgresQuery(unsafeSQL: sql, binds: binds))
-        var result: [QueryRow] = []
-        for try await row in rows {
-            let cells = row.makeRandomAccess()
-            var column = 0
-            var periodStart: Timestamp?
-            if query.granularity != .all {
-                periodStart = Timestamp(seconds: try cells[column].decode(Int64.self))
-                column += 1
+        if cube.isDailyDetail {
+            let dimensions = cube.dimensions.map(Self.column)
+            let rolled = try await read(PostgresQuery(unsafeSQL: """
+                SELECT artist_id, (day - date '1970-01-01')::bigint, \((dimensions + query.dataset.metrics.map(Self.stored)).joined(separator: ", "))
+                FROM \(stored.rolledTable) WHERE \(days)\(artistCondition)
+                """, binds: binds))
+            for try await row in rolled {
+                let cells = row.makeRandomAccess()
+                let metrics = try query.dataset.metrics.enumerated().map { try Self.decode($1, cells[2 + dimensions.count + $0]) }
+                let sums = CubeRowSums(metrics, of: query.dataset)
+                answer.add(artist: try cells[0].decode(String.self), day: try cells[1].decode(Int64.self), hour: nil,
+                           values: try dimensions.indices.map { try cells[2 + $0].decode(String.self) }, sums: sums)
             }
-            var groupValues: [String] = []
-            for _ in query.groupBy {
-                groupValues.append(try cells[column].decode(String.self))
-                column += 1
-            }
-            var metrics: [MetricValue] = []
-            for metric in query.dataset.metrics {
-                metrics.append(try Self.decode(metric, cells[column]))
-                column += 1
-            }
-            result.append(QueryRow(periodStart: periodStart, groupValues: groupValues, metrics: metrics))
         }
-        return result
+        return answer.rows
     }
 
     /// Refuses a query on `cube` from before the first day retention kept of it, saying what to ask instead.

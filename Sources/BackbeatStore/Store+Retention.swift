@@ -63,16 +63,19 @@ extension Store {
         let dimensions = cube.dimensions.map(\.rawValue)
         let measures = cube.dataset.metrics.map(\.rawValue)
         let key = ["artist_id", "day"] + dimensions
-        let sums = measures.map { "sum(r.\($0))" }
-        let arrays = ["hour"] + dimensions + measures
+        // Each block's rows decoded in PostgreSQL (migration 0019): an amount is stored as its micros.
+        let sums = measures.enumerated().map { index, measure in
+            measure == "amount" ? "sum(r.row_sums[\(index + 1)]) * 0.000001" : "sum(r.row_sums[\(index + 1)])"
+        }
+        let values = dimensions.indices.map { "r.row_values[\($0 + 1)]" }
         let additions = measures.map { "\($0) = \(rolled).\($0) + excluded.\($0)" }
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
             try await makeMonthPartitions(of: rolled, days: [monthEnd - 1], on: connection)
             try await connection.query(PostgresQuery(unsafeSQL: """
                 INSERT INTO \(rolled) (\((key + measures).joined(separator: ", ")))
-                SELECT d.artist_id, d.day, \((dimensions.map { "r.\($0)" } + sums).joined(separator: ", "))
-                FROM \(partition) d, unnest(\(arrays.map { "d.\($0)" }.joined(separator: ", "))) AS r(\(arrays.joined(separator: ", ")))
+                SELECT d.artist_id, d.day, \((values + sums).joined(separator: ", "))
+                FROM \(partition) d, backbeat_block_rows(d.block, true, \(dimensions.count), \(measures.count)) r
                 GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
                 ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(additions.joined(separator: ", "))
                 """), logger: logger)

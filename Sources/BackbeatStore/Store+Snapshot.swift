@@ -50,23 +50,20 @@ extension Store {
                 """, logger: logger)
             artistJoin = " JOIN snapshot_artists USING (artist_id)"
         }
+        // Each cube's blocks of those days (migration 0019), decoded here.
         for cube in CubeMemory.cubes {
-            let time = cube.grain == .hour ? "extract(epoch FROM hour)::bigint" : "extract(epoch FROM day::timestamp)::bigint"
-            let condition = cube.grain == .hour ? "hour >= ($1::date)::timestamp AT TIME ZONE 'UTC'" : "day >= $1::date"
-            let columns = ["artist_id", time] + cube.dimensions.map(Self.column) + cube.dataset.metrics.map(Self.stored)
-            var binds = PostgresBindings()
-            binds.append(from)
-            let rows = try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT \(columns.joined(separator: ", ")) FROM \(cube.table)\(artistJoin) WHERE \(condition)", binds: binds), logger: logger)
-            for try await row in rows {
-                let cells = row.makeRandomAccess()
-                let dimensionValues = try cube.dimensions.indices.map { try cells[2 + $0].decode(String.self) }
-                let values = try cube.dataset.metrics.enumerated().map { index, metric in
-                    try Self.decode(metric, cells[2 + cube.dimensions.count + index])
+            let blocks = try await connection.query("""
+                SELECT artist_id, (day - date '1970-01-01')::bigint, block FROM \(unescaped: AggregateTable(cube).days)\(unescaped: artistJoin)
+                WHERE day >= \(from)::date
+                """, logger: logger)
+            for try await (artist, day, block) in blocks.decode((String, Int64, ByteBuffer).self) {
+                let rows = try CubeBlock.decode(Array(block.readableBytesView), of: cube)
+                for row in 0..<rows.count {
+                    let hour = rows.hours.isEmpty ? 0 : Int64(rows.hours[row])
+                    memory.add(
+                        cube: cube, artistID: artist, time: Timestamp(seconds: day * 86_400 + hour * 3600),
+                        dimensionValues: rows.values(of: row), values: rows.sums[row].metrics(of: cube.dataset))
                 }
-                memory.add(
-                    cube: cube, artistID: try cells[0].decode(String.self), time: Timestamp(seconds: try cells[1].decode(Int64.self)),
-                    dimensionValues: dimensionValues, values: values)
             }
         }
 

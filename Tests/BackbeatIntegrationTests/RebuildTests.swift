@@ -14,11 +14,26 @@ import Testing
     /// Makes `days` wrong: stream counters doubled in every stream cube, every other aggregate (revenue, social,
     /// listener sketches) deleted. The doubled counters are non-zero, so a rebuild that deleted before it inserted
     /// in separate steps would show a third answer (zeros) to the queries running beside it. Each aggregate is
-    /// damaged in the table that holds it by artist-day (`_days`).
+    /// damaged in the table that holds it by artist-day (`_days`); a stream cube's block is decoded, its counters
+    /// doubled and encoded again.
     static func damage(_ client: PostgresClient, days: [String]) async throws {
-        let doubledArrays = ["streams", "skips", "listening_ms"].map { "\($0) = (SELECT array_agg(v * 2 ORDER BY i) FROM unnest(\($0)) WITH ORDINALITY AS u(v, i))" }
-        for table in ["stream_hourly", "streams_by_artist_hour", "streams_by_artist_day_platform", "streams_by_artist_day_country", "streams_by_artist_day_track", "streams_by_artist_day_demographics"] {
-            try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(table)_days SET \(doubledArrays.joined(separator: ", ")) WHERE day = ANY($1::date[])", binds: binds(days)))
+        for cube in Cube.all where cube.dataset == .streams {
+            var doubled: [(artist: String, day: String, block: [UInt8])] = []
+            let rows = try await client.query(PostgresQuery(
+                unsafeSQL: "SELECT artist_id, day::text, block FROM \(cube.table)_days WHERE day = ANY($1::date[])", binds: binds(days)))
+            for try await (artist, day, block) in rows.decode((String, String, ByteBuffer).self) {
+                var decoded = try CubeBlock.decode(Array(block.readableBytesView), of: cube)
+                for row in decoded.sums.indices {
+                    let (streams, skips, listening) = decoded.sums[row].integers
+                    decoded.sums[row].integers = (streams * 2, skips * 2, listening * 2)
+                }
+                doubled.append((artist, day, CubeBlock.encode(decoded, of: cube)))
+            }
+            for (artist, day, block) in doubled {
+                try await client.query("""
+                    UPDATE \(unescaped: cube.table)_days SET block = \(ByteBuffer(bytes: block)) WHERE artist_id = \(artist) AND day = \(day)::date
+                    """)
+            }
         }
         for table in ["revenue_hourly_days", "social_hourly_days", "revenue_by_artist_day_days", "social_by_artist_day_days", "artist_listeners_days", "track_listeners_days"] {
             try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE day = ANY($1::date[])", binds: binds(days)))

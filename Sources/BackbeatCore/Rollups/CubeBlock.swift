@@ -1,20 +1,20 @@
 /// The stored form of one cube's rows of one artist and UTC day: a self-contained byte block (a PostgreSQL `bytea`)
 /// in which each dimension value is written once, in a dictionary of the block's own, and every number is a varint.
 ///
-/// Layout, version 1, column after column:
-/// - the version byte, then the row count;
-/// - an hourly cube's hours of the day, each as its difference from the row before (rows are sorted by hour);
-/// - per dimension of the cube (`Cube.dimensions` order): the dictionary's entry count, its entries in byte order,
-///   each written as the length of the prefix it shares with the entry before, then the length and UTF-8 bytes of
-///   the rest (an artist's track ids share their artist's prefix), then each row's entry index;
-/// - per measure of the dataset (`Dataset.metrics` order): each row's value as a zigzag varint (an amount as its
-///   micros, 128 bits).
+/// Layout, column after column: the version byte, then the row count; per dimension of the cube (`Cube.dimensions`
+/// order) a dictionary: its entry count, then its entries in byte order, each written as the length of the prefix it
+/// shares with the entry before, then the length and UTF-8 bytes of the rest (an artist's track ids share their
+/// artist's prefix); then each row's key; then per measure of the dataset (`Dataset.metrics` order) each row's value
+/// as a zigzag varint (an amount as its micros, 128 bits). A row's key is its hour of the day (hourly cubes) and its
+/// index into each dictionary:
+/// - version 2: the key as one mixed-radix number (the hour in 24, then each index in its dictionary's entry count,
+///   the hour most significant), rows in order of it, each row written as its key's difference from the row before;
+/// - version 1, where that number would not fit 64 bits: the hours (each as its difference from the row before's),
+///   then per dimension each row's index; rows in order of hour, then indexes.
 ///
-/// Every count, length, index and hour difference is an unsigned LEB128 varint. Rows are sorted by hour, then by
-/// their entry indexes, so that the same rows always make the same bytes.
+/// Every count, length, index, hour and key difference is an unsigned LEB128 varint. Rows are in order of their keys,
+/// so that the same rows always make the same bytes.
 public enum CubeBlock {
-    public static let version: UInt8 = 1
-
     public struct FormatError: Error, Equatable, CustomStringConvertible {
         public let description: String
     }
@@ -48,35 +48,42 @@ public enum CubeBlock {
     }
 
     /// The rows of a block of `cube`.
-    /// - Throws: `FormatError` when the bytes are not a whole block of this version and cube (never reads past them).
+    /// - Throws: `FormatError` when the bytes are not a whole block of this cube (never reads past them).
     public static func decode(_ bytes: [UInt8], of cube: Cube) throws(FormatError) -> BlockRows {
         var reader = CheckedReader(bytes: bytes)
-        guard try reader.byte() == version else { throw FormatError(description: "not a cube block of version \(version)") }
+        let version = try reader.byte()
+        guard version == 1 || version == 2 else { throw FormatError(description: "not a cube block of version 1 or 2") }
         let count = try reader.count(limit: bytes.count)
+        let hourly = cube.grain == .hour
         var rows = BlockRows(dimensions: cube.dimensions.count)
-        if cube.grain == .hour {
-            var hour = 0
-            rows.hours.reserveCapacity(count)
-            for _ in 0..<count {
-                hour += try reader.count(limit: 24)
-                guard hour < 24 else { throw FormatError(description: "an hour past the day's end") }
-                rows.hours.append(Int16(hour))
+        if version == 1 {
+            if hourly { rows.hours = try hoursV1(count, &reader) }
+            for dimension in 0..<cube.dimensions.count {
+                rows.dictionaries[dimension] = try dictionary(&reader)
+                let entries = rows.dictionaries[dimension].count
+                for _ in 0..<count { rows.indexes[dimension].append(try reader.index(below: entries)) }
             }
-        }
-        for dimension in 0..<cube.dimensions.count {
-            let entries = try reader.count(limit: bytes.count)
-            var previous: [UInt8] = []
-            for _ in 0..<entries {
-                let shared = try reader.count(limit: previous.count)
-                let rest = try reader.count(limit: bytes.count)
-                previous = Array(previous[..<shared]) + (try reader.bytes(rest))
-                rows.dictionaries[dimension].append(String(decoding: previous, as: UTF8.self))
+        } else {
+            for dimension in 0..<cube.dimensions.count { rows.dictionaries[dimension] = try dictionary(&reader) }
+            let radices = (hourly ? [24] : []) + rows.dictionaries.map(\.count)
+            var limit: UInt64 = 1
+            for radix in radices {
+                let (next, overflow) = limit.multipliedReportingOverflow(by: UInt64(radix))
+                guard !overflow else { throw FormatError(description: "a version 2 block whose keys pass 64 bits") }
+                limit = next
             }
-            rows.indexes[dimension].reserveCapacity(count)
-            for _ in 0..<count {
-                let index = try reader.count(limit: entries)
-                guard index < entries else { throw FormatError(description: "a dictionary index past its entries") }
-                rows.indexes[dimension].append(index)
+            var key: UInt64 = 0
+            for row in 0..<count {
+                let (next, overflow) = key.addingReportingOverflow(try reader.unsigned(as: UInt64.self))
+                guard !overflow, next < limit, row == 0 || next > key else { throw FormatError(description: "a row key out of order or range") }
+                key = next
+                var rest = key
+                for dimension in (0..<cube.dimensions.count).reversed() {
+                    let radix = UInt64(rows.dictionaries[dimension].count)
+                    rows.indexes[dimension].append(Int(rest % radix))
+                    rest /= radix
+                }
+                if hourly { rows.hours.append(Int16(rest)) }
             }
         }
         rows.sums = Array(repeating: CubeRowSums(), count: count)
@@ -95,44 +102,89 @@ public enum CubeBlock {
         return rows
     }
 
+    private static func hoursV1(_ count: Int, _ reader: inout CheckedReader) throws(FormatError) -> [Int16] {
+        var hours: [Int16] = []
+        var hour = 0
+        for _ in 0..<count {
+            hour += try reader.count(limit: 24)
+            guard hour < 24 else { throw FormatError(description: "an hour past the day's end") }
+            hours.append(Int16(hour))
+        }
+        return hours
+    }
+
+    private static func dictionary(_ reader: inout CheckedReader) throws(FormatError) -> [String] {
+        let entries = try reader.count(limit: reader.bytes.count)
+        var dictionary: [String] = []
+        var previous: [UInt8] = []
+        for _ in 0..<entries {
+            let shared = try reader.count(limit: previous.count)
+            let rest = try reader.count(limit: reader.bytes.count)
+            previous = Array(previous[..<shared]) + (try reader.bytes(rest))
+            dictionary.append(String(decoding: previous, as: UTF8.self))
+        }
+        return dictionary
+    }
+
     private static func bytes(of value: InternedValue, in values: ValueDictionary) -> [UInt8] {
         if case .id(let id) = value { return values.withBytes(id) { Array($0) } }
         return Array((value.fixedText ?? "").utf8)
     }
 
     private static func encode(hours: [Int16], dictionaries: [[[UInt8]]], indexes: [[Int]], sums: [CubeRowSums], of cube: Cube) -> [UInt8] {
-        // Entries in byte order, each row's indexes renumbered to match; then the rows in order of hour and indexes.
+        // Entries in byte order, each row's indexes renumbered to match.
         var renumbered = indexes
+        var sortedDictionaries: [[[UInt8]]] = []
         for (dimension, entries) in dictionaries.enumerated() {
             let order = entries.indices.sorted { entries[$0].lexicographicallyPrecedes(entries[$1]) }
             var place = Array(repeating: 0, count: entries.count)
             for (position, index) in order.enumerated() { place[index] = position }
             renumbered[dimension] = indexes[dimension].map { place[$0] }
+            sortedDictionaries.append(order.map { entries[$0] })
         }
-        let sorted = Array(sums.indices).sorted { left, right in
-            if !hours.isEmpty, hours[left] != hours[right] { return hours[left] < hours[right] }
-            for column in renumbered where column[left] != column[right] { return column[left] < column[right] }
-            return false
+        // Each row's key as one number, when every key fits 64 bits (version 2).
+        let radices = (hours.isEmpty ? [] : [24]) + dictionaries.map(\.count)
+        var fits = true
+        _ = radices.reduce(UInt64(1)) { product, radix in
+            let (next, overflow) = product.multipliedReportingOverflow(by: UInt64(radix))
+            fits = fits && !overflow
+            return next
         }
-        var bytes: [UInt8] = [version]
-        bytes.reserveCapacity(16 + sums.count * (4 + 3 * cube.dimensions.count))
-        Varint.append(UInt64(sums.count), to: &bytes)
-        var previous: Int16 = 0
-        for row in sorted where !hours.isEmpty {
-            Varint.append(UInt64(hours[row] - previous), to: &bytes)
-            previous = hours[row]
-        }
-        for (dimension, entries) in dictionaries.enumerated() {
-            Varint.append(UInt64(entries.count), to: &bytes)
-            var previous: [UInt8] = []
-            for entry in entries.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                let shared = zip(previous, entry).prefix { $0 == $1 }.count
-                Varint.append(UInt64(shared), to: &bytes)
-                Varint.append(UInt64(entry.count - shared), to: &bytes)
-                bytes += entry[shared...]
-                previous = entry
+        var keys: [UInt64] = []
+        if fits {
+            keys = sums.indices.map { row in
+                renumbered.indices.reduce(hours.isEmpty ? 0 : UInt64(hours[row])) { key, dimension in
+                    key * UInt64(dictionaries[dimension].count) + UInt64(renumbered[dimension][row])
+                }
             }
-            for row in sorted { Varint.append(UInt64(renumbered[dimension][row]), to: &bytes) }
+        }
+        let sorted = fits
+            ? sums.indices.sorted { keys[$0] < keys[$1] }
+            : sums.indices.sorted { left, right in
+                if !hours.isEmpty, hours[left] != hours[right] { return hours[left] < hours[right] }
+                for column in renumbered where column[left] != column[right] { return column[left] < column[right] }
+                return false
+            }
+        var bytes: [UInt8] = [fits ? 2 : 1]
+        bytes.reserveCapacity(16 + sums.count * (4 + cube.dimensions.count))
+        Varint.append(UInt64(sums.count), to: &bytes)
+        if fits {
+            for entries in sortedDictionaries { appendDictionary(entries, to: &bytes) }
+            var previous: UInt64 = 0
+            for row in sorted {
+                Varint.append(keys[row] - previous, to: &bytes)
+                previous = keys[row]
+            }
+        } else {
+            var previous: Int16 = 0
+            for row in sorted where !hours.isEmpty {
+                Varint.append(UInt64(hours[row] - previous), to: &bytes)
+                previous = hours[row]
+            }
+            for (dimension, entries) in sortedDictionaries.enumerated() {
+                appendDictionary(entries, to: &bytes)
+                for row in sorted { Varint.append(UInt64(renumbered[dimension][row]), to: &bytes) }
+            }
         }
         switch cube.dataset {
         case .streams:
@@ -146,6 +198,19 @@ public enum CubeBlock {
             for row in sorted { Varint.append(signed: sums[row].integers.0, to: &bytes) }
         }
         return bytes
+    }
+
+    /// A dictionary, its entries in byte order, each front-coded against the one before.
+    private static func appendDictionary(_ entries: [[UInt8]], to bytes: inout [UInt8]) {
+        Varint.append(UInt64(entries.count), to: &bytes)
+        var previous: [UInt8] = []
+        for entry in entries {
+            let shared = zip(previous, entry).prefix { $0 == $1 }.count
+            Varint.append(UInt64(shared), to: &bytes)
+            Varint.append(UInt64(entry.count - shared), to: &bytes)
+            bytes += entry[shared...]
+            previous = entry
+        }
     }
 }
 
@@ -172,36 +237,37 @@ public struct BlockRows: Equatable, Sendable {
     }
 
     /// These rows and `other`'s, summed per key (hour and values): what a block holds once a flush's rows of the same
-    /// artist-day are merged into it.
+    /// artist-day are merged into it. Rows are matched by their dictionary indexes, `other`'s renumbered into these.
     public func merging(_ other: BlockRows) -> BlockRows {
         var merged = self
-        var places: [[String]: Int] = [:]
-        var entries: [[String: Int]] = dictionaries.map { Dictionary(uniqueKeysWithValues: $0.enumerated().map { ($1, $0) }) }
-        for row in 0..<count { places[Self.key(hours.isEmpty ? nil : hours[row], values(of: row))] = row }
+        var renumbered: [[Int]] = []
+        for dimension in dictionaries.indices {
+            var entries = Dictionary(dictionaries[dimension].enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+            renumbered.append(other.dictionaries[dimension].map { value in
+                if let index = entries[value] { return index }
+                merged.dictionaries[dimension].append(value)
+                entries[value] = merged.dictionaries[dimension].count - 1
+                return merged.dictionaries[dimension].count - 1
+            })
+        }
+        var places: [[Int]: Int] = [:]
+        places.reserveCapacity(count + other.count)
+        for row in 0..<count {
+            places[(hours.isEmpty ? [] : [Int(hours[row])]) + indexes.map { $0[row] }] = row
+        }
         for row in 0..<other.count {
-            let hour = other.hours.isEmpty ? nil : other.hours[row]
-            let values = other.values(of: row)
-            if let place = places[Self.key(hour, values)] {
+            let rowIndexes = renumbered.indices.map { renumbered[$0][other.indexes[$0][row]] }
+            let key = (other.hours.isEmpty ? [] : [Int(other.hours[row])]) + rowIndexes
+            if let place = places[key] {
                 merged.sums[place] += other.sums[row]
                 continue
             }
-            places[Self.key(hour, values)] = merged.count
-            if let hour { merged.hours.append(hour) }
-            for (dimension, value) in values.enumerated() {
-                let index = entries[dimension][value] ?? {
-                    merged.dictionaries[dimension].append(value)
-                    entries[dimension][value] = merged.dictionaries[dimension].count - 1
-                    return merged.dictionaries[dimension].count - 1
-                }()
-                merged.indexes[dimension].append(index)
-            }
+            places[key] = merged.count
+            if !other.hours.isEmpty { merged.hours.append(other.hours[row]) }
+            for (dimension, index) in rowIndexes.enumerated() { merged.indexes[dimension].append(index) }
             merged.sums.append(other.sums[row])
         }
         return merged
-    }
-
-    private static func key(_ hour: Int16?, _ values: [String]) -> [String] {
-        hour.map { [String($0)] + values } ?? values
     }
 }
 
@@ -237,6 +303,13 @@ private struct CheckedReader {
         let value = try unsigned(as: UInt64.self)
         guard value <= UInt64(limit) else { throw CubeBlock.FormatError(description: "a count of \(value) where at most \(limit) fit") }
         return Int(value)
+    }
+
+    /// An index into a dictionary of `entries`.
+    mutating func index(below entries: Int) throws(CubeBlock.FormatError) -> Int {
+        let index = try count(limit: entries)
+        guard index < entries else { throw CubeBlock.FormatError(description: "a dictionary index past its entries") }
+        return index
     }
 
     mutating func signed() throws(CubeBlock.FormatError) -> Int64 {

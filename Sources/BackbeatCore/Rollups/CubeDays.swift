@@ -1,5 +1,5 @@
-/// A cube's rows of one artist and UTC day, as a flush stores them (one PostgreSQL row per artist-day, migration
-/// 0017): each row's key (the hour of the day for an hourly cube, then the cube's dimension values) and its summed
+/// A cube's rows of one artist and UTC day, as a flush stores them (one PostgreSQL row per artist-day, its block:
+/// `CubeBlock`): each row's key (the hour of the day for an hourly cube, then the cube's dimension values) and its summed
 /// measures.
 public struct CubeDay: Sendable {
     public var artist: UInt32

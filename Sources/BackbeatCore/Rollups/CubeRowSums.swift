@@ -26,6 +26,26 @@ public struct CubeRowSums: Equatable, Sendable {
         integers = (socialCount, 0, 0)
     }
 
+    /// The sums of a row whose `dataset` metrics (`Dataset.metrics` order) are `values`.
+    public init(_ values: [MetricValue], of dataset: Dataset) {
+        switch dataset {
+        case .streams: integers = (values[0].integer, values[1].integer, values[2].integer)
+        case .revenue:
+            if case .money(let amount) = values[0] { self.amount = amount }
+            integers.0 = values[1].integer
+        case .social: integers.0 = values[0].integer
+        }
+    }
+
+    /// The `dataset` metrics of these sums, in `Dataset.metrics` order.
+    public func metrics(of dataset: Dataset) -> [MetricValue] {
+        switch dataset {
+        case .streams: [.integer(integers.0), .integer(integers.1), .integer(integers.2)]
+        case .revenue: [.money(amount), .integer(integers.0)]
+        case .social: [.integer(integers.0)]
+        }
+    }
+
     public static func += (lhs: inout CubeRowSums, rhs: CubeRowSums) {
         lhs.integers.0 += rhs.integers.0
         lhs.integers.1 += rhs.integers.1
