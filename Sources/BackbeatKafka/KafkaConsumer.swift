@@ -1,6 +1,7 @@
 import BackbeatCore
 import CRdKafka
 import Logging
+import Synchronization
 
 /// A Kafka group consumer whose positions come from the caller, not from Kafka's committed offsets.
 ///
@@ -87,6 +88,11 @@ public final class KafkaConsumer: @unchecked Sendable {
 
     deinit {
         close()
+        // librdkafka 2.0.2's cooperative-sticky assignor aborts the process (an assertion on its state) when a
+        // consumer that joined its group is destroyed before its first assignment (librdkafka issue 4312, fixed in
+        // 2.3.0): a stop that quick would end `serve` with SIGABRT. Such a consumer owns no partition and has left
+        // the group (`close`); its handle, and the callbacks its threads may still call, are left to the process's end.
+        guard callbacks.takeUnretainedValue().assigned.load(ordering: .acquiring) else { return }
         rd_kafka_destroy(handle)
         callbacks.release()
     }
@@ -236,6 +242,8 @@ public final class KafkaConsumer: @unchecked Sendable {
         let logger: Logger
         /// Whether the configured assignor is a cooperative one: the protocol assumed while librdkafka cannot say.
         let configuredCooperative: Bool
+        /// Whether the group has given this consumer an assignment (possibly empty) yet.
+        let assigned = Atomic<Bool>(false)
 
         init(onAssign: @escaping AssignHandler, onRevoke: @escaping RevokeHandler, onOffsetOutOfRange: @escaping OutOfRangeHandler,
              logger: Logger, configuredCooperative: Bool) {
@@ -267,6 +275,7 @@ private func rebalanceCallback(
     let names = list.map(\.description).joined(separator: ",")
     switch error {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+        callbacks.assigned.store(true, ordering: .releasing)
         // A cooperative rebalance that moves nothing to this member still calls here, with no partition.
         if !list.isEmpty {
             let offsets = callbacks.onAssign(list)
