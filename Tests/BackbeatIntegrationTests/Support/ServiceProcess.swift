@@ -69,7 +69,8 @@ final class ServiceProcess: @unchecked Sendable {
     }
 
     /// Sends SIGTERM and returns the exit status; -1 when the process has not exited within `deadline` (it is then
-    /// killed, and the end of its log printed, so that a hang fails its test instead of holding the whole run).
+    /// killed, and the end of its log printed, so that a hang fails its test instead of holding the whole run). The end
+    /// of the log is printed too when it ends with another status or a signal.
     func terminate(deadline: Duration = .seconds(60)) -> Int32 {
         process.terminate()
         let clock = ContinuousClock()
@@ -80,6 +81,11 @@ final class ServiceProcess: @unchecked Sendable {
                   + log().split(separator: "\n", omittingEmptySubsequences: false).suffix(30).joined(separator: "\n"))
             kill()
             return -1
+        }
+        if process.terminationReason == .uncaughtSignal || process.terminationStatus != 0 {
+            print("backbeat (pid \(process.processIdentifier)) ended with \(process.terminationReason == .uncaughtSignal ? "signal" : "status") "
+                  + "\(process.terminationStatus) after SIGTERM. Its log ends:\n"
+                  + log().split(separator: "\n", omittingEmptySubsequences: false).suffix(40).joined(separator: "\n"))
         }
         return process.terminationStatus
     }
