@@ -26,17 +26,16 @@ public enum CubeBlock {
         var dictionaries: [[[UInt8]]] = Array(repeating: [], count: width)
         var indexes: [[Int]] = Array(repeating: [], count: width)
         for dimension in 0..<width {
-            var entries: [InternedValue: Int] = [:]
-            indexes[dimension].reserveCapacity(day.rowCount)
-            for row in 0..<day.rowCount {
-                let value = day.values[row * width + dimension]
-                let index = entries[value] ?? {
-                    let index = dictionaries[dimension].count
-                    entries[value] = index
-                    dictionaries[dimension].append(Self.bytes(of: value, in: values))
-                    return index
-                }()
-                indexes[dimension].append(index)
+            // The rows in order of their value's code: each run of one code is a dictionary entry (a sort of a few
+            // hundred integers costs less than hashing every row's value).
+            var order = (0..<day.rowCount).map { (code: day.values[$0 * width + dimension].tableCode, row: $0) }
+            order.sort { $0.code < $1.code }
+            indexes[dimension] = Array(repeating: 0, count: day.rowCount)
+            for (position, (code, row)) in order.enumerated() {
+                if position == 0 || order[position - 1].code != code {
+                    dictionaries[dimension].append(Self.bytes(of: day.values[row * width + dimension], in: values))
+                }
+                indexes[dimension][row] = dictionaries[dimension].count - 1
             }
         }
         return encode(hours: cube.grain == .hour ? day.hours : [], dictionaries: dictionaries, indexes: indexes, sums: day.sums, of: cube)
@@ -151,20 +150,28 @@ public enum CubeBlock {
             return next
         }
         var keys: [UInt64] = []
+        var sorted: [Int]
         if fits {
-            keys = sums.indices.map { row in
-                renumbered.indices.reduce(hours.isEmpty ? 0 : UInt64(hours[row])) { key, dimension in
-                    key * UInt64(dictionaries[dimension].count) + UInt64(renumbered[dimension][row])
+            keys = Array(repeating: 0, count: sums.count)
+            var keyed: [(key: UInt64, row: Int)] = []
+            keyed.reserveCapacity(sums.count)
+            for row in sums.indices {
+                var key = hours.isEmpty ? 0 : UInt64(hours[row])
+                for dimension in renumbered.indices {
+                    key = key * UInt64(dictionaries[dimension].count) + UInt64(renumbered[dimension][row])
                 }
+                keys[row] = key
+                keyed.append((key, row))
             }
-        }
-        let sorted = fits
-            ? sums.indices.sorted { keys[$0] < keys[$1] }
-            : sums.indices.sorted { left, right in
+            keyed.sort { $0.key < $1.key }
+            sorted = keyed.map(\.row)
+        } else {
+            sorted = sums.indices.sorted { left, right in
                 if !hours.isEmpty, hours[left] != hours[right] { return hours[left] < hours[right] }
                 for column in renumbered where column[left] != column[right] { return column[left] < column[right] }
                 return false
             }
+        }
         var bytes: [UInt8] = [fits ? 2 : 1]
         bytes.reserveCapacity(16 + sums.count * (4 + cube.dimensions.count))
         Varint.append(UInt64(sums.count), to: &bytes)
