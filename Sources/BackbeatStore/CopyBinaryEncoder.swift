@@ -76,7 +76,7 @@ struct CopyBinaryEncoder {
         append(UInt32(0))
         append(UInt32(count > 0 ? 1 : 0))  // dimensions
         append(UInt32(0))  // no NULLs
-        append(elementType.rawValue)
+        append(elementType.oid)
         if count > 0 {
             append(UInt32(count))
             append(UInt32(1))  // lower bound
@@ -88,13 +88,16 @@ struct CopyBinaryEncoder {
         bytes.withUnsafeMutableBytes { $0.storeBytes(of: length.bigEndian, toByteOffset: lengthAt, as: UInt32.self) }
     }
 
-    /// The element types of the array columns written, by OID.
-    enum ArrayElement: UInt32 {
-        case bytea = 17
-        case smallint = 21
-        case bigint = 20
-        case text = 25
-        case numeric = 1700
+    /// The element type of an array column written, by OID: a built-in type's is fixed, an extension's (`hll`) is
+    /// the one its database gave it.
+    struct ArrayElement {
+        var oid: UInt32
+
+        static let bytea = ArrayElement(oid: 17)
+        static let smallint = ArrayElement(oid: 21)
+        static let bigint = ArrayElement(oid: 20)
+        static let text = ArrayElement(oid: 25)
+        static let numeric = ArrayElement(oid: 1700)
     }
 
     /// A `bigint` column.

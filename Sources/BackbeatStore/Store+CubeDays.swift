@@ -2,74 +2,82 @@ import BackbeatCore
 import PostgresNIO
 
 /// A flush's block of one artist-day of a cube, as it is staged.
-private struct StagedBlock {
+struct StagedBlock: Sendable {
     var artistID: String
     /// Days since the epoch (UTC).
     var day: Int64
     var block: [UInt8]
+
+    /// The blocks of `days` of `cube`, their values resolved through `values`.
+    static func blocks(_ days: [CubeDay], of cube: Cube, values: ValueDictionary) -> [StagedBlock] {
+        days.map { StagedBlock(artistID: values[$0.artist], day: $0.day, block: CubeBlock.encode($0, of: cube, values: values)) }
+    }
 }
 
 extension Store {
     /// Merges a flush's rows of `cube` into `<cube>_days` (migration 0019), one block per artist and day
-    /// (`CubeBlock`): the flush's blocks are COPYed to a temporary table and inserted where their artist-day has none
-    /// (`stage`); an artist-day already stored is locked, its block and the flush's merged here and written back.
-    /// Every writer inserts and locks artist-days in the same order (artist, then day), so two flushes sharing
-    /// artist-days never deadlock; an artist-day another writer inserted meanwhile is locked and merged once that
-    /// writer commits.
-    func mergeDays(_ cube: Cube, _ days: [CubeDay], values: ValueDictionary, on connection: PostgresConnection) async throws {
-        guard !days.isEmpty else { return }
+    /// (`CubeBlock`): the stored blocks of the flush's artist-days are locked, merged with the flush's here and written
+    /// back (`mergeStored`); the flush's other blocks are COPYed into the table (`insertNew`). An artist-day another
+    /// writer inserts meanwhile makes that COPY fail on the primary key once the other commits: it is undone to its
+    /// savepoint, and the turn repeats for the blocks it held, now stored and merged.
+    ///
+    /// Every writer locks and inserts artist-days in one order, day then artist (which takes the month partitions in
+    /// order), so that two flushes sharing artist-days wait for each other rather than deadlock (a lock never waits
+    /// for an insert not yet committed: it does not see it).
+    func mergeDays(_ cube: Cube, _ blocks: [StagedBlock], on connection: PostgresConnection) async throws {
+        guard !blocks.isEmpty else { return }
         let table = AggregateTable(cube)
-        let blocks = days.map { StagedBlock(artistID: values[$0.artist], day: $0.day, block: CubeBlock.encode($0, of: cube, values: values)) }
-        let inserted = try await stage(
-            blocks, days: blocks.map(\.day), for: table, as: "artist_id text, day date, block bytea", columns: ["artist_id", "day", "block"],
-            merging: { stage in """
-                INSERT INTO \(table.days) SELECT * FROM \(stage) ORDER BY artist_id, day ON CONFLICT DO NOTHING
-                RETURNING artist_id, (day - date '1970-01-01')::bigint
-                """ },
-            on: connection, Self.encode)
-        var stored: Set<ArtistDayKey> = []
-        for row in inserted { stored.insert(ArtistDayKey(try row.decode((String, Int64).self))) }
-        var remaining = blocks.filter { !stored.contains(ArtistDayKey(($0.artistID, $0.day))) }
+        try await makeMonthPartitions(of: table.days, days: blocks.map(\.day), on: connection)
+        var remaining = blocks
         while !remaining.isEmpty {
-            // The stored blocks of the rest, locked; each merged with the flush's.
-            let locked = try await connection.query("""
-                SELECT d.artist_id, (d.day - date '1970-01-01')::bigint, d.block
-                FROM \(unescaped: table.days) d
-                JOIN unnest(\(remaining.map(\.artistID))::text[], \(remaining.map(\.day))::bigint[]) AS k(artist_id, day)
-                  ON d.artist_id = k.artist_id AND d.day = date '1970-01-01' + k.day::integer
-                ORDER BY d.artist_id, d.day FOR UPDATE OF d
-                """, logger: logger).collect()
-            var merged: [StagedBlock] = []
-            var found: Set<ArtistDayKey> = []
-            let flushed = Dictionary(uniqueKeysWithValues: remaining.map { (ArtistDayKey(($0.artistID, $0.day)), $0.block) })
-            for row in locked {
-                let (artistID, day, block) = try row.decode((String, Int64, ByteBuffer).self)
-                let key = ArtistDayKey((artistID, day))
-                guard let mine = flushed[key] else { continue }
-                let rows = try CubeBlock.decode(Array(block.readableBytesView), of: cube).merging(try CubeBlock.decode(mine, of: cube))
-                merged.append(StagedBlock(artistID: artistID, day: day, block: CubeBlock.encode(rows, of: cube)))
-                found.insert(key)
-            }
-            if !merged.isEmpty {
-                try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(table.days)_stage"), logger: logger)
-                try await append(merged, to: table.days + "_stage", columns: ["artist_id", "day", "block"], on: connection, Self.encode)
-                try await connection.query(PostgresQuery(unsafeSQL: """
-                    UPDATE \(table.days) d SET block = s.block FROM \(table.days)_stage s WHERE d.artist_id = s.artist_id AND d.day = s.day
-                    """), logger: logger)
-            }
-            // Any not found was deleted meanwhile (a rebuild): inserted again, or merged on the next turn.
-            let missing = remaining.filter { !found.contains(ArtistDayKey(($0.artistID, $0.day))) }
-            guard !missing.isEmpty else { break }
-            try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(table.days)_stage"), logger: logger)
-            try await append(missing, to: table.days + "_stage", columns: ["artist_id", "day", "block"], on: connection, Self.encode)
-            let again = try await connection.query(PostgresQuery(unsafeSQL: """
-                INSERT INTO \(table.days) SELECT * FROM \(table.days)_stage ORDER BY artist_id, day ON CONFLICT DO NOTHING
-                RETURNING artist_id, (day - date '1970-01-01')::bigint
-                """), logger: logger).collect()
-            var insertedAgain: Set<ArtistDayKey> = []
-            for row in again { insertedAgain.insert(ArtistDayKey(try row.decode((String, Int64).self))) }
-            remaining = missing.filter { !insertedAgain.contains(ArtistDayKey(($0.artistID, $0.day))) }
+            let merged = try await mergeStored(remaining, of: cube, into: table, on: connection)
+            let new = remaining.filter { !merged.contains(ArtistDayKey(($0.artistID, $0.day))) }
+            guard !new.isEmpty, try await !insertNew(new, into: table, on: connection) else { return }
+            remaining = new
         }
+    }
+
+    /// Locks the stored blocks of `blocks`' artist-days, merges each with the flush's and writes it back; answers the
+    /// artist-days merged (a stored block deleted meanwhile, by a rebuild, is not).
+    private func mergeStored(
+        _ blocks: [StagedBlock], of cube: Cube, into table: AggregateTable, on connection: PostgresConnection
+    ) async throws -> Set<ArtistDayKey> {
+        let locked = try await connection.query("""
+            SELECT d.artist_id, (d.day - date '1970-01-01')::bigint, d.block
+            FROM \(unescaped: table.days) d
+            JOIN unnest(\(blocks.map(\.artistID))::text[], \(blocks.map(\.day))::bigint[]) AS k(artist_id, day)
+              ON d.artist_id = k.artist_id AND d.day = date '1970-01-01' + k.day::integer
+            ORDER BY d.day, d.artist_id FOR UPDATE OF d
+            """, logger: logger).collect()
+        guard !locked.isEmpty else { return [] }
+        var merged: [StagedBlock] = []
+        var found: Set<ArtistDayKey> = []
+        let flushed = Dictionary(blocks.map { (ArtistDayKey(($0.artistID, $0.day)), $0.block) }, uniquingKeysWith: { first, _ in first })
+        for row in locked {
+            let (artistID, day, block) = try row.decode((String, Int64, ByteBuffer).self)
+            let key = ArtistDayKey((artistID, day))
+            guard let mine = flushed[key] else { continue }
+            let rows = try CubeBlock.decode(Array(block.readableBytesView), of: cube).merging(try CubeBlock.decode(mine, of: cube))
+            merged.append(StagedBlock(artistID: artistID, day: day, block: CubeBlock.encode(rows, of: cube)))
+            found.insert(key)
+        }
+        let stage = table.days + "_stage"
+        try await connection.query(PostgresQuery(unsafeSQL: """
+            CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) (artist_id text, day date, block bytea) ON COMMIT DELETE ROWS
+            """), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(stage)"), logger: logger)
+        try await append(merged, to: stage, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
+        try await connection.query(PostgresQuery(unsafeSQL: """
+            UPDATE \(table.days) d SET block = s.block FROM \(stage) s WHERE d.artist_id = s.artist_id AND d.day = s.day
+            """), logger: logger)
+        return found
+    }
+
+    /// COPYs `blocks` (of artist-days with none stored) into the table, in order of day, then artist; answers false,
+    /// with nothing of them written, when another writer stored one of their artist-days meanwhile.
+    private func insertNew(_ blocks: [StagedBlock], into table: AggregateTable, on connection: PostgresConnection) async throws -> Bool {
+        let ordered = blocks.sorted { ($0.day, $0.artistID) < ($1.day, $1.artistID) }
+        return try await appendUnlessStored(ordered, to: table.days, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
     }
 
     private static func encode(_ block: StagedBlock, _ copy: inout CopyBinaryEncoder) {
@@ -99,7 +107,7 @@ extension Store {
 }
 
 /// An artist-day, as rows name it.
-private struct ArtistDayKey: Hashable {
+struct ArtistDayKey: Hashable {
     var artistID: String
     var day: Int64
 

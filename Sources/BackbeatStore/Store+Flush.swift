@@ -1,4 +1,5 @@
 import BackbeatCore
+import Dispatch
 import PostgresNIO
 
 extension Store {
@@ -115,20 +116,41 @@ extension Store {
     /// answers once. Every writer (a flush, a replay's batch, a rebuild) comes here with its delta alone: each
     /// aggregate is made from it in one place.
     func writeAggregates(_ delta: InternedDelta, on connection: PostgresConnection) async throws {
-        // The delta's listener sketches (a sort of its plays) are built while its cubes are written, so that
-        // PostgreSQL is not kept waiting for them; each cube's rows are built while the one before is written.
-        async let listeners = delta.listeners
-        let rows = ArtistDayRows(delta)
-        var next: Task<[CubeDay], Never>?
-        for (index, cube) in Cube.all.enumerated() {
-            let days = await next?.value ?? rows.days(of: cube)
-            if index + 1 < Cube.all.count {
-                let following = Cube.all[index + 1]
-                next = Task { rows.days(of: following) }
-            }
-            try await mergeDays(cube, days, values: delta.values, on: connection)
+        // The cubes' blocks (each cube's in turn) and the listener sketches (a sort of the delta's plays) are made on
+        // threads of their own while PostgreSQL writes the ones made before: made in tasks, they would hold the
+        // concurrency pool's threads (two on two cores) and keep this task from sending what is ready.
+        let values = delta.values
+        async let listeners = computed { delta.listeners }
+        let (cubes, made) = AsyncStream.makeStream(of: [StagedBlock].self)
+        DispatchQueue.global().async {
+            let rows = ArtistDayRows(delta)
+            for cube in Cube.all { made.yield(StagedBlock.blocks(rows.days(of: cube), of: cube, values: values)) }
+            made.finish()
         }
-        try await mergeListeners(await listeners, values: delta.values, on: connection)
+        var blocks = cubes.makeAsyncIterator()
+        for cube in Cube.all {
+            guard let cubeBlocks = await blocks.next() else { break }
+            try await mergeDays(cube, cubeBlocks, on: connection)
+        }
+        try await mergeListeners(await listeners, values: values, on: connection)
+    }
+
+    /// COPYs `rows` into `table` (`append`) under a savepoint; answers false, with none of them written, when one of
+    /// them has a key another writer stored meanwhile (a unique violation, raised once that writer commits). Rows
+    /// are sent in the order given: writers that order them alike never deadlock one another.
+    func appendUnlessStored<Rows: Collection>(
+        _ rows: Rows, to table: String, columns: [String], on connection: PostgresConnection,
+        _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
+    ) async throws -> Bool {
+        try await connection.query("SAVEPOINT backbeat_new_rows", logger: logger)
+        do {
+            try await append(rows, to: table, columns: columns, on: connection, encode)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            try await connection.query("ROLLBACK TO SAVEPOINT backbeat_new_rows", logger: logger)
+            return false
+        }
+        try await connection.query("RELEASE SAVEPOINT backbeat_new_rows", logger: logger)
+        return true
     }
 
     /// COPYs `rows` into `table`'s `columns`, each encoded by `encode`, in chunks of about
@@ -148,5 +170,12 @@ extension Store {
                 try await writer.write(copy.buffer)
             }
         }
+    }
+}
+
+/// `work`'s result, computed on a dispatch thread (not one of the concurrency pool's).
+func computed<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: work()) }
     }
 }

@@ -26,42 +26,87 @@ struct TrackListenersDay {
     }
 }
 
+/// One artist-day's listener sketch, as a flush stores it (`artist_listeners_days`, migration 0018).
+struct ArtistListenersDay {
+    var artistID: String
+    /// Days since the epoch (UTC).
+    var day: Int64
+    var sketch: HyperLogLog
+}
+
 extension Store {
     /// Unions a flush's listener sketches into `artist_listeners_days` and `track_listeners_days` (migration 0018),
-    /// one row per artist and day: the sketches are COPYed to a temporary table (`stage`), then inserted in the order
-    /// of the artist-days; a stored artist-day gets its sketch, or each track's, unioned with the flush's
-    /// (`hll_union`), in the same statement.
+    /// one row per artist and day (`writeListeners`).
     func mergeListeners(_ listeners: InternedDelta.Listeners, values: ValueDictionary, on connection: PostgresConnection) async throws {
         guard !listeners.artists.isEmpty else { return }
-        // Staged as bytea (binary COPY names an array's element type, and hll's has no fixed OID), cast on insert.
-        let artists = AggregateTable.artistListeners
-        try await stage(
-            listeners.artists, days: listeners.artists.map(\.key.day), for: artists, as: "artist_id text, day date, listeners bytea",
-            columns: ["artist_id", "day", "listeners"], merging: Self.mergeArtistListeners(into: artists), on: connection
-        ) { sketch, copy in
-            copy.text(values[sketch.key.artist])
-            copy.day(sketch.key.day)
-            copy.bytes(sketch.value.serialized())
+        let artists = listeners.artists.map { ArtistListenersDay(artistID: values[$0.key.artist], day: $0.key.day, sketch: $0.value) }
+        try await writeListeners(
+            artists, artistDay: { ($0.artistID, $0.day) }, into: .artistListeners, stagedAs: "artist_id text, day date, listeners bytea",
+            columns: ["artist_id", "day", "listeners"], merging: Self.mergeArtistListeners(into: .artistListeners), on: connection
+        ) { day, _, copy in
+            copy.text(day.artistID)
+            copy.day(day.day)
+            copy.bytes(day.sketch.serialized())
             copy.endRow()
         }
-        let tracks = AggregateTable.trackListeners
-        let days = TrackListenersDay.days(of: listeners.tracks, values: values)
-        try await stage(
-            days, days: days.map(\.day), for: tracks, as: "artist_id text, day date, track_id text[], listeners bytea[]",
-            columns: ["artist_id", "day", "track_id", "listeners"], merging: Self.mergeTrackListeners(into: tracks), on: connection
-        ) { day, copy in
+        let tracks = TrackListenersDay.days(of: listeners.tracks, values: values)
+        try await writeListeners(
+            tracks, artistDay: { ($0.artistID, $0.day) }, into: .trackListeners,
+            stagedAs: "artist_id text, day date, track_id text[], listeners bytea[]", columns: ["artist_id", "day", "track_id", "listeners"],
+            merging: Self.mergeTrackListeners(into: .trackListeners), on: connection
+        ) { day, sketchType, copy in
             copy.text(day.artistID)
             copy.day(day.day)
             copy.array(count: day.tracks.count, of: .text) { for track in day.tracks { $0.text(track) } }
-            copy.array(count: day.sketches.count, of: .bytea) { for sketch in day.sketches { $0.bytes(sketch.serialized()) } }
+            copy.array(count: day.sketches.count, of: sketchType) { for sketch in day.sketches { $0.bytes(sketch.serialized()) } }
             copy.endRow()
         }
+    }
+
+    /// Writes one row per artist-day into `table`: a row whose artist-day has none stored is COPYed in directly (in
+    /// order of day, then artist; an hll's binary form is its bytes); the others (and all of them, when another
+    /// writer stored one of their artist-days meanwhile) are COPYed to a temporary table (`stage`), sketches as bytea
+    /// (binary COPY names an array's element type, and hll's OID is the database's own), and unioned in by `merge`.
+    /// `encode` writes a row with the given element type for its sketch arrays.
+    private func writeListeners<Row>(
+        _ rows: [Row], artistDay: (Row) -> (String, Int64), into table: AggregateTable, stagedAs definition: String, columns: [String],
+        merging merge: (String) -> String, on connection: PostgresConnection,
+        _ encode: (Row, CopyBinaryEncoder.ArrayElement, inout CopyBinaryEncoder) -> Void
+    ) async throws {
+        let keys = rows.map(artistDay)
+        try await makeMonthPartitions(of: table.days, days: keys.map(\.1), on: connection)
+        let storedRows = try await connection.query("""
+            SELECT d.artist_id, (d.day - date '1970-01-01')::bigint FROM \(unescaped: table.days) d
+            JOIN unnest(\(keys.map(\.0))::text[], \(keys.map(\.1))::bigint[]) AS k(artist_id, day)
+              ON d.artist_id = k.artist_id AND d.day = date '1970-01-01' + k.day::integer
+            """, logger: logger).collect()
+        var stored: Set<ArtistDayKey> = []
+        for row in storedRows { stored.insert(ArtistDayKey(try row.decode((String, Int64).self))) }
+        var toMerge = rows.indices.filter { stored.contains(ArtistDayKey(keys[$0])) }
+        let new = rows.indices.filter { !stored.contains(ArtistDayKey(keys[$0])) }.sorted { (keys[$0].1, keys[$0].0) < (keys[$1].1, keys[$1].0) }
+        if !new.isEmpty {
+            let sketchType = CopyBinaryEncoder.ArrayElement(oid: try await hllTypeOID(on: connection))
+            let inserted = try await appendUnlessStored(new, to: table.days, columns: columns, on: connection) { index, copy in
+                encode(rows[index], sketchType, &copy)
+            }
+            if !inserted { toMerge += new }
+        }
+        guard !toMerge.isEmpty else { return }
+        try await stage(toMerge, days: toMerge.map { keys[$0].1 }, for: table, as: definition, columns: columns, merging: merge, on: connection) { index, copy in
+            encode(rows[index], .bytea, &copy)
+        }
+    }
+
+    /// The OID of the `hll` type in this database.
+    private func hllTypeOID(on connection: PostgresConnection) async throws -> UInt32 {
+        let rows = try await connection.query("SELECT 'hll'::regtype::oid::bigint", logger: logger).collect()
+        return UInt32(try rows[0].decode(Int64.self))
     }
 
     private static func mergeArtistListeners(into table: AggregateTable) -> (String) -> String {
         { stage in """
             INSERT INTO \(table.days) (artist_id, day, listeners)
-            SELECT artist_id, day, listeners::hll FROM \(stage) ORDER BY artist_id, day
+            SELECT artist_id, day, listeners::hll FROM \(stage) ORDER BY day, artist_id
             ON CONFLICT (artist_id, day) DO UPDATE SET listeners = hll_union(\(table.days).listeners, excluded.listeners)
             """ }
     }
@@ -69,7 +114,7 @@ extension Store {
     private static func mergeTrackListeners(into table: AggregateTable) -> (String) -> String {
         { stage in """
             INSERT INTO \(table.days) (artist_id, day, track_id, listeners)
-            SELECT artist_id, day, track_id, listeners::hll[] FROM \(stage) ORDER BY artist_id, day
+            SELECT artist_id, day, track_id, listeners::hll[] FROM \(stage) ORDER BY day, artist_id
             ON CONFLICT (artist_id, day) DO UPDATE SET (track_id, listeners) = (
                 SELECT array_agg(track_id), array_agg(listeners) FROM (
                     SELECT track_id, hll_union_agg(listeners) AS listeners FROM (

@@ -371,4 +371,57 @@ import Testing
             try await expectCubesMatchFullTables(store.client)
         }
     }
+
+    /// A flush finds its artist-days unstored, but another flush has inserted them and not committed: its COPY waits
+    /// for the other, fails on the primary key when the other commits, is undone to its savepoint, and merges into
+    /// what the other stored, cube blocks and listener sketches alike. The first flush is held just before its commit
+    /// by a lock on `artist_partitions`, which it writes last.
+    @Test func aBlockStoredMeanwhileIsMergedNotOverwritten() async throws {
+        let database = try await TestEnvironment.freshDatabase("stored_meanwhile")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            // October's partitions made and committed beforehand (another day), so that neither flush waits on the
+            // other's new partitions.
+            var events = try await Self.writeFlushes(store, events: 50, flushes: 1, start: CivilDate(year: 2026, month: 10, day: 20))
+            func batch(partition: Int32, seed: UInt64) throws -> FlushBatch {
+                let topicPartition = TopicPartition(topic: "streams", partition: partition)
+                var generator = EventGenerator(.init(seed: seed, artists: 2, days: 2, start: CivilDate(year: 2026, month: 10, day: 1)))
+                var ledger = IngestLedger()
+                ledger.assign(topicPartition, storedOffset: nil)
+                for offset in 0..<400 {
+                    let message = generator.next()
+                    if let event = message.event { events.append(event) }
+                    ledger.ingest(ConsumedMessage(position: MessagePosition(topicPartition: topicPartition, offset: Int64(offset)), key: nil,
+                                                  value: message.value), now: Timestamp(seconds: 1_900_000_000))
+                }
+                let taken = ledger.takeBatch()
+                return try #require(taken)
+            }
+            let first = try batch(partition: 1, seed: 501)
+            let second = try batch(partition: 2, seed: 502)
+            func waiting() async throws -> Int64 {
+                let rows = try await store.client.query("""
+                    SELECT count(*)::bigint FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                    """).collect()
+                return try rows[0].decode(Int64.self)
+            }
+            try await store.client.withConnection { holder in
+                try await holder.query("BEGIN")
+                try await holder.query("LOCK TABLE artist_partitions IN EXCLUSIVE MODE")
+                let firstWrite = Task {
+                    try await store.write(first, artistPartitions: [ArtistPartition(artistID: "held", topicPartition: TopicPartition(topic: "streams", partition: 1))])
+                }
+                try await waitUntil(timeout: .seconds(30), "the first flush to wait for artist_partitions") { try await waiting() == 1 }
+                let secondWrite = Task { try await store.write(second) }
+                try await waitUntil(timeout: .seconds(30), "the second flush to wait for the first's rows") { try await waiting() == 2 }
+                try await holder.query("COMMIT")
+                try await firstWrite.value
+                try await secondWrite.value
+            }
+            let stored = try await GroundTruth.read(from: store)
+            let expected = GroundTruth(events)
+            #expect(stored == expected, "\(stored.difference(from: expected))")
+            try await expectCubesMatchFullTables(store.client)
+        }
+    }
 }
