@@ -21,9 +21,9 @@ extension Store {
     /// writer inserts meanwhile makes that COPY fail on the primary key once the other commits: it is undone to its
     /// savepoint, and the turn repeats for the blocks it held, now stored and merged.
     ///
-    /// Every writer locks and inserts artist-days in one order, day then artist (which takes the month partitions in
-    /// order), so that two flushes sharing artist-days wait for each other rather than deadlock (a lock never waits
-    /// for an insert not yet committed: it does not see it).
+    /// Every writer locks and inserts artist-days in one order (`ArtistDayKey.inWriteOrder`), so that two flushes
+    /// sharing artist-days wait for each other rather than deadlock (a lock never waits for an insert not yet
+    /// committed: it does not see it).
     func mergeDays(_ cube: Cube, _ blocks: [StagedBlock], on connection: PostgresConnection) async throws {
         guard !blocks.isEmpty else { return }
         let table = AggregateTable(cube)
@@ -47,7 +47,7 @@ extension Store {
             FROM \(unescaped: table.days) d
             JOIN unnest(\(blocks.map(\.artistID))::text[], \(blocks.map(\.day))::bigint[]) AS k(artist_id, day)
               ON d.artist_id = k.artist_id AND d.day = date '1970-01-01' + k.day::integer
-            ORDER BY d.day, d.artist_id FOR UPDATE OF d
+            ORDER BY date_trunc('month', d.day), d.artist_id, d.day FOR UPDATE OF d
             """, logger: logger).collect()
         guard !locked.isEmpty else { return [] }
         var merged: [StagedBlock] = []
@@ -73,10 +73,10 @@ extension Store {
         return found
     }
 
-    /// COPYs `blocks` (of artist-days with none stored) into the table, in order of day, then artist; answers false,
+    /// COPYs `blocks` (of artist-days with none stored) into the table (`ArtistDayKey.inWriteOrder`); answers false,
     /// with nothing of them written, when another writer stored one of their artist-days meanwhile.
     private func insertNew(_ blocks: [StagedBlock], into table: AggregateTable, on connection: PostgresConnection) async throws -> Bool {
-        let ordered = blocks.sorted { ($0.day, $0.artistID) < ($1.day, $1.artistID) }
+        let ordered = ArtistDayKey.inWriteOrder(blocks) { ($0.artistID, $0.day) }
         return try await appendUnlessStored(ordered, to: table.days, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
     }
 
@@ -114,5 +114,18 @@ struct ArtistDayKey: Hashable {
     init(_ pair: (String, Int64)) {
         artistID = pair.0
         day = pair.1
+    }
+
+    /// `rows` in the order every writer inserts and locks artist-days in (SQL: `ORDER BY date_trunc('month', day),
+    /// artist_id, day`): month partition by month partition, each in its primary key's order, so that each
+    /// partition's index is filled from left to right (its pages left full, not split in halves) and two writers
+    /// take their shared artist-days in one order.
+    static func inWriteOrder<Row>(_ rows: [Row], _ artistDay: (Row) -> (String, Int64)) -> [Row] {
+        let keys = rows.map { row -> (month: Int, artistID: String, day: Int64) in
+            let (artistID, day) = artistDay(row)
+            let date = CivilDate(daysSinceEpoch: day)
+            return (date.year * 12 + date.month, artistID, day)
+        }
+        return rows.indices.sorted { keys[$0] < keys[$1] }.map { rows[$0] }
     }
 }

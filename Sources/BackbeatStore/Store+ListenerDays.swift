@@ -63,8 +63,8 @@ extension Store {
         }
     }
 
-    /// Writes one row per artist-day into `table`: a row whose artist-day has none stored is COPYed in directly (in
-    /// order of day, then artist; an hll's binary form is its bytes); the others (and all of them, when another
+    /// Writes one row per artist-day into `table`: a row whose artist-day has none stored is COPYed in directly
+    /// (`ArtistDayKey.inWriteOrder`; an hll's binary form is its bytes); the others (and all of them, when another
     /// writer stored one of their artist-days meanwhile) are COPYed to a temporary table (`stage`), sketches as bytea
     /// (binary COPY names an array's element type, and hll's OID is the database's own), and unioned in by `merge`.
     /// `encode` writes a row with the given element type for its sketch arrays.
@@ -83,7 +83,7 @@ extension Store {
         var stored: Set<ArtistDayKey> = []
         for row in storedRows { stored.insert(ArtistDayKey(try row.decode((String, Int64).self))) }
         var toMerge = rows.indices.filter { stored.contains(ArtistDayKey(keys[$0])) }
-        let new = rows.indices.filter { !stored.contains(ArtistDayKey(keys[$0])) }.sorted { (keys[$0].1, keys[$0].0) < (keys[$1].1, keys[$1].0) }
+        let new = ArtistDayKey.inWriteOrder(rows.indices.filter { !stored.contains(ArtistDayKey(keys[$0])) }) { keys[$0] }
         if !new.isEmpty {
             let sketchType = CopyBinaryEncoder.ArrayElement(oid: try await hllTypeOID(on: connection))
             let inserted = try await appendUnlessStored(new, to: table.days, columns: columns, on: connection) { index, copy in
@@ -106,7 +106,7 @@ extension Store {
     private static func mergeArtistListeners(into table: AggregateTable) -> (String) -> String {
         { stage in """
             INSERT INTO \(table.days) (artist_id, day, listeners)
-            SELECT artist_id, day, listeners::hll FROM \(stage) ORDER BY day, artist_id
+            SELECT artist_id, day, listeners::hll FROM \(stage) ORDER BY date_trunc('month', day), artist_id, day
             ON CONFLICT (artist_id, day) DO UPDATE SET listeners = hll_union(\(table.days).listeners, excluded.listeners)
             """ }
     }
@@ -114,7 +114,7 @@ extension Store {
     private static func mergeTrackListeners(into table: AggregateTable) -> (String) -> String {
         { stage in """
             INSERT INTO \(table.days) (artist_id, day, track_id, listeners)
-            SELECT artist_id, day, track_id, listeners::hll[] FROM \(stage) ORDER BY day, artist_id
+            SELECT artist_id, day, track_id, listeners::hll[] FROM \(stage) ORDER BY date_trunc('month', day), artist_id, day
             ON CONFLICT (artist_id, day) DO UPDATE SET (track_id, listeners) = (
                 SELECT array_agg(track_id), array_agg(listeners) FROM (
                     SELECT track_id, hll_union_agg(listeners) AS listeners FROM (
