@@ -1,6 +1,7 @@
 import BackbeatCore
 import Dispatch
 import PostgresNIO
+import Synchronization
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
@@ -119,17 +120,30 @@ extension Store {
         // The cubes' blocks (each cube's in turn) and the listener sketches (a sort of the delta's plays) are made on
         // threads of their own while PostgreSQL writes the ones made before: made in tasks, they would hold the
         // concurrency pool's threads (two on two cores) and keep this task from sending what is ready.
+        // One cube's blocks are made ahead of the one being written, no more: a flush holds two cubes' at most.
         let values = delta.values
         async let listeners = computed { delta.listeners }
         let (cubes, made) = AsyncStream.makeStream(of: [StagedBlock].self)
+        let ahead = DispatchSemaphore(value: 1)
+        let abandoned = AbandonedFlag()
+        defer {
+            // A write that failed lets the maker run out without making the rest.
+            abandoned.value.store(true, ordering: .relaxed)
+            for _ in Cube.all { ahead.signal() }
+        }
         DispatchQueue.global().async {
             let rows = ArtistDayRows(delta)
-            for cube in Cube.all { made.yield(StagedBlock.blocks(rows.days(of: cube), of: cube, values: values)) }
+            for cube in Cube.all {
+                ahead.wait()
+                guard !abandoned.value.load(ordering: .relaxed) else { break }
+                made.yield(StagedBlock.blocks(rows.days(of: cube), of: cube, values: values))
+            }
             made.finish()
         }
         var blocks = cubes.makeAsyncIterator()
         for cube in Cube.all {
             guard let cubeBlocks = await blocks.next() else { break }
+            ahead.signal()
             try await mergeDays(cube, cubeBlocks, on: connection)
         }
         try await mergeListeners(await listeners, values: values, on: connection)
@@ -178,4 +192,9 @@ func computed<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(returning: work()) }
     }
+}
+
+/// Set when a flush's write ended before taking every cube's blocks.
+private final class AbandonedFlag: Sendable {
+    let value = Atomic(false)
 }

@@ -51,7 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("archive-segment-size"), help: "Seal an archive segment at this size even before its hour ends, e.g. 128MB (env BACKBEAT_ARCHIVE_SEGMENT_SIZE; default 128MB).")
     var archiveSegmentSize: String?
 
-    @Option(name: .customLong("pending-limit"), help: "Unflushed work (estimated bytes) beyond which consumption pauses until flushes catch up, e.g. 256MB; a sixteenth of it starts a flush before --flush-interval ends (env BACKBEAT_PENDING_LIMIT; default 256MB).")
+    @Option(name: .customLong("pending-limit"), help: "Unflushed work (estimated bytes) beyond which consumption pauses until flushes catch up, e.g. 128MB; a sixteenth of it starts a flush before --flush-interval ends (env BACKBEAT_PENDING_LIMIT; default 128MB).")
     var pendingLimit: String?
 
     @Option(name: .customLong("artist-rate-limit"), help: "Requests per second each artist token may make on average, bursts of twice that; 429 beyond (env BACKBEAT_ARTIST_RATE_LIMIT; default 20; 0: no limit). The admin token is not limited.")
@@ -123,9 +123,9 @@ struct ServeCommand: AsyncParsableCommand {
         let rateText = setting(artistRateLimit.map { String($0) }, "BACKBEAT_ARTIST_RATE_LIMIT") ?? "20"
         guard let rate = Double(rateText), rate >= 0, rate.isFinite else { throw ValidationError("--artist-rate-limit must be a number >= 0, not \(rateText)") }
 
-        let pendingText = setting(pendingLimit, "BACKBEAT_PENDING_LIMIT") ?? "256MB"
+        let pendingText = setting(pendingLimit, "BACKBEAT_PENDING_LIMIT") ?? "128MB"
         guard let pendingBytes = parseByteSize(pendingText), pendingBytes > 0 else {
-            throw ValidationError("--pending-limit \(pendingText) is not a positive size such as 256MB")
+            throw ValidationError("--pending-limit \(pendingText) is not a positive size such as 128MB")
         }
 
         let advertised = setting(advertiseURL, "BACKBEAT_ADVERTISE_URL") ?? "http://\(ProcessInfo.processInfo.hostName):\(port)"

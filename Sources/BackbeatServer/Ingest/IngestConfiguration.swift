@@ -70,7 +70,7 @@ public struct IngestConfiguration: Sendable {
         brokers: String, topics: [String] = ["streams", "revenue", "social"], groupID: String = "backbeat",
         flushInterval: Duration = .seconds(1), flushTimeout: Duration = .seconds(300), pollBatchSize: Int = 10_000, kafka: KafkaConfiguration = KafkaConfiguration(),
         memory: MemoryConfiguration = MemoryConfiguration(), archiveDirectory: String? = nil,
-        archiveSegmentBytes: Int64 = 128 << 20, pendingLimitBytes: Int = 256 << 20,
+        archiveSegmentBytes: Int64 = 128 << 20, pendingLimitBytes: Int = 128 << 20,
         deadLetterTopic: String? = nil, groupInstanceID: String? = nil, gapPolicy: OffsetGapPolicy = .resume,
         commitGroupOffsets: Bool = false
     ) {
