@@ -8,9 +8,14 @@ struct StagedBlock: Sendable {
     var day: Int64
     var block: [UInt8]
 
-    /// The blocks of `days` of `cube`, their values resolved through `values`.
-    static func blocks(_ days: [CubeDay], of cube: Cube, values: ValueDictionary) -> [StagedBlock] {
-        days.map { StagedBlock(artistID: values[$0.artist], day: $0.day, block: CubeBlock.encode($0, of: cube, values: values)) }
+    /// The blocks of `cube` that `rows` make, each artist-day encoded as soon as it is summed, their values resolved
+    /// through `values`.
+    static func blocks(_ rows: ArtistDayRows, of cube: Cube, values: ValueDictionary) -> [StagedBlock] {
+        var blocks: [StagedBlock] = []
+        rows.forEachDay(of: cube) { day in
+            blocks.append(StagedBlock(artistID: values[day.artist], day: day.day, block: CubeBlock.encode(day, of: cube, values: values)))
+        }
+        return blocks
     }
 }
 

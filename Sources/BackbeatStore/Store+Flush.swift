@@ -136,7 +136,7 @@ extension Store {
             for cube in Cube.all {
                 ahead.wait()
                 guard !abandoned.value.load(ordering: .relaxed) else { break }
-                made.yield(StagedBlock.blocks(rows.days(of: cube), of: cube, values: values))
+                made.yield(StagedBlock.blocks(rows, of: cube, values: values))
             }
             made.finish()
         }

@@ -31,10 +31,18 @@ public struct ArtistDayRows: Sendable {
     /// The rows `cube` gains from the delta, one `CubeDay` per artist and day, in no particular order: a full
     /// hourly table's are the delta's rows; a derived cube's sum them to its key.
     public func days(of cube: Cube) -> [CubeDay] {
+        var days: [CubeDay] = []
+        forEachDay(of: cube) { days.append($0) }
+        return days
+    }
+
+    /// `days(of:)` one at a time: `body` gets each artist-day's `CubeDay` and the next is made once it returns, so
+    /// that a flush holds one artist-day's rows in this form at a time, not a whole cube's.
+    public func forEachDay(of cube: Cube, _ body: (CubeDay) -> Void) {
         switch cube.dataset {
-        case .streams: streams.days(of: cube, CubeRowSums.init)
-        case .revenue: revenue.days(of: cube, CubeRowSums.init)
-        case .social: social.days(of: cube, CubeRowSums.init(socialCount:))
+        case .streams: streams.forEachDay(of: cube, CubeRowSums.init, body)
+        case .revenue: revenue.forEachDay(of: cube, CubeRowSums.init, body)
+        case .social: social.forEachDay(of: cube, CubeRowSums.init(socialCount:), body)
         }
     }
 
@@ -70,11 +78,9 @@ public struct ArtistDayRows: Sendable {
             values = order.map { table.values[$0] }
         }
 
-        func days(of cube: Cube, _ sums: (Value) -> CubeRowSums) -> [CubeDay] {
+        func forEachDay(of cube: Cube, _ sums: (Value) -> CubeRowSums, _ body: (CubeDay) -> Void) {
             let hourly = cube.grain == .hour
             let dimensions = cube.dimensions
-            var days: [CubeDay] = []
-            days.reserveCapacity(cells.count)
             for (group, cell) in cells.enumerated() {
                 var day = CubeDay(artist: cell.artist, day: cell.day)
                 let rows = starts[group] ..< starts[group + 1]
@@ -96,9 +102,8 @@ public struct ArtistDayRows: Sendable {
                     }
                     for (key, sums) in summed.rows { day.add(key, sums, hourly: hourly, dimensions: dimensions.count) }
                 }
-                days.append(day)
+                body(day)
             }
-            return days
         }
     }
 }
