@@ -16,15 +16,15 @@ extension Store {
     public func write(
         _ batch: FlushBatch, archive: [ArchiveSegmentPosition] = [], artistPartitions: [ArtistPartition] = []
     ) async throws {
-        let delta = batch.mergedDelta
+        let combined = batch.combinedDeltas
         do {
             try await client.withTransaction(logger: logger) { connection in
                 for part in batch.parts {
                     try await moveOffset(part, on: connection)
                     try await recordGaps(part.gaps, on: connection)
                 }
-                try await writeAggregates(delta, on: connection)
-                try await writeRejected(delta.rejected, on: connection)
+                try await writeAggregates(combined, on: connection)
+                try await writeRejected(combined.rejected, on: connection)
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
                 }
@@ -112,17 +112,17 @@ extension Store {
         }
     }
 
-    /// Writes the rows `delta` adds (`AggregateTable`): merges every cube's rows into its `_days` table
+    /// Writes the rows `deltas` add (`AggregateTable`): merges every cube's rows into its `_days` table
     /// (`mergeDays`), then unions its listener sketches into theirs (`mergeListeners`). A key written by two flushes
-    /// answers once. Every writer (a flush, a replay's batch, a rebuild) comes here with its delta alone: each
-    /// aggregate is made from it in one place.
-    func writeAggregates(_ delta: InternedDelta, on connection: PostgresConnection) async throws {
+    /// answers once. Every writer (a flush, a replay's batch, a rebuild) comes here with its deltas alone: each
+    /// aggregate is made from them in one place.
+    func writeAggregates(_ deltas: CombinedDeltas, on connection: PostgresConnection) async throws {
         // The cubes' blocks (each cube's in turn) and the listener sketches (a sort of the delta's plays) are made on
         // threads of their own while PostgreSQL writes the ones made before: made in tasks, they would hold the
         // concurrency pool's threads (two on two cores) and keep this task from sending what is ready.
         // One cube's blocks are made ahead of the one being written, no more: a flush holds two cubes' at most.
-        let values = delta.values
-        async let listeners = computed { delta.listeners }
+        let values = deltas.values
+        async let listeners = computed { deltas.listeners() }
         let (cubes, made) = AsyncStream.makeStream(of: [StagedBlock].self)
         let ahead = DispatchSemaphore(value: 1)
         let abandoned = AbandonedFlag()
@@ -132,7 +132,7 @@ extension Store {
             for _ in Cube.all { ahead.signal() }
         }
         DispatchQueue.global().async {
-            let rows = ArtistDayRows(delta)
+            let rows = deltas.artistDayRows()
             for cube in Cube.all {
                 ahead.wait()
                 guard !abandoned.value.load(ordering: .relaxed) else { break }

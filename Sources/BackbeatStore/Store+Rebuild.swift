@@ -71,7 +71,7 @@ extension Store {
                     "DELETE FROM \(cube.rolledTable) WHERE day >= $1::date AND day < $2::date",
                     binds: Self.binds(from, end)), logger: logger)
             }
-            try await writeAggregates(delta, on: connection)
+            try await writeAggregates(CombinedDeltas([delta]), on: connection)
             let inserted = try await connection.query("""
                 INSERT INTO rebuilds (from_day, to_day, events) VALUES (\(from)::date, (\(end)::date - 1), \(counted)) RETURNING id
                 """, logger: logger)

@@ -65,41 +65,52 @@ import Testing
 
     /// The artist-day rows a flush stores (`ArtistDayRows`) are its events summed to each cube's grain and
     /// dimensions (computed naively, per event), each artist-day's rows under that artist and day alone, every key
-    /// once.
+    /// once: from one delta, and from a flush's partition deltas combined (`CombinedDeltas`: each with a dictionary
+    /// of its own, keys repeated across them), whose listener sketches are also the one delta's.
     @Test func aDeltasArtistDayRowsAreItsEventsSummedToEachCube() {
         let (_, events) = Self.parts()
         let delta = InternedDelta(events: events)
-        let grouped = ArtistDayRows(delta)
-        for cube in Cube.all {
-            var expected: [String: [Int128]] = [:]
-            for event in events where Self.dataset(of: event) == cube.dataset {
-                let (key, values) = Self.naiveRow(event, cube)
-                expected[key] = zip(expected[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
-            }
-            var read: [String: [Int128]] = [:]
-            var artistDays = Set<String>()
-            var repeated = 0
-            for day in grouped.days(of: cube) {
-                artistDays.insert("\(day.artist)|\(day.day)")
-                let width = cube.dimensions.count
-                for row in 0..<day.rowCount {
-                    let bucket = cube.grain == .hour ? day.day * 24 + Int64(day.hours[row]) : day.day
-                    let values = day.values[row * width ..< (row + 1) * width].map { value in
-                        if case .id(let id) = value { delta.values[id] } else { value.fixedText ?? "" }
-                    }
-                    let key = ([delta.values[day.artist], String(bucket)] + values).joined(separator: "|")
-                    let sums = day.sums[row]
-                    if read[key] != nil { repeated += 1 }
-                    read[key] = switch cube.dataset {
-                    case .streams: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
-                    case .revenue: [sums.amount.micros, Int128(sums.integers.0)]
-                    case .social: [Int128(sums.integers.0)]
+        let partitions = (0..<5).map { part in InternedDelta(events: events.indices.filter { $0 % 5 == part }.map { events[$0] }) }
+        #expect(partitions.reduce(0) { $0 + $1.rowCount } > delta.rowCount, "no key is repeated across the partitions")
+        let combined = CombinedDeltas(partitions)
+        for (grouped, values) in [(ArtistDayRows(delta), delta.values), (combined.artistDayRows(), combined.values)] {
+            for cube in Cube.all {
+                var expected: [String: [Int128]] = [:]
+                for event in events where Self.dataset(of: event) == cube.dataset {
+                    let (key, values) = Self.naiveRow(event, cube)
+                    expected[key] = zip(expected[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
+                }
+                var read: [String: [Int128]] = [:]
+                var artistDays = Set<String>()
+                var repeated = 0
+                for day in grouped.days(of: cube) {
+                    artistDays.insert("\(day.artist)|\(day.day)")
+                    let width = cube.dimensions.count
+                    for row in 0..<day.rowCount {
+                        let bucket = cube.grain == .hour ? day.day * 24 + Int64(day.hours[row]) : day.day
+                        let dimensions = day.values[row * width ..< (row + 1) * width].map { value in
+                            if case .id(let id) = value { values[id] } else { value.fixedText ?? "" }
+                        }
+                        let key = ([values[day.artist], String(bucket)] + dimensions).joined(separator: "|")
+                        let sums = day.sums[row]
+                        if read[key] != nil { repeated += 1 }
+                        read[key] = switch cube.dataset {
+                        case .streams: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
+                        case .revenue: [sums.amount.micros, Int128(sums.integers.0)]
+                        case .social: [Int128(sums.integers.0)]
+                        }
                     }
                 }
+                #expect(read == expected && !read.isEmpty && repeated == 0, "\(cube.table): \(read.count) rows read, \(expected.count) expected, \(repeated) repeated")
+                #expect(artistDays.count == grouped.days(of: cube).count, "\(cube.table): an artist-day in two CubeDays")
             }
-            #expect(read == expected && !read.isEmpty && repeated == 0, "\(cube.table): \(read.count) rows read, \(expected.count) expected, \(repeated) repeated")
-            #expect(artistDays.count == grouped.days(of: cube).count, "\(cube.table): an artist-day in two CubeDays")
         }
+        let named = { (listeners: InternedDelta.Listeners, values: ValueDictionary) in
+            (artists: Dictionary(uniqueKeysWithValues: listeners.artists.map { ("\(values[$0.key.artist])|\($0.key.day)", $0.value) }),
+             tracks: Dictionary(uniqueKeysWithValues: listeners.tracks.map { ("\(values[$0.key.artist])|\(values[$0.key.track])|\($0.key.day)", $0.value) }))
+        }
+        let one = named(delta.listeners, delta.values), fromPartitions = named(combined.listeners(), combined.values)
+        #expect(one.artists == fromPartitions.artists && one.tracks == fromPartitions.tracks && !one.tracks.isEmpty)
     }
 
     /// A layer's rows of `cube`, keyed by artist, bucket and dimension values.

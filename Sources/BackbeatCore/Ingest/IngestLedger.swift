@@ -3,8 +3,8 @@
 /// This is the exactly-once bookkeeping, kept pure so it is tested without Kafka or PostgreSQL:
 /// - a partition is owned from `assign` (with the offset stored in PostgreSQL) until `revoke`;
 /// - `consume` validates a poll's messages and adds each to its partition's delta (an `InternedDelta`: each
-///   partition interns its own values, and a batch's deltas are merged when written), ignoring anything not owned or
-///   already seen;
+///   partition interns its own values, and a batch's deltas are read as one when written, `CombinedDeltas`),
+///   ignoring anything not owned or already seen;
 /// - `takeBatch` hands the deltas and the offset range (stored → next) to a flush, which must store the new offset
 ///   only if the stored one is still the expected one;
 /// - after a failed flush `restore` puts the batch back; after a conflict `markStale` drops the partition so that
@@ -336,7 +336,13 @@ public struct FlushBatch: Sendable {
         self.parts = parts
     }
 
-    /// All parts' deltas added together (one dictionary).
+    /// Every part's delta read as one: what the store writes (its rows by artist-day, its listener sketches), made
+    /// from the parts' deltas in place.
+    public var combinedDeltas: CombinedDeltas {
+        CombinedDeltas(parts.map(\.delta))
+    }
+
+    /// All parts' deltas added together into one (a copy of every row; `combinedDeltas` reads them in place).
     public var mergedDelta: InternedDelta {
         guard parts.count != 1 else { return parts[0].delta }
         var merged = InternedDelta()

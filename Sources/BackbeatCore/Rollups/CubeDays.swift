@@ -23,9 +23,14 @@ public struct ArtistDayRows: Sendable {
     private let social: Grouped<SocialCell, Int64>
 
     public init(_ delta: InternedDelta) {
-        streams = Grouped(delta.streams)
-        revenue = Grouped(delta.revenue)
-        social = Grouped(delta.social)
+        self.init(CombinedDeltas([delta]))
+    }
+
+    /// The rows of several deltas, in one dictionary's ids (`combined.values`).
+    init(_ combined: CombinedDeltas) {
+        streams = Grouped(combined.deltas.map(\.streams), ids: combined.ids, zero: StreamCounters()) { $0 += $1 }
+        revenue = Grouped(combined.deltas.map(\.revenue), ids: combined.ids, zero: RevenueCounters()) { $0 += $1 }
+        social = Grouped(combined.deltas.map(\.social), ids: combined.ids, zero: 0) { $0 += $1 }
     }
 
     /// The rows `cube` gains from the delta, one `CubeDay` per artist and day, in no particular order: a full
@@ -54,28 +59,79 @@ public struct ArtistDayRows: Sendable {
         var keys: [Key] = []
         var values: [Value] = []
 
-        init(_ table: CellTable<Key, Value>) {
+        /// The rows of `tables`, each table's ids mapped by its `ids`; a key in two tables becomes one row, its
+        /// values added by `add` from `zero`.
+        init(_ tables: [CellTable<Key, Value>], ids: [[UInt32]], zero: Value, add: (inout Value, Value) -> Void) {
+            let total = tables.reduce(0) { $0 + $1.count }
+            let remapping = tables.count > 1
             var groups = CellTable<ArtistDayCell, Int>()
-            var group = [Int32](repeating: 0, count: table.count)
+            var group = [Int32](repeating: 0, count: total)
             var counts: [Int] = []
-            for (row, key) in table.keys.enumerated() {
-                groups.update(ArtistDayCell(artist: key.artist, day: key.hour.floorDiv(24)), initial: counts.count) { index in
-                    if index == counts.count { counts.append(0) }
-                    counts[index] += 1
-                    group[row] = Int32(index)
+            var row = 0
+            for (table, ids) in zip(tables, ids) {
+                for key in table.keys {
+                    let artist = remapping ? ids[Int(key.artist)] : key.artist
+                    groups.update(ArtistDayCell(artist: artist, day: key.hour.floorDiv(24)), initial: counts.count) { index in
+                        if index == counts.count { counts.append(0) }
+                        counts[index] += 1
+                        group[row] = Int32(index)
+                    }
+                    row += 1
                 }
             }
             cells = groups.keys
             starts.reserveCapacity(counts.count + 1)
             for count in counts { starts.append(starts[starts.count - 1] + count) }
+            // A counting sort: each row written once, to the next place of its group.
             var next = starts
-            var order = [Int](repeating: 0, count: table.count)
-            for row in 0..<table.count {
-                order[next[Int(group[row])]] = row
-                next[Int(group[row])] += 1
+            var values: [Value] = []
+            keys = Array(unsafeUninitializedCapacity: total) { keys, keyCount in
+                values = Array(unsafeUninitializedCapacity: total) { values, valueCount in
+                    var row = 0
+                    for (table, ids) in zip(tables, ids) {
+                        for (key, value) in table.rows {
+                            let place = next[Int(group[row])]
+                            next[Int(group[row])] += 1
+                            (keys.baseAddress! + place).initialize(to: remapping ? key.remapped(ids) : key)
+                            (values.baseAddress! + place).initialize(to: value)
+                            row += 1
+                        }
+                    }
+                    valueCount = total
+                }
+                keyCount = total
             }
-            keys = order.map { table.keys[$0] }
-            values = order.map { table.values[$0] }
+            self.values = values
+            if remapping { sumRepeatedKeys(zero: zero, add) }
+        }
+
+        /// Makes each group's keys distinct, in place: rows of one key (from different tables) become one.
+        private mutating func sumRepeatedKeys(zero: Value, _ add: (inout Value, Value) -> Void) {
+            var kept = 0
+            for group in cells.indices {
+                let rows = starts[group] ..< starts[group + 1]
+                starts[group] = kept
+                guard rows.count > 1 else {
+                    keys[kept] = keys[rows.lowerBound]
+                    values[kept] = values[rows.lowerBound]
+                    kept += rows.count
+                    continue
+                }
+                // Small enough to stay in cache; read whole before its rows are written back over the group's.
+                var summed = CellTable<Key, Value>(capacity: rows.count)
+                for row in rows {
+                    let value = values[row]
+                    summed.update(keys[row], initial: zero) { add(&$0, value) }
+                }
+                for (key, value) in summed.rows {
+                    keys[kept] = key
+                    values[kept] = value
+                    kept += 1
+                }
+            }
+            starts[cells.count] = kept
+            keys.removeLast(keys.count - kept)
+            values.removeLast(values.count - kept)
         }
 
         func forEachDay(of cube: Cube, _ sums: (Value) -> CubeRowSums, _ body: (CubeDay) -> Void) {

@@ -50,6 +50,8 @@ public protocol InternedRowKey: TableKey {
     var hour: Int64 { get }
     /// This row's value of `dimension` ("" for a dimension the row's dataset does not have).
     func value(of dimension: Dimension) -> InternedValue
+    /// The same key with each id `i` replaced by `ids[i]` (its value's id in another dictionary).
+    func remapped(_ ids: [UInt32]) -> Self
 }
 
 public struct StreamCell: InternedRowKey {
@@ -71,6 +73,12 @@ public struct StreamCell: InternedRowKey {
         case .gender: .gender(gender)
         case .source, .currency, .action: .none
         }
+    }
+
+    public func remapped(_ ids: [UInt32]) -> StreamCell {
+        var cell = self
+        (cell.artist, cell.track, cell.platform, cell.country) = (ids[Int(artist)], ids[Int(track)], ids[Int(platform)], ids[Int(country)])
+        return cell
     }
 
     public func hash(seed: UInt64) -> UInt64 {
@@ -101,6 +109,12 @@ public struct RevenueCell: InternedRowKey {
         }
     }
 
+    public func remapped(_ ids: [UInt32]) -> RevenueCell {
+        var cell = self
+        (cell.artist, cell.currency, cell.platform, cell.track) = (ids[Int(artist)], ids[Int(currency)], ids[Int(platform)], ids[Int(track)])
+        return cell
+    }
+
     public func hash(seed: UInt64) -> UInt64 {
         var hash = TableHash.mix(seed, UInt64(artist) << 32 | UInt64(currency))
         hash = TableHash.mix(hash, UInt64(platform) << 32 | UInt64(track))
@@ -123,6 +137,12 @@ public struct SocialCell: InternedRowKey {
         }
     }
 
+    public func remapped(_ ids: [UInt32]) -> SocialCell {
+        var cell = self
+        (cell.artist, cell.platform, cell.action) = (ids[Int(artist)], ids[Int(platform)], ids[Int(action)])
+        return cell
+    }
+
     public func hash(seed: UInt64) -> UInt64 {
         TableHash.mix(TableHash.mix(seed, UInt64(artist) << 32 | UInt64(platform)), UInt64(bitPattern: hour) << 32 ^ UInt64(action))
     }
@@ -143,4 +163,9 @@ public struct TrackDayCell: Hashable, Sendable {
     public var artist: UInt32
     public var track: UInt32
     public var day: Int64
+
+    /// The same track day with its ids replaced by `ids[id]` (as `InternedRowKey.remapped`).
+    func remapped(_ ids: [UInt32]) -> TrackDayCell {
+        TrackDayCell(artist: ids[Int(artist)], track: ids[Int(track)], day: day)
+    }
 }

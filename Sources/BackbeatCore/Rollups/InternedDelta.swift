@@ -65,30 +65,12 @@ public struct InternedDelta: Sendable {
 
     /// Adds everything `other` added (its ids, of its own dictionary, are interned again here).
     public mutating func merge(_ other: InternedDelta) {
-        var ids: [UInt32] = []
-        ids.reserveCapacity(other.values.count)
-        for id in 0..<UInt32(other.values.count) { ids.append(other.values.withBytes(id) { values.id($0) }) }
-        for (cell, counters) in other.streams.rows {
-            var cell = cell
-            (cell.artist, cell.track, cell.platform, cell.country) = (ids[Int(cell.artist)], ids[Int(cell.track)], ids[Int(cell.platform)], ids[Int(cell.country)])
-            streams.update(cell, initial: StreamCounters()) { $0 += counters }
-        }
-        for (cell, counters) in other.revenue.rows {
-            var cell = cell
-            (cell.artist, cell.currency, cell.platform, cell.track) = (ids[Int(cell.artist)], ids[Int(cell.currency)], ids[Int(cell.platform)], ids[Int(cell.track)])
-            revenue.update(cell, initial: RevenueCounters()) { $0 += counters }
-        }
-        for (cell, count) in other.social.rows {
-            var cell = cell
-            (cell.artist, cell.platform, cell.action) = (ids[Int(cell.artist)], ids[Int(cell.platform)], ids[Int(cell.action)])
-            social.update(cell, initial: 0) { $0 += count }
-        }
+        let ids = values.intern(other.values)
+        for (cell, counters) in other.streams.rows { streams.update(cell.remapped(ids), initial: StreamCounters()) { $0 += counters } }
+        for (cell, counters) in other.revenue.rows { revenue.update(cell.remapped(ids), initial: RevenueCounters()) { $0 += counters } }
+        for (cell, count) in other.social.rows { social.update(cell.remapped(ids), initial: 0) { $0 += count } }
         plays.reserveCapacity(plays.count + other.plays.count)
-        for play in other.plays {
-            var play = play
-            (play.cell.artist, play.cell.track) = (ids[Int(play.cell.artist)], ids[Int(play.cell.track)])
-            plays.append(play)
-        }
+        for play in other.plays { plays.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
         rejected.append(contentsOf: other.rejected)
     }
 
@@ -140,11 +122,23 @@ extension InternedDelta {
     public typealias Listeners = (artists: [(key: ArtistDayCell, value: HyperLogLog)], tracks: [(key: TrackDayCell, value: HyperLogLog)])
 
     /// The unique listeners per artist and day, and per track and day, of the plays added.
-    ///
+    public var listeners: Listeners { Self.listeners(sorting: plays) }
+
+    /// The unique listeners of the plays of several deltas, their ids made ids of one dictionary (`ids[d]` maps
+    /// those of `deltas[d]`, as `CombinedDeltas` holds them).
+    static func listeners(of deltas: [InternedDelta], ids: [[UInt32]]) -> Listeners {
+        var plays: [ListenedPlay] = []
+        plays.reserveCapacity(deltas.reduce(0) { $0 + $1.plays.count })
+        for (delta, ids) in zip(deltas, ids) {
+            for play in delta.plays { plays.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
+        }
+        return listeners(sorting: plays)
+    }
+
     /// One sort, by artist, day, track, then hash: a track day's plays are then a run, and an artist day's plays are
     /// the runs of its tracks one after another (their hashes sorted again, a few at a time).
-    public var listeners: Listeners {
-        var plays = self.plays
+    private static func listeners(sorting plays: [ListenedPlay]) -> Listeners {
+        var plays = plays
         plays.sort { ($0.cell.artist, $0.cell.day, $0.cell.track, $0.hash) < ($1.cell.artist, $1.cell.day, $1.cell.track, $1.hash) }
         var artists: [(key: ArtistDayCell, value: HyperLogLog)] = []
         var tracks: [(key: TrackDayCell, value: HyperLogLog)] = []
@@ -163,7 +157,7 @@ extension InternedDelta {
                 tracks.append((trackDay, HyperLogLog(sortedDistinctHashes: trackHashes)))
             }
             artistHashes.sort()
-            artists.append((artistDay, HyperLogLog(sortedDistinctHashes: Self.distinct(sorted: artistHashes))))
+            artists.append((artistDay, HyperLogLog(sortedDistinctHashes: distinct(sorted: artistHashes))))
         }
         return (artists, tracks)
     }

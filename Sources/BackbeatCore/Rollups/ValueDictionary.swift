@@ -50,6 +50,14 @@ public struct ValueDictionary: Sendable {
         return text.withUTF8 { id(UnsafeRawBufferPointer($0)) }
     }
 
+    /// Interns every value of `other`, in its order; answers each of `other`'s ids' id here (`InternedRowKey.remapped`).
+    public mutating func intern(_ other: ValueDictionary) -> [UInt32] {
+        var ids: [UInt32] = []
+        ids.reserveCapacity(other.count)
+        for id in 0..<UInt32(other.count) { ids.append(other.withBytes(id) { self.id($0) }) }
+        return ids
+    }
+
     /// The bytes of the value `id`.
     public func withBytes<Result>(_ id: UInt32, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         let end = ends[Int(id)]

@@ -1,0 +1,37 @@
+/// Several deltas read as one, as a flush writes its partitions' deltas: their values interned into one dictionary,
+/// and what they add (rows by artist-day, listener sketches, rejected messages) made from each delta in place. Adding
+/// them into one delta first (`InternedDelta.merge`) would copy every row into a table of its own only to read it once.
+public struct CombinedDeltas: Sendable {
+    public let deltas: [InternedDelta]
+    /// Every value of the deltas: what the ids of `artistDayRows()` and `listeners()` are ids of.
+    public let values: ValueDictionary
+    /// Per delta, each of its ids' id in `values`.
+    let ids: [[UInt32]]
+
+    public init(_ deltas: [InternedDelta]) {
+        self.deltas = deltas
+        if deltas.count == 1 {
+            values = deltas[0].values
+            ids = [Array(0..<UInt32(deltas[0].values.count))]
+        } else {
+            var values = ValueDictionary()
+            ids = deltas.map { values.intern($0.values) }
+            self.values = values
+        }
+    }
+
+    /// The deltas' rows grouped by artist and day, a key added by two deltas summed into one row.
+    public func artistDayRows() -> ArtistDayRows {
+        ArtistDayRows(self)
+    }
+
+    /// The unique listeners per artist and day, and per track and day, of every delta's plays.
+    public func listeners() -> InternedDelta.Listeners {
+        InternedDelta.listeners(of: deltas, ids: ids)
+    }
+
+    /// Every delta's rejected messages.
+    public var rejected: [RejectedMessage] {
+        deltas.flatMap(\.rejected)
+    }
+}
