@@ -8,6 +8,8 @@ struct StagedBlock: Sendable {
     var day: Int64
     var block: [UInt8]
 
+    var key: ArtistDayKey { ArtistDayKey(artistID: artistID, day: day) }
+
     /// The blocks of `cube` that `rows` make, each artist-day encoded as soon as it is summed, their values resolved
     /// through `values`.
     static func blocks(_ rows: ArtistDayRows, of cube: Cube, values: ValueDictionary) -> [StagedBlock] {
@@ -36,7 +38,7 @@ extension Store {
         var remaining = blocks
         while !remaining.isEmpty {
             let merged = try await mergeStored(remaining, of: cube, into: table, on: connection)
-            let new = remaining.filter { !merged.contains(ArtistDayKey(($0.artistID, $0.day))) }
+            let new = remaining.filter { !merged.contains($0.key) }
             guard !new.isEmpty, try await !insertNew(new, into: table, on: connection) else { return }
             remaining = new
         }
@@ -47,41 +49,29 @@ extension Store {
     private func mergeStored(
         _ blocks: [StagedBlock], of cube: Cube, into table: AggregateTable, on connection: PostgresConnection
     ) async throws -> Set<ArtistDayKey> {
-        let locked = try await connection.query("""
-            SELECT d.artist_id, (d.day - date '1970-01-01')::bigint, d.block
-            FROM \(unescaped: table.days) d
-            JOIN unnest(\(blocks.map(\.artistID))::text[], \(blocks.map(\.day))::bigint[]) AS k(artist_id, day)
-              ON d.artist_id = k.artist_id AND d.day = date '1970-01-01' + k.day::integer
-            ORDER BY date_trunc('month', d.day), d.artist_id, d.day FOR UPDATE OF d
-            """, logger: logger).collect()
+        let locked = try await storedRows(of: table.days, at: blocks.map(\.key), also: ", d.block", locking: true, on: connection)
         guard !locked.isEmpty else { return [] }
         var merged: [StagedBlock] = []
         var found: Set<ArtistDayKey> = []
-        let flushed = Dictionary(blocks.map { (ArtistDayKey(($0.artistID, $0.day)), $0.block) }, uniquingKeysWith: { first, _ in first })
+        let flushed = Dictionary(blocks.map { ($0.key, $0.block) }, uniquingKeysWith: { first, _ in first })
         for row in locked {
             let (artistID, day, block) = try row.decode((String, Int64, ByteBuffer).self)
-            let key = ArtistDayKey((artistID, day))
+            let key = ArtistDayKey(artistID: artistID, day: day)
             guard let mine = flushed[key] else { continue }
             let rows = try CubeBlock.decode(Array(block.readableBytesView), of: cube).merging(try CubeBlock.decode(mine, of: cube))
             merged.append(StagedBlock(artistID: artistID, day: day, block: CubeBlock.encode(rows, of: cube)))
             found.insert(key)
         }
-        let stage = table.days + "_stage"
-        try await connection.query(PostgresQuery(unsafeSQL: """
-            CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) (artist_id text, day date, block bytea) ON COMMIT DELETE ROWS
-            """), logger: logger)
-        try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(stage)"), logger: logger)
-        try await append(merged, to: stage, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
-        try await connection.query(PostgresQuery(unsafeSQL: """
-            UPDATE \(table.days) d SET block = s.block FROM \(stage) s WHERE d.artist_id = s.artist_id AND d.day = s.day
-            """), logger: logger)
+        try await stage(merged, for: table, as: "artist_id text, day date, block bytea", columns: ["artist_id", "day", "block"], merging: { stage in
+            "UPDATE \(table.days) d SET block = s.block FROM \(stage) s WHERE d.artist_id = s.artist_id AND d.day = s.day"
+        }, on: connection, Self.encode)
         return found
     }
 
     /// COPYs `blocks` (of artist-days with none stored) into the table (`ArtistDayKey.inWriteOrder`); answers false,
     /// with nothing of them written, when another writer stored one of their artist-days meanwhile.
     private func insertNew(_ blocks: [StagedBlock], into table: AggregateTable, on connection: PostgresConnection) async throws -> Bool {
-        let ordered = ArtistDayKey.inWriteOrder(blocks) { ($0.artistID, $0.day) }
+        let ordered = ArtistDayKey.inWriteOrder(blocks, \.key)
         return try await appendUnlessStored(ordered, to: table.days, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
     }
 
@@ -92,45 +82,19 @@ extension Store {
         copy.endRow()
     }
 
-    /// Makes the month partitions of `table.days` that `days` (the rows' days) fall in, COPYs `rows` (each encoded
-    /// by `encode` into `columns`) to `table`'s staging table, then runs `merge`, the statement that inserts the
-    /// staged rows into `table.days`. The staging table is temporary, made by the session's first flush
-    /// (`definition`: its columns) and emptied when the transaction commits.
-    @discardableResult
+    /// COPYs `rows` (each encoded by `encode` into `columns`) to `table`'s staging table, then runs `merge`, the
+    /// statement that carries the staged rows into `table.days`. The staging table is temporary, made by the
+    /// session's first flush (`definition`: its columns), emptied before each use and when the transaction commits.
     func stage<Rows: Sequence>(
-        _ rows: Rows, days: [Int64], for table: AggregateTable, as definition: String, columns: [String], merging merge: (String) -> String,
+        _ rows: Rows, for table: AggregateTable, as definition: String, columns: [String], merging merge: (String) -> String,
         on connection: PostgresConnection, _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
-    ) async throws -> [PostgresRow] {
-        try await makeMonthPartitions(of: table.days, days: days, on: connection)
+    ) async throws {
         let stage = table.days + "_stage"
         try await connection.query(PostgresQuery(unsafeSQL: """
             CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) (\(definition)) ON COMMIT DELETE ROWS
             """), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(stage)"), logger: logger)
         try await append(rows, to: stage, columns: columns, on: connection, encode)
-        return try await connection.query(PostgresQuery(unsafeSQL: merge(stage)), logger: logger).collect()
-    }
-}
-
-/// An artist-day, as rows name it.
-struct ArtistDayKey: Hashable {
-    var artistID: String
-    var day: Int64
-
-    init(_ pair: (String, Int64)) {
-        artistID = pair.0
-        day = pair.1
-    }
-
-    /// `rows` in the order every writer inserts and locks artist-days in (SQL: `ORDER BY date_trunc('month', day),
-    /// artist_id, day`): month partition by month partition, each in its primary key's order, so that each
-    /// partition's index is filled from left to right (its pages left full, not split in halves) and two writers
-    /// take their shared artist-days in one order.
-    static func inWriteOrder<Row>(_ rows: [Row], _ artistDay: (Row) -> (String, Int64)) -> [Row] {
-        let keys = rows.map { row -> (month: Int, artistID: String, day: Int64) in
-            let (artistID, day) = artistDay(row)
-            let date = CivilDate(daysSinceEpoch: day)
-            return (date.year * 12 + date.month, artistID, day)
-        }
-        return rows.indices.sorted { keys[$0] < keys[$1] }.map { rows[$0] }
+        try await connection.query(PostgresQuery(unsafeSQL: merge(stage)), logger: logger)
     }
 }

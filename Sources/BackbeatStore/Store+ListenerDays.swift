@@ -41,7 +41,7 @@ extension Store {
         guard !listeners.artists.isEmpty else { return }
         let artists = listeners.artists.map { ArtistListenersDay(artistID: values[$0.key.artist], day: $0.key.day, sketch: $0.value) }
         try await writeListeners(
-            artists, artistDay: { ($0.artistID, $0.day) }, into: .artistListeners, stagedAs: "artist_id text, day date, listeners bytea",
+            artists, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: .artistListeners, stagedAs: "artist_id text, day date, listeners bytea",
             columns: ["artist_id", "day", "listeners"], merging: Self.mergeArtistListeners(into: .artistListeners), on: connection
         ) { day, _, copy in
             copy.text(day.artistID)
@@ -51,7 +51,7 @@ extension Store {
         }
         let tracks = TrackListenersDay.days(of: listeners.tracks, values: values)
         try await writeListeners(
-            tracks, artistDay: { ($0.artistID, $0.day) }, into: .trackListeners,
+            tracks, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: .trackListeners,
             stagedAs: "artist_id text, day date, track_id text[], listeners bytea[]", columns: ["artist_id", "day", "track_id", "listeners"],
             merging: Self.mergeTrackListeners(into: .trackListeners), on: connection
         ) { day, sketchType, copy in
@@ -69,21 +69,19 @@ extension Store {
     /// (binary COPY names an array's element type, and hll's OID is the database's own), and unioned in by `merge`.
     /// `encode` writes a row with the given element type for its sketch arrays.
     private func writeListeners<Row>(
-        _ rows: [Row], artistDay: (Row) -> (String, Int64), into table: AggregateTable, stagedAs definition: String, columns: [String],
+        _ rows: [Row], artistDay: (Row) -> ArtistDayKey, into table: AggregateTable, stagedAs definition: String, columns: [String],
         merging merge: (String) -> String, on connection: PostgresConnection,
         _ encode: (Row, CopyBinaryEncoder.ArrayElement, inout CopyBinaryEncoder) -> Void
     ) async throws {
         let keys = rows.map(artistDay)
-        try await makeMonthPartitions(of: table.days, days: keys.map(\.1), on: connection)
-        let storedRows = try await connection.query("""
-            SELECT d.artist_id, (d.day - date '1970-01-01')::bigint FROM \(unescaped: table.days) d
-            JOIN unnest(\(keys.map(\.0))::text[], \(keys.map(\.1))::bigint[]) AS k(artist_id, day)
-              ON d.artist_id = k.artist_id AND d.day = date '1970-01-01' + k.day::integer
-            """, logger: logger).collect()
+        try await makeMonthPartitions(of: table.days, days: keys.map(\.day), on: connection)
         var stored: Set<ArtistDayKey> = []
-        for row in storedRows { stored.insert(ArtistDayKey(try row.decode((String, Int64).self))) }
-        var toMerge = rows.indices.filter { stored.contains(ArtistDayKey(keys[$0])) }
-        let new = ArtistDayKey.inWriteOrder(rows.indices.filter { !stored.contains(ArtistDayKey(keys[$0])) }) { keys[$0] }
+        for row in try await storedRows(of: table.days, at: keys, on: connection) {
+            let (artistID, day) = try row.decode((String, Int64).self)
+            stored.insert(ArtistDayKey(artistID: artistID, day: day))
+        }
+        var toMerge = rows.indices.filter { stored.contains(keys[$0]) }
+        let new = ArtistDayKey.inWriteOrder(rows.indices.filter { !stored.contains(keys[$0]) }) { keys[$0] }
         if !new.isEmpty {
             let sketchType = CopyBinaryEncoder.ArrayElement(oid: try await hllTypeOID(on: connection))
             let inserted = try await appendUnlessStored(new, to: table.days, columns: columns, on: connection) { index, copy in
@@ -92,7 +90,7 @@ extension Store {
             if !inserted { toMerge += new }
         }
         guard !toMerge.isEmpty else { return }
-        try await stage(toMerge, days: toMerge.map { keys[$0].1 }, for: table, as: definition, columns: columns, merging: merge, on: connection) { index, copy in
+        try await stage(toMerge, for: table, as: definition, columns: columns, merging: merge, on: connection) { index, copy in
             encode(rows[index], .bytea, &copy)
         }
     }

@@ -1,0 +1,39 @@
+import BackbeatCore
+import PostgresNIO
+
+/// An artist-day, as the `_days` tables key their rows (`artist_id`, `day`).
+struct ArtistDayKey: Hashable {
+    var artistID: String
+    /// Days since the epoch (UTC).
+    var day: Int64
+
+    /// `rows` in the order every writer inserts and locks artist-days in (SQL: `ORDER BY date_trunc('month', day),
+    /// artist_id, day`): month partition by month partition, each in its primary key's order, so that each
+    /// partition's index is filled from left to right (its pages left full, not split in halves) and two writers
+    /// take their shared artist-days in one order.
+    static func inWriteOrder<Row>(_ rows: [Row], _ artistDay: (Row) -> ArtistDayKey) -> [Row] {
+        let keys = rows.map { row -> (month: Int, artistID: String, day: Int64) in
+            let key = artistDay(row)
+            let date = CivilDate(daysSinceEpoch: key.day)
+            return (date.year * 12 + date.month, key.artistID, key.day)
+        }
+        return rows.indices.sorted { keys[$0] < keys[$1] }.map { rows[$0] }
+    }
+}
+
+extension Store {
+    /// The rows `table` (a `_days` table) stores at `keys`' artist-days: each row's artist and day (days since the
+    /// epoch), then `columns` (of the table, aliased `d`). With `locking`, each is locked for update, in write order
+    /// (`ArtistDayKey.inWriteOrder`).
+    func storedRows(
+        of table: String, at keys: [ArtistDayKey], also columns: String = "", locking: Bool = false, on connection: PostgresConnection
+    ) async throws -> [PostgresRow] {
+        let lock = locking ? "ORDER BY date_trunc('month', d.day), d.artist_id, d.day FOR UPDATE OF d" : ""
+        return try await connection.query("""
+            SELECT d.artist_id, (d.day - date '1970-01-01')::bigint\(unescaped: columns) FROM \(unescaped: table) d
+            JOIN unnest(\(keys.map(\.artistID))::text[], \(keys.map(\.day))::bigint[]) AS k(artist_id, day)
+              ON d.artist_id = k.artist_id AND d.day = date '1970-01-01' + k.day::integer
+            \(unescaped: lock)
+            """, logger: logger).collect()
+    }
+}
