@@ -34,8 +34,12 @@ final class LiveMemory: Sendable {
     }
 
     /// Open cells per sealed cell at which a sealed day is sealed again while events arrive. Open cells cost about
-    /// 28 times the bytes of sealed ones, so this bounds a day's open part to some 7 times its sealed bytes.
-    static let resealShare = 0.25
+    /// 28 times the bytes of sealed ones, so this bounds a day's open part to some 1.4 times its sealed bytes. During
+    /// a backlog spread over many days each flush opens every one of them, and each commit copies the open parts it
+    /// grows: at a quarter, serve's peak on the bench's 1M events was 267-296 MB; at a twentieth 231-249 MB, at the
+    /// same speed (docs/performance.md). Resealing a day after each late event would cost the flush loop a re-encoding
+    /// of every day touched per flush.
+    static let resealShare = 0.05
 
     let configuration: MemoryConfiguration
     private let state = Mutex(State())
@@ -148,7 +152,7 @@ final class LiveMemory: Sendable {
     }
 
     /// Seals finished days and drops what falls outside the window or the budget, on a copy. While events are
-    /// arriving, a day sealed before waits until its open part is a quarter of its sealed part (`resealShare`);
+    /// arriving, a day sealed before waits until its open part is a twentieth of its sealed part (`resealShare`);
     /// once nothing is pending, every day is sealed.
     func maintain(today: Int64) {
         let (durable, epoch, idle) = state.withLock { ($0.layers.durable, $0.layers.epoch, $0.layers.isIdle) }
