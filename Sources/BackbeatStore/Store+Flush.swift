@@ -1,7 +1,6 @@
 import BackbeatCore
 import Dispatch
 import PostgresNIO
-import Synchronization
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
@@ -117,34 +116,19 @@ extension Store {
     /// answers once. Every writer (a flush, a replay's batch, a rebuild) comes here with its deltas alone: each
     /// aggregate is made from them in one place.
     func writeAggregates(_ deltas: CombinedDeltas, on connection: PostgresConnection) async throws {
-        // The cubes' blocks (each cube's in turn) and the listener sketches (a sort of the delta's plays) are made on
-        // threads of their own while PostgreSQL writes the ones made before: made in tasks, they would hold the
+        // The cubes' blocks (each cube's in turn) and the listener sketches (a sort of the deltas' plays) are made on
+        // dispatch threads while PostgreSQL writes the ones made before: made in tasks, they would hold the
         // concurrency pool's threads (two on two cores) and keep this task from sending what is ready.
         // One cube's blocks are made ahead of the one being written, no more: a flush holds two cubes' at most.
         let values = deltas.values
         async let listeners = computed { deltas.listeners() }
-        let (cubes, made) = AsyncStream.makeStream(of: [StagedBlock].self)
-        let ahead = DispatchSemaphore(value: 1)
-        let abandoned = AbandonedFlag()
-        defer {
-            // A write that failed lets the maker run out without making the rest.
-            abandoned.value.store(true, ordering: .relaxed)
-            for _ in Cube.all { ahead.signal() }
-        }
-        DispatchQueue.global().async {
-            let rows = deltas.artistDayRows()
-            for cube in Cube.all {
-                ahead.wait()
-                guard !abandoned.value.load(ordering: .relaxed) else { break }
-                made.yield(StagedBlock.blocks(rows, of: cube, values: values))
-            }
-            made.finish()
-        }
-        var blocks = cubes.makeAsyncIterator()
-        for cube in Cube.all {
-            guard let cubeBlocks = await blocks.next() else { break }
-            ahead.signal()
-            try await mergeDays(cube, cubeBlocks, on: connection)
+        let rows = await computed { deltas.artistDayRows() }
+        let blocks = { (cube: Cube) in Task { await computed { StagedBlock.blocks(rows, of: cube, values: values) } } }
+        var next = blocks(Cube.all[0])
+        for (index, cube) in Cube.all.enumerated() {
+            let made = await next.value
+            if index + 1 < Cube.all.count { next = blocks(Cube.all[index + 1]) }
+            try await mergeDays(cube, made, on: connection)
         }
         try await mergeListeners(await listeners, values: values, on: connection)
     }
@@ -192,9 +176,4 @@ func computed<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(returning: work()) }
     }
-}
-
-/// Set when a flush's write ended before taking every cube's blocks.
-private final class AbandonedFlag: Sendable {
-    let value = Atomic(false)
 }
