@@ -23,7 +23,7 @@ extension Store {
                     try await recordGaps(part.gaps, on: connection)
                 }
                 try await writeAggregates(combined, on: connection)
-                try await writeRejected(combined.rejected, on: connection)
+                try await writeRejected(batch.rejected, on: connection)
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
                 }

@@ -1,5 +1,5 @@
 /// Several deltas read as one, as a flush writes its partitions' deltas: their values interned into one dictionary,
-/// and what they add (rows by artist-day, listener sketches, rejected messages) made from each delta in place. Adding
+/// and what they add (rows by artist-day, listener sketches) made from each delta in place. Adding
 /// them into one delta first (`InternedDelta.merge`) would copy every row into a table of its own only to read it once.
 public struct CombinedDeltas: Sendable {
     public let deltas: [InternedDelta]
@@ -28,10 +28,5 @@ public struct CombinedDeltas: Sendable {
     /// The unique listeners per artist and day, and per track and day, of every delta's plays.
     public func listeners() -> InternedDelta.Listeners {
         InternedDelta.listeners(of: deltas, ids: ids)
-    }
-
-    /// Every delta's rejected messages.
-    public var rejected: [RejectedMessage] {
-        deltas.flatMap(\.rejected)
     }
 }
