@@ -20,11 +20,11 @@ extension Store {
         let period = granularity == .all
             ? "NULL::bigint"
             : "extract(epoch FROM date_trunc('\(granularity.rawValue)', day::timestamp))::bigint"
-        let sql = "SELECT \(period), hll_union_agg(listeners)::text FROM \(table) WHERE \(conditions) GROUP BY 1"
+        let sql = "SELECT \(period), hll_union_agg(listeners) FROM \(table) WHERE \(conditions) GROUP BY 1"
         var result: [Timestamp?: HyperLogLog] = [:]
-        for try await (start, text) in try await read(PostgresQuery(unsafeSQL: sql, binds: binds))
-            .decode((Int64?, String).self) {
-            result[start.map { Timestamp(seconds: $0) }] = try Self.sketch(fromText: text)
+        for try await (start, stored) in try await read(PostgresQuery(unsafeSQL: sql, binds: binds))
+            .decode((Int64?, ByteBuffer).self) {
+            result[start.map { Timestamp(seconds: $0) }] = try Self.sketch(stored)
         }
         return result
     }
@@ -35,50 +35,19 @@ extension Store {
         let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: days.lowerBound))
         let to = RFC3339.formatDate(CivilDate(daysSinceEpoch: days.upperBound))
         let rows = try await read("""
-            SELECT track_id, hll_union_agg(listeners)::text FROM track_listeners_daily
+            SELECT track_id, hll_union_agg(listeners) FROM track_listeners_daily
             WHERE artist_id = \(artistID) AND track_id = ANY(\(trackIDs)::text[]) AND day >= \(from)::date AND day < \(to)::date
             GROUP BY track_id
             """)
         var result: [String: HyperLogLog] = [:]
-        for try await (track, text) in rows.decode((String, String).self) {
-            result[track] = try Self.sketch(fromText: text)
+        for try await (track, stored) in rows.decode((String, ByteBuffer).self) {
+            result[track] = try Self.sketch(stored)
         }
         return result
     }
 
-    /// A sketch from the text form of an `hll` value: `\x` and the storage bytes in hex.
-    static func sketch(fromText text: String) throws -> HyperLogLog {
-        guard let bytes = bytes(fromHexText: text) else { throw StoredSketchError(text: text) }
-        return try HyperLogLog(serialized: bytes)
+    /// A sketch from an `hll` value as PostgreSQL sends it in binary (`hll_send`): its storage bytes.
+    static func sketch(_ stored: ByteBuffer) throws -> HyperLogLog {
+        try HyperLogLog(serialized: Array(stored.readableBytesView))
     }
-
-    /// The bytes of PostgreSQL's hex text output (`\x` then two hex digits per byte), or nil if it is not that.
-    public static func bytes(fromHexText text: String) -> [UInt8]? {
-        let hex = Array(text.utf8.dropFirst(2))
-        guard text.hasPrefix("\\x"), hex.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hex.count / 2)
-        var index = 0
-        while index < hex.count {
-            guard let high = hexValue(hex[index]), let low = hexValue(hex[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-}
-
-/// An `hll` value PostgreSQL returned that is not the text form of a sketch.
-public struct StoredSketchError: Error, CustomStringConvertible {
-    public var text: String
-    public var description: String { "PostgreSQL returned an hll value that is not \\x followed by hex: \(text.prefix(40))" }
 }

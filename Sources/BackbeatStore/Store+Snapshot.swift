@@ -67,15 +67,15 @@ extension Store {
             }
         }
 
-        for try await (artist, day, text) in try await connection.query("""
-            SELECT artist_id, (day - date '1970-01-01')::bigint, listeners::text FROM artist_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
-            """, logger: logger).decode((String, Int64, String).self) {
-            memory.addListeners(artistID: artist, trackID: nil, day: day, try Self.sketch(fromText: text))
+        for try await (artist, day, stored) in try await connection.query("""
+            SELECT artist_id, (day - date '1970-01-01')::bigint, listeners FROM artist_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
+            """, logger: logger).decode((String, Int64, ByteBuffer).self) {
+            memory.addListeners(artistID: artist, trackID: nil, day: day, try Self.sketch(stored))
         }
-        for try await (artist, track, day, text) in try await connection.query("""
-            SELECT artist_id, track_id, (day - date '1970-01-01')::bigint, listeners::text FROM track_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
-            """, logger: logger).decode((String, String, Int64, String).self) {
-            memory.addListeners(artistID: artist, trackID: track, day: day, try Self.sketch(fromText: text))
+        for try await (artist, track, day, stored) in try await connection.query("""
+            SELECT artist_id, track_id, (day - date '1970-01-01')::bigint, listeners FROM track_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
+            """, logger: logger).decode((String, String, Int64, ByteBuffer).self) {
+            memory.addListeners(artistID: artist, trackID: track, day: day, try Self.sketch(stored))
         }
         return StoredSnapshot(offsets: offsets, memory: memory)
     }
