@@ -1,3 +1,4 @@
+import BackbeatCore
 import BackbeatStore
 import Hummingbird
 import Logging
@@ -17,12 +18,16 @@ public struct ServeConfiguration: Sendable {
     public var cluster: ClusterConfiguration?
     /// How long stored numbers are kept.
     public var retention: RetentionSettings
+    /// Most bytes of encoded answers kept for reuse (`AnswerCache`); 0: none kept.
+    public var answerCacheBytes: Int
 
     public init(
         ingest: IngestConfiguration, httpHost: String = "0.0.0.0", httpPort: Int = 8080, adminToken: String,
         artistRequestsPerSecond: Double = 20, webDirectory: String? = nil,
-        cluster: ClusterConfiguration? = nil, retention: RetentionSettings = RetentionSettings()
+        cluster: ClusterConfiguration? = nil, retention: RetentionSettings = RetentionSettings(),
+        answerCacheBytes: Int = ServeConfiguration.defaultAnswerCacheBytes
     ) {
+        self.answerCacheBytes = answerCacheBytes
         self.cluster = cluster
         self.retention = retention
         self.ingest = ingest
@@ -34,12 +39,17 @@ public struct ServeConfiguration: Sendable {
     }
 }
 
+extension ServeConfiguration {
+    public static let defaultAnswerCacheBytes = 64 << 20
+}
+
 /// Builds the router: health checks, metrics and the web dashboard's static files open, everything under `/v1`
 /// behind a bearer token (admin or artist). With `registry`, a query for an artist that memory here does not hold is
 /// forwarded to the instance that holds it (`ArtistForwarding`).
 func buildRouter(
     store: Store, ingest: IngestService?, metrics: ServiceMetrics, adminToken: String, artistRequestsPerSecond: Double = 20,
-    webDirectory: String? = nil, registry: InstanceRegistry? = nil
+    webDirectory: String? = nil, registry: InstanceRegistry? = nil, answerCache: AnswerCache?,
+    clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock
 ) -> Router<BackbeatRequestContext> {
     let router = Router(context: BackbeatRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
@@ -51,7 +61,7 @@ func buildRouter(
     MetricsRoute(metrics: metrics).add(to: router)
     let memory = ingest?.memory
     let artistPartitions = memory == nil ? nil : ArtistPartitionCache(store: store)
-    let queries = QueryService(store: store, memory: memory, artistPartitions: artistPartitions)
+    let queries = QueryService(store: store, memory: memory, artistPartitions: artistPartitions, cache: answerCache, clock: clock)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistListRoute(store: store).add(to: v1)
     let artist = v1.group("artists/:artist_id")
@@ -69,10 +79,11 @@ func buildRouter(
 
 /// `buildRouter` as the in-process tests build it: one instance, no forwarding.
 public func buildRouter(
-    store: Store, ingest: IngestService?, metrics: ServiceMetrics, adminToken: String, artistRequestsPerSecond: Double = 20
+    store: Store, ingest: IngestService?, metrics: ServiceMetrics, adminToken: String, artistRequestsPerSecond: Double = 20,
+    answerCacheBytes: Int = ServeConfiguration.defaultAnswerCacheBytes
 ) -> Router<BackbeatRequestContext> {
     buildRouter(store: store, ingest: ingest, metrics: metrics, adminToken: adminToken, artistRequestsPerSecond: artistRequestsPerSecond,
-                webDirectory: nil, registry: nil)
+                webDirectory: nil, registry: nil, answerCache: AnswerCache(bytes: answerCacheBytes, metrics: metrics))
 }
 
 /// Builds the whole service: the PostgreSQL pool, the ingest path, the instance's heartbeat and the HTTP server,
@@ -87,7 +98,7 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
     }
     let router = buildRouter(store: store, ingest: ingest, metrics: metrics, adminToken: configuration.adminToken,
                              artistRequestsPerSecond: configuration.artistRequestsPerSecond, webDirectory: configuration.webDirectory,
-                             registry: registry)
+                             registry: registry, answerCache: AnswerCache(bytes: configuration.answerCacheBytes, metrics: metrics))
     var services: [any Service] = [
         store.client,
         RetentionService(store: store, retention: configuration.retention, logger: logger),

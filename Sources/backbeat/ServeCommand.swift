@@ -45,6 +45,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("memory-budget"), help: "Most bytes of cubes held in memory, e.g. 512MB; the oldest days go first (env BACKBEAT_MEMORY_BUDGET; default 512MB; 0: PostgreSQL answers everything).")
     var memoryBudget: String?
 
+    @Option(name: .customLong("answer-cache"), help: "Most bytes of encoded dashboard answers kept and served again while nothing they read changed, e.g. 64MB (env BACKBEAT_ANSWER_CACHE; default 64MB; 0: none kept).")
+    var answerCache: String?
+
     @Option(name: .customLong("archive-dir"), help: "Archive every consumed message, valid or not, as zstd NDJSON segments in this directory (env BACKBEAT_ARCHIVE_DIR; default: no archive). One directory per instance.")
     var archiveDirectory: String?
 
@@ -114,6 +117,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard let days = Int(daysText), (0...3660).contains(days) else { throw ValidationError("--memory-days must be 0-3660, not \(daysText)") }
         let budgetText = setting(memoryBudget, "BACKBEAT_MEMORY_BUDGET") ?? "512MB"
         guard let budget = parseByteSize(budgetText) else { throw ValidationError("--memory-budget \(budgetText) is not a size such as 512MB") }
+
+        let answerCacheText = setting(answerCache, "BACKBEAT_ANSWER_CACHE") ?? "64MB"
+        guard let answerCacheBytes = parseByteSize(answerCacheText) else {
+            throw ValidationError("--answer-cache \(answerCacheText) is not a size such as 64MB")
+        }
 
         let segmentText = setting(archiveSegmentSize, "BACKBEAT_ARCHIVE_SEGMENT_SIZE") ?? "128MB"
         guard let segmentBytes = parseByteSize(segmentText), segmentBytes > 0 else {
@@ -190,7 +198,7 @@ struct ServeCommand: AsyncParsableCommand {
                 groupInstanceID: instanceName == "none" ? nil : instanceName, gapPolicy: gapPolicy,
                 commitGroupOffsets: commitGroupOffsets || setting(nil, "BACKBEAT_COMMIT_GROUP_OFFSETS") == "1"),
             httpPort: port, adminToken: token, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger),
-            cluster: cluster, retention: RetentionSettings(detailDays: detail, cubeMonths: cubes))
+            cluster: cluster, retention: RetentionSettings(detailDays: detail, cubeMonths: cubes), answerCacheBytes: answerCacheBytes)
         let app = buildApplication(configuration: configuration, store: store, logger: logger)
         // A stop is bounded: past `shutdownLimit` what still runs is cancelled, and whatever ignores its
         // cancellation for 10 s more ends the process (a stop must never hang: a supervisor would kill it anyway).

@@ -170,6 +170,58 @@ import Testing
         #expect(layers.durable.dayRange == 20_000...20_000)
     }
 
+    /// An artist's stamp moves with every change to what the layers (or PostgreSQL before the horizon) answer for
+    /// it, and only then: its events consumed, a flush holding them starting, failing or committing, and the changes
+    /// that may touch any artist. Another artist's events and flushes leave it.
+    @Test func anArtistsStampMovesWithItsNumbersOnly() {
+        let artist = "artist-a"
+        // Another artist on another of the shared counters.
+        let other = (1...50).map { "artist-\($0)" }.first { ArtistSlots([$0]) != ArtistSlots([artist]) }!
+        func delta(_ artistID: String) -> InternedDelta {
+            InternedDelta(events: [.stream(StreamEvent(
+                eventID: "e-\(artistID)", occurredAt: Self.now, artistID: artistID, trackID: "t1", platform: "spotify"))])
+        }
+        var layers = MemoryLayers()
+        layers.install(CubeMemory(), owned: Set(Self.partitions), everyPartition: true)
+        var stamps = (layers.stamp(of: artist), layers.stamp(of: other))
+        /// Which of the two stamps moved since the last call.
+        func moved() -> (artist: Bool, other: Bool) {
+            let now = (layers.stamp(of: artist), layers.stamp(of: other))
+            defer { stamps = now }
+            return (now.0 != stamps.0, now.1 != stamps.1)
+        }
+
+        layers.consumed([Self.partitions[0]: delta(other)])
+        #expect(moved() == (false, true), "another artist's events")
+        layers.consumed([Self.partitions[1]: delta(artist)])
+        #expect(moved() == (true, false), "the artist's events")
+        var flight = layers.flushStarted()
+        #expect(moved() == (true, true), "a flush of both started")
+        layers.flushFailed(rebuildingFrom: nil)
+        #expect(moved() == (true, true), "a flush failed whole: its numbers pending again")
+        flight = layers.flushStarted()
+        layers.consumed([Self.partitions[0]: delta(other)])
+        _ = moved()
+        layers.flushCommitted(epoch: flight.epoch, durable: layers.commit(of: flight.epoch)?.grown())
+        #expect(moved() == (true, true), "a commit of both artists' events")
+        flight = layers.flushStarted()
+        #expect(moved() == (false, true), "a flush of the other artist's events only started")
+        layers.flushCommitted(epoch: flight.epoch, durable: layers.commit(of: flight.epoch)?.grown())
+        #expect(moved() == (false, true), "a commit of the other artist's events only")
+
+        layers.ownershipChanged(of: [Self.partitions[2]], rebuildingFrom: nil)
+        #expect(moved() == (true, true), "a change of ownership")
+        layers.install(layers.durable, owned: Set(Self.partitions), everyPartition: true)
+        #expect(moved() == (true, true), "a snapshot installed")
+        layers.storedAggregatesReplaced()
+        #expect(moved() == (true, true), "stored aggregates replaced")
+        layers.storedNumbersDropped()
+        #expect(moved() == (true, true), "stored numbers dropped")
+        layers.consumed([Self.partitions[0]: delta(other)])
+        layers.flushFailed(rebuildingFrom: [delta(other)])
+        #expect(moved() == (true, true), "a failed flush that rebuilds pending")
+    }
+
     /// Every cube's rows and every listener sketch of some layers, added together.
     struct Cells: Equatable, CustomStringConvertible {
         var rows: [String: CubeRowSums] = [:]

@@ -33,8 +33,23 @@ public struct MemoryLayers: Sendable {
     /// Whether `loaded` is every partition of the consumed topics.
     public private(set) var complete = false
     public private(set) var epoch: UInt64 = 0
+    /// Changes to what the layers answer for each artist: an answer made from them stays right while its artist's
+    /// stamp stays (`stamp(of:)`).
+    private var versions = ArtistVersions()
+    /// The artists of `pending` and of `inFlight`. Days before the horizon are read from PostgreSQL and `pending`
+    /// alone, so a flush starting, failing or committing changes those artists' answers for them.
+    private var pendingArtists = ArtistSlots()
+    private var inFlightArtists = ArtistSlots()
 
     public init() {}
+
+    /// What an answer for `artist` made from these layers (and PostgreSQL before the horizon) depends on: it is
+    /// still right while the stamp is the same. Events consumed for the artist, a flush holding them starting,
+    /// failing or committing, a snapshot installed, a change of ownership, stored numbers replaced or dropped each
+    /// change it.
+    public func stamp(of artist: String) -> ArtistVersions.Stamp {
+        versions.stamp(of: artist)
+    }
 
     /// What a flush took: the epoch it started under, and its cubes.
     public struct Flight: Sendable {
@@ -44,7 +59,12 @@ public struct MemoryLayers: Sendable {
 
     /// Adds a poll's per-partition deltas to the pending cubes.
     public mutating func consumed(_ polled: [TopicPartition: InternedDelta]) {
-        for delta in polled.values where !delta.isEmpty { pending.add(delta) }
+        for delta in polled.values where !delta.isEmpty {
+            pending.add(delta)
+            let artists = delta.artistSlots
+            pendingArtists.formUnion(artists)
+            versions.changed(artists)
+        }
     }
 
     /// `partitions` were assigned, revoked or marked stale: they are no longer loaded (an assigned one is loaded by
@@ -52,9 +72,10 @@ public struct MemoryLayers: Sendable {
     /// `unflushed` is the ledger's unflushed work as the change left it (`IngestLedger.pendingDeltas`) and `pending`
     /// becomes its cubes; nil when it dropped none, and `pending` stays.
     public mutating func ownershipChanged(of partitions: some Sequence<TopicPartition>, rebuildingFrom unflushed: [InternedDelta]?) {
-        if let unflushed { pending = Self.cubes(of: unflushed) }
+        if let unflushed { rebuildPending(from: unflushed) }
         loaded.subtract(partitions)
         complete = false
+        versions.changedEverything()
     }
 
     /// Whether the layers answer alone for data whose messages all arrive on `partitions` (an artist's, say). Data
@@ -68,6 +89,9 @@ public struct MemoryLayers: Sendable {
         let taken = pending
         inFlight = taken
         pending = CubeMemory()
+        inFlightArtists = pendingArtists
+        pendingArtists = ArtistSlots()
+        versions.changed(inFlightArtists)
         return Flight(epoch: epoch, layer: taken)
     }
 
@@ -97,6 +121,8 @@ public struct MemoryLayers: Sendable {
     public mutating func flushCommitted(epoch: UInt64, durable grown: CubeMemory?) {
         if let grown { replaceDurable(with: grown, ifStillAt: epoch) }
         inFlight = nil
+        versions.changed(inFlightArtists)
+        inFlightArtists = ArtistSlots()
     }
 
     /// A flush failed. When the ledger took its whole batch back (`unflushed` nil), the in-flight cubes are pending
@@ -104,12 +130,16 @@ public struct MemoryLayers: Sendable {
     /// the flight), `pending` becomes the cubes of `unflushed`, the ledger's unflushed work.
     public mutating func flushFailed(rebuildingFrom unflushed: [InternedDelta]?) {
         if let unflushed {
-            pending = Self.cubes(of: unflushed)
+            rebuildPending(from: unflushed)
+            versions.changedEverything()
         } else if var returned = inFlight {
             returned.add(pending)
             pending = returned
+            pendingArtists.formUnion(inFlightArtists)
+            versions.changed(inFlightArtists)
         }
         inFlight = nil
+        inFlightArtists = ArtistSlots()
     }
 
     /// Installs `durable`, read from PostgreSQL while the ledger's stored offsets of the `owned` partitions were the
@@ -122,6 +152,7 @@ public struct MemoryLayers: Sendable {
         installed = true
         complete = everyPartition
         epoch += 1
+        versions.changedEverything()
     }
 
     /// Stored aggregates were replaced behind the flushes' back (`backbeat rebuild`): memory alone no longer
@@ -131,6 +162,12 @@ public struct MemoryLayers: Sendable {
         installed = false
         complete = false
         epoch += 1
+        versions.changedEverything()
+    }
+
+    /// Stored numbers were dropped (retention): an answer that read them may now be refused.
+    public mutating func storedNumbersDropped() {
+        versions.changedEverything()
     }
 
     /// Replaces `durable` with a copy of it changed apart (grown by a commit, sealed, trimmed) if no install or rebuild
@@ -153,10 +190,13 @@ public struct MemoryLayers: Sendable {
         inFlight == nil && pending.dayRange == nil
     }
 
-    /// The cubes of some deltas, added into one layer.
-    private static func cubes(of deltas: [InternedDelta]) -> CubeMemory {
-        var memory = CubeMemory()
-        for delta in deltas { memory.add(delta) }
-        return memory
+    /// `pending` becomes the cubes of `unflushed`, the ledger's unflushed work.
+    private mutating func rebuildPending(from unflushed: [InternedDelta]) {
+        pending = CubeMemory()
+        pendingArtists = ArtistSlots()
+        for delta in unflushed {
+            pending.add(delta)
+            pendingArtists.formUnion(delta.artistSlots)
+        }
     }
 }

@@ -74,6 +74,21 @@ public struct InternedDelta: Sendable {
         rejected.append(contentsOf: other.rejected)
     }
 
+    /// The artists of the delta's rows (`ArtistVersions`' counters of them).
+    public var artistSlots: ArtistSlots {
+        var seen = [Bool](repeating: false, count: values.count)
+        var slots = ArtistSlots()
+        func note(_ artist: UInt32) {
+            guard !seen[Int(artist)] else { return }
+            seen[Int(artist)] = true
+            slots.insert(values[artist])
+        }
+        for (cell, _) in streams.rows { note(cell.artist) }
+        for (cell, _) in revenue.rows { note(cell.artist) }
+        for (cell, _) in social.rows { note(cell.artist) }
+        return slots
+    }
+
     private mutating func id(_ text: EventText, _ record: EventRecord, _ value: UnsafeRawBufferPointer) -> UInt32 {
         record.withBytes(of: text, in: value) { values.id($0) }
     }

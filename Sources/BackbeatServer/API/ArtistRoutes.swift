@@ -17,7 +17,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
 
     // MARK: - Endpoints
 
-    @Sendable func streams(_ request: Request, context: Context) async throws -> StreamsResponse {
+    @Sendable func streams(_ request: Request, context: Context) async throws -> Response {
         let filters = [Dimension.trackID, .platform, .country, .ageRange, .gender]
         var builder = try baseQuery(.streams, request, context, granularity: true, alsoTaking: filters.map(\.rawValue))
         let parameters = request.uri.queryParameters
@@ -30,12 +30,18 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         // The series and, when sketches can answer, the listeners per period and in total: read at once, from one
         // snapshot.
         let scope = ListenerScope(query)
-        let (rows, listenersPerPeriod, listenersOverall) = try await queries.reading(for: query) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: query) { reads in
             async let seriesRows = answer(query, reads)
             async let perPeriod = listeners(scope, granularity: query.granularity, reads)
             async let overall = listeners(scope, granularity: .all, reads)
-            return try await (seriesRows, perPeriod, overall)
-        }
+            return try EncodedAnswer.json(Self.streams(query, try await seriesRows, try await perPeriod, try await overall))
+        })
+    }
+
+    /// The streams series of `query` with its totals, and listeners when sketches can answer.
+    private static func streams(
+        _ query: Query, _ rows: [QueryRow], _ listenersPerPeriod: [Timestamp?: Double]?, _ listenersOverall: [Timestamp?: Double]?
+    ) -> StreamsResponse {
         let periodListeners = listenersPerPeriod ?? [:]
         let totalListeners = listenersOverall.map { ListenerScope.count($0[nil] ?? 0) }
         var totals = StreamsTotals(streams: 0, skips: 0, listening_ms: 0, listeners: totalListeners)
@@ -51,85 +57,92 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         return StreamsResponse(series: series, totals: totals)
     }
 
-    @Sendable func platforms(_ request: Request, context: Context) async throws -> PlatformsResponse {
+    @Sendable func platforms(_ request: Request, context: Context) async throws -> Response {
         let query = try sharesQuery(by: .platform, request, context)
-        let shares = try await queries.reading(for: query) { reads in try await streamShares(query, reads) }
-        return PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) })
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: query) { reads in
+            let shares = try await streamShares(query, reads)
+            return try EncodedAnswer.json(PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) }))
+        })
     }
 
-    @Sendable func demographics(_ request: Request, context: Context) async throws -> DemographicsResponse {
+    @Sendable func demographics(_ request: Request, context: Context) async throws -> Response {
         let ages = try sharesQuery(by: .ageRange, request, context)
         let genders = try sharesQuery(by: .gender, request, context)
         let countries = try sharesQuery(by: .country, request, context)
-        return try await queries.reading(for: ages) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: ages) { reads in
             async let ageShares = streamShares(ages, reads)
             async let genderShares = streamShares(genders, reads)
             async let countryShares = streamShares(countries, reads)
-            return DemographicsResponse(age_ranges: try await ageShares, genders: try await genderShares, countries: try await countryShares)
-        }
+            return try EncodedAnswer.json(
+                DemographicsResponse(age_ranges: try await ageShares, genders: try await genderShares, countries: try await countryShares))
+        })
     }
 
-    @Sendable func topTracks(_ request: Request, context: Context) async throws -> TopTracksResponse {
+    @Sendable func topTracks(_ request: Request, context: Context) async throws -> Response {
         var builder = try baseQuery(.streams, request, context, granularity: false, alsoTaking: ["limit"])
         builder.groupBy = [Dimension.trackID.rawValue]
         builder.orderByMetric = Metric.streams.rawValue
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
         let query = try build(builder, defaultGranularity: .all)
-        let (rows, listeners) = try await queries.reading(for: query) { reads -> ([QueryRow], [String: Double]?) in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: query) { reads in
             let rows = try await answer(query, reads)
-            guard let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) else {
-                return (rows, nil)
+            var listeners: [String: Double]?
+            if let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) {
+                listeners = try await reads.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days)
             }
-            return (rows, try await reads.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days))
-        }
-        return TopTracksResponse(tracks: rows.map { row in
-            TrackStreams(
-                track_id: row.groupValues[0], streams: row.metrics[0].integer,
-                listeners: listeners.map { ListenerScope.count($0[row.groupValues[0]] ?? 0) })
+            return try EncodedAnswer.json(TopTracksResponse(tracks: rows.map { row in
+                TrackStreams(
+                    track_id: row.groupValues[0], streams: row.metrics[0].integer,
+                    listeners: listeners.map { ListenerScope.count($0[row.groupValues[0]] ?? 0) })
+            }))
         })
     }
 
-    @Sendable func revenue(_ request: Request, context: Context) async throws -> RevenueResponse {
+    @Sendable func revenue(_ request: Request, context: Context) async throws -> Response {
         var builder = try baseQuery(.revenue, request, context, granularity: true)
         builder.groupBy = [Dimension.source.rawValue, Dimension.currency.rawValue]
         let query = try build(builder, defaultGranularity: .day)
         var totalsBuilder = builder
         totalsBuilder.groupBy = [Dimension.currency.rawValue]
         totalsBuilder.granularity = Granularity.all.rawValue
-        let (rows, totals) = try await seriesAndTotals(query, try build(totalsBuilder, defaultGranularity: .all))
-        return RevenueResponse(
-            series: rows.map {
-                RevenuePoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), source: $0.groupValues[0],
-                             currency: $0.groupValues[1], amount: $0.metrics[0].money.decimalString)
-            },
-            totals: totals.map { CurrencyTotal(currency: $0.groupValues[0], amount: $0.metrics[0].money.decimalString) })
+        return try await seriesAndTotals(request, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
+            RevenueResponse(
+                series: rows.map {
+                    RevenuePoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), source: $0.groupValues[0],
+                                 currency: $0.groupValues[1], amount: $0.metrics[0].money.decimalString)
+                },
+                totals: totals.map { CurrencyTotal(currency: $0.groupValues[0], amount: $0.metrics[0].money.decimalString) })
+        }
     }
 
-    @Sendable func social(_ request: Request, context: Context) async throws -> SocialResponse {
+    @Sendable func social(_ request: Request, context: Context) async throws -> Response {
         var builder = try baseQuery(.social, request, context, granularity: true)
         builder.groupBy = [Dimension.platform.rawValue, Dimension.action.rawValue]
         let query = try build(builder, defaultGranularity: .day)
         var totalsBuilder = builder
         totalsBuilder.granularity = Granularity.all.rawValue
-        let (rows, totals) = try await seriesAndTotals(query, try build(totalsBuilder, defaultGranularity: .all))
-        return SocialResponse(
-            series: rows.map {
-                SocialPoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), platform: $0.groupValues[0],
-                            action: $0.groupValues[1], count: $0.metrics[0].integer)
-            },
-            totals: totals.map { SocialTotal(platform: $0.groupValues[0], action: $0.groupValues[1], count: $0.metrics[0].integer) })
+        return try await seriesAndTotals(request, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
+            SocialResponse(
+                series: rows.map {
+                    SocialPoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), platform: $0.groupValues[0],
+                                action: $0.groupValues[1], count: $0.metrics[0].integer)
+                },
+                totals: totals.map { SocialTotal(platform: $0.groupValues[0], action: $0.groupValues[1], count: $0.metrics[0].integer) })
+        }
     }
 
     // MARK: - Helpers
 
-    /// A series and its totals, read at once from one snapshot.
-    private func seriesAndTotals(_ series: Query, _ totals: Query) async throws -> ([QueryRow], [QueryRow]) {
-        try await queries.reading(for: series) { reads in
+    /// The answer `shape` makes of a series and its totals, read at once from one snapshot.
+    private func seriesAndTotals(
+        _ request: Request, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some Encodable
+    ) async throws -> Response {
+        EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: series) { reads in
             async let seriesRows = answer(series, reads)
             async let totalRows = answer(totals, reads)
-            return try await (seriesRows, totalRows)
-        }
+            return try EncodedAnswer.json(shape(try await seriesRows, try await totalRows))
+        })
     }
 
     /// Streams split by one dimension, most streamed first: the query.

@@ -13,7 +13,7 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
         group.post("query", use: query)
     }
 
-    @Sendable func query(_ request: Request, context: Context) async throws -> QueryResponse {
+    @Sendable func query(_ request: Request, context: Context) async throws -> Response {
         let buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
         let body: QueryBody
         do {
@@ -38,7 +38,9 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             if case .artist(let own) = context.principal, query.filters[.artistID].map({ $0.allSatisfy { $0 == own } }) != true {
                 throw APIError(.forbidden, .forbidden, message: "an artist token must filter on its own artist: \"filters\": {\"artist_id\": [\"\(own)\"]}")
             }
-            return QueryResponse(query: query, rows: try await queries.reading(for: query) { try await $0.answer(query) })
+            return EncodedAnswer.response(try await queries.answer(key: nil, for: query) { reads in
+                try EncodedAnswer.json(QueryResponse(query: query, rows: try await reads.answer(query)))
+            })
         } catch let error as QueryError {
             throw APIError(error)
         }

@@ -28,7 +28,7 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
         artist.get("summary", use: summary)
     }
 
-    @Sendable func summary(_ request: Request, context: Context) async throws -> SummaryResponse {
+    @Sendable func summary(_ request: Request, context: Context) async throws -> Response {
         let artistID = try artistIDParameter(context)
         try request.requireKnownParameters(["as_of"])
         let asOfDay: Int64
@@ -38,7 +38,7 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
             }
             asOfDay = date.daysSinceEpoch
         } else {
-            asOfDay = Timestamp.wallClock().daysSinceEpoch
+            asOfDay = queries.clock().daysSinceEpoch
         }
         let window = Self.windowDays
         let lastDay = CivilDate(daysSinceEpoch: asOfDay - 1)
@@ -46,14 +46,23 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
 
         // Five independent reads, run at once, from one snapshot.
         let earliest = Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400)
-        let (current, previous, listeners, revenue, follows) = try await queries.reading(from: earliest, artist: artistID) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: earliest, artist: artistID) { reads in
             async let currentRows = rows(.streams, artistID, days: asOfDay - window..<asOfDay, reads)
             async let previousRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window, reads)
             async let listenerCounts = reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
             async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency], reads)
             async let followRows = rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"], reads)
-            return try await (currentRows, previousRows, listenerCounts, revenueRows, followRows)
-        }
+            return try EncodedAnswer.json(Self.summary(
+                artistID, asOfDay: asOfDay, current: try await currentRows, previous: try await previousRows,
+                listeners: try await listenerCounts, revenue: try await revenueRows, follows: try await followRows))
+        })
+    }
+
+    /// The summary of the five reads.
+    private static func summary(
+        _ artistID: String, asOfDay: Int64, current: [QueryRow], previous: [QueryRow], listeners: [Timestamp?: Double],
+        revenue: [QueryRow], follows: [QueryRow]
+    ) -> SummaryResponse {
         let followCount = { (action: String) in follows.first { $0.groupValues[0] == action }?.metrics[0].integer ?? 0 }
 
         let streams = current.first?.metrics[0].integer ?? 0

@@ -62,7 +62,7 @@ extension IngestService {
                 if outcome == .hung { return true }
                 failures = outcome == .failed ? failures + 1 : 0
                 sealArchiveSegments()
-                await noticeRebuilds()
+                await noticeStoredChanges()
                 await resumeWaitingPartitions()
                 await loadSnapshotOfOwnedPartitions()
                 memory?.maintain(today: Self.today())
@@ -327,17 +327,22 @@ extension IngestService {
 // MARK: - Memory
 
 extension IngestService {
-    /// When a `backbeat rebuild` replaced stored aggregates, the in-memory days are stale: answer from PostgreSQL
-    /// until the snapshot is loaded again (on this same loop).
-    fileprivate func noticeRebuilds() async {
-        guard let memory, let latest = try? await store.latestRebuild() else { return }
-        let previous = seenRebuild.withLock { seen in
+    /// When a `backbeat rebuild` or a `backbeat replay` changed the stored aggregates, the in-memory days may be
+    /// stale: answer from PostgreSQL until the snapshot is loaded again (on this same loop). When retention dropped
+    /// stored numbers, answers kept from before are retired.
+    func noticeStoredChanges() async {
+        guard let memory, let latest = try? await store.storedChanges() else { return }
+        let previous = seenStoredChanges.withLock { seen in
             defer { seen = latest }
             return seen
         }
         guard let previous, previous != latest else { return }
-        memory.storedAggregatesReplaced()
-        logger.notice("a rebuild replaced stored aggregates; reloading the in-memory days", metadata: ["rebuild": "\(latest)"])
+        if previous.rebuild != latest.rebuild || previous.replayed != latest.replayed {
+            memory.storedAggregatesReplaced()
+            logger.notice("a rebuild or a replay changed stored aggregates; reloading the in-memory days", metadata: [
+                "rebuild": "\(latest.rebuild)", "replayed": "\(latest.replayed)"])
+        }
+        if previous.retention != latest.retention { memory.storedNumbersDropped() }
     }
 
     /// When the partitions this instance owns are not all loaded (after an assignment, a rebuild, at the start),

@@ -46,8 +46,8 @@ public final class IngestService: Service, Sendable {
     let counters = Mutex(IngestCounters())
     /// The artists on partitions the flushes have stored (`artist_partitions`): a flush stores only pairs not in here.
     let storedArtistPartitions = Mutex<Set<ArtistPartition>>([])
-    /// The latest `backbeat rebuild` seen (nil: not read yet).
-    let seenRebuild = Mutex<Int64?>(nil)
+    /// The stored changes of other processes last seen (`Store.storedChanges`; nil: not read yet).
+    let seenStoredChanges = Mutex<Store.StoredChanges?>(nil)
     /// Whether PostgreSQL answers at the stop: the flush in flight is abandoned and the final one skipped when not.
     let postgresAtStop: PostgresAtStop
     /// The gaps this instance found since it started (`OffsetGap`), the latest last, at most `recentGapLimit`.

@@ -61,6 +61,11 @@ final class LiveMemory: Sendable {
 
     var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// `MemoryLayers.stamp(of:)` of the layers as they are now.
+    func stamp(of artist: String) -> ArtistVersions.Stamp {
+        state.withLock { $0.layers.stamp(of: artist) }
+    }
+
     /// Day buckets held in the durable layer and bytes held by all layers, counted under the lock: a snapshot held
     /// while a poll's additions arrive would make them copy the pending layers they add to.
     func footprint() -> (daysHeld: Int, bytes: Int) {
@@ -141,6 +146,11 @@ final class LiveMemory: Sendable {
     /// answers until a snapshot is loaded again.
     func storedAggregatesReplaced() {
         state.withLock { $0.layers.storedAggregatesReplaced() }
+    }
+
+    /// Stored numbers were dropped (retention, here or by another instance): answers kept from before are retired.
+    func storedNumbersDropped() {
+        state.withLock { $0.layers.storedNumbersDropped() }
     }
 
     /// The flush started under `epoch` committed: its in-flight cubes join `durable` (unless ownership changed since

@@ -79,6 +79,11 @@ public final class ServiceMetrics: Sendable {
         counter("backbeat_queries_forwarded_total", ["outcome": outcome]).increment()
     }
 
+    /// A lookup of an artist endpoint's answer in `AnswerCache`: found made under the current stamp, or not.
+    func recordAnswerLookup(hit: Bool) {
+        counter("backbeat_answer_cache_lookups_total", ["outcome": hit ? "hit" : "miss"]).increment()
+    }
+
     func recordDeadLetters(_ count: Int) {
         counter("backbeat_dead_letters_total", [:]).increment(by: count)
     }

@@ -1,5 +1,6 @@
 import BackbeatCore
 import BackbeatStore
+import NIOCore
 
 /// Answers validated queries from memory where this instance can answer completely, from PostgreSQL otherwise,
 /// and merges the two without counting anything twice:
@@ -11,37 +12,61 @@ import BackbeatStore
 /// - either way, plus this instance's pending (consumed, not yet flushed) events, which are nowhere else.
 ///
 /// A query on a full-dimension table (no dashboard cube has its dimensions) is answered by PostgreSQL alone.
+///
+/// An answer for one artist that memory holds whole is kept encoded in `cache` and reused while the artist's stamp
+/// in the layers and the day stay the same (`AnswerCache`).
 public struct QueryService: Sendable {
     let store: Store
     let memory: LiveMemory?
     /// Where each artist's messages arrive (nil: memory answers only when it holds every partition).
     let artistPartitions: ArtistPartitionCache?
+    let cache: AnswerCache?
+    /// The time now: what "today" is for the answers that default to it, and for the cache.
+    let clock: @Sendable () -> Timestamp
 
-    init(store: Store, memory: LiveMemory?, artistPartitions: ArtistPartitionCache?) {
+    init(
+        store: Store, memory: LiveMemory?, artistPartitions: ArtistPartitionCache?, cache: AnswerCache?,
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock
+    ) {
         self.store = store
         self.memory = memory
         self.artistPartitions = artistPartitions
+        self.cache = memory == nil ? nil : cache
+        self.clock = clock
     }
 
-    /// `reading(from:artist:_:)` for `query`'s interval and artist.
-    public func reading<T: Sendable>(for query: Query, _ body: @Sendable (Reads) async throws -> T) async throws -> T {
+    /// `answer(key:from:artist:_:)` for `query`'s interval and artist.
+    public func answer(key: String?, for query: Query, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
         let artists = query.filters[.artistID] ?? []
-        return try await reading(from: query.interval.from, artist: artists.count == 1 ? artists[0] : nil, body)
+        return try await answer(key: key, from: query.interval.from, artist: artists.count == 1 ? artists[0] : nil, body)
     }
 
-    /// Runs `body`, the reads of one answer, on one snapshot: the memory layers as they are now, whichever flushes
-    /// commit meanwhile, and, unless memory holds every day from `from` on, one database snapshot
+    /// The encoded answer `body` makes from the reads of one snapshot: the memory layers as they are now, whichever
+    /// flushes commit meanwhile, and, unless memory holds every day from `from` on, one database snapshot
     /// (`Store.withReadSnapshot`). An answer is then never half before and half after a flush or a `rebuild`'s swap.
     /// (A query on a table memory does not hold still reads PostgreSQL outside a database snapshot when memory
     /// covers `from`.) `artist`, when the reads are all for one artist, lets memory answer when it holds that artist
-    /// whole though not every partition.
-    @_optimize(none)  // Swift 6.3's optimizer crashes (signal 11, splitting the coroutine) specializing this.
-    public func reading<T: Sendable>(from: Timestamp, artist: String?, _ body: @Sendable (Reads) async throws -> T) async throws -> T {
+    /// whole though not every partition; with `key` (what names the answer: the request's path and query), such an
+    /// answer is taken from the cache when one was made under the artist's stamp and today's day, and stored there
+    /// when nothing of the artist changed while it was made.
+    public func answer(key: String?, from: Timestamp, artist: String?, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
         let reads = try await reads(artist: artist)
-        if let layers = reads.layers, reads.memoryHoldsAll, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) {
-            return try await body(reads)
+        var validity: AnswerCache.Validity?
+        if let cache, let key, let artist, let layers = reads.layers, reads.memoryHoldsAll {
+            let made = AnswerCache.Validity(stamp: layers.stamp(of: artist), day: clock().daysSinceEpoch)
+            if let hit = cache.answer(key, made) { return hit }
+            validity = made
         }
-        return try await store.withReadSnapshot { try await body(reads) }
+        let answer: ByteBuffer
+        if let layers = reads.layers, reads.memoryHoldsAll, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) {
+            answer = try await body(reads)
+        } else {
+            answer = try await store.withReadSnapshot { try await body(reads) }
+        }
+        if let validity, let cache, let key, let artist, let memory, memory.stamp(of: artist) == validity.stamp {
+            cache.store(key, answer, validity)
+        }
+        return answer
     }
 
     /// The reads of one answer, for `artist` alone when it is given: the memory layers as they are now, and whether

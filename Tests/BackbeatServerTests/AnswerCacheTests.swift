@@ -1,0 +1,143 @@
+@testable import BackbeatServer
+import BackbeatCore
+import BackbeatStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// The answer cache in process, against a real PostgreSQL: two routers over the same memory and store, one keeping
+/// answers and one not, asked every artist endpoint after each change that may alter an answer. Their answers are
+/// always equal; the cache misses for the artist after each change that touches it (a flush of its events, a late
+/// event, a replay or a rebuild by another process, retention, a change of ownership, a new day) and still hits
+/// after another artist's flush.
+@Suite(.serialized) struct AnswerCacheTests {
+    static let artist = RouteTests.artist
+    static let partition = TopicPartition(topic: "streams", partition: 1)
+    /// The day the tests run "on": the day after the generated events.
+    static let today = CivilDate(year: 2026, month: 10, day: 12).daysSinceEpoch
+
+    /// Every artist endpoint, the summary also without `as_of` (it then depends on the day).
+    static let uris = RouteTests.artistRoutes.map { "/v1/artists/\(artist)/\($0.path)?\($0.query)" }
+        + ["/v1/artists/\(artist)/summary", "/v1/artists/\(artist)/streams?from=2026-08-01&to=2026-10-12&granularity=month"]
+
+    @Test func answersAreReusedUntilWhatTheyReadChangesAndEqualWithoutTheCache() async throws {
+        let events = RouteTests.events()
+        try await RouteTests.withPopulatedStore(events) { store, _ in
+            let clock = Mutex(Timestamp(seconds: Self.today * 86_400 + 3_600))
+            let now: @Sendable () -> Timestamp = { clock.withLock { $0 } }
+            let ingest = IngestService(
+                configuration: IngestConfiguration(brokers: "unused", memory: MemoryConfiguration(retentionDays: 35)), store: store,
+                logger: RouteTests.logger)
+            let memory = try #require(ingest.memory)
+            let horizon = CivilDate(year: 2026, month: 10, day: 1).daysSinceEpoch
+            @Sendable func install() async throws {
+                let snapshot = try await store.snapshot(fromDay: horizon)
+                await memory.install(snapshot.memory, owned: [Self.partition], everyPartition: true, sealedDays: 0, droppedDays: 0).value()
+            }
+            try await install()
+            let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
+            let cached = Application(router: buildRouter(store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken,
+                                     artistRequestsPerSecond: 0, answerCache: cache, clock: now))
+            let uncached = Application(router: buildRouter(store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken,
+                                       artistRequestsPerSecond: 0, answerCache: nil, clock: now))
+            try await cached.test(.router) { withCache in
+                try await uncached.test(.router) { withoutCache in
+                    /// Asks every endpoint of both; answers how many the cache answered.
+                    func ask(_ change: String) async throws -> Int {
+                        let hitsBefore = cache.statistics.hits
+                        for uri in Self.uris {
+                            let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
+                            let kept = try await withCache.execute(uri: uri, method: .get, headers: headers) { ($0.status, String(buffer: $0.body)) }
+                            let fresh = try await withoutCache.execute(uri: uri, method: .get, headers: headers) { ($0.status, String(buffer: $0.body)) }
+                            #expect(kept.0 == .ok && fresh.0 == .ok, "\(change): \(uri): \(kept.1.prefix(200))")
+                            #expect(Self.canonical(kept.1) == Self.canonical(fresh.1), "\(change): \(uri) differs with the cache")
+                        }
+                        return cache.statistics.hits - hitsBefore
+                    }
+                    var offset: Int64 = 0
+                    /// Consumes `events` and flushes them: to PostgreSQL and through the layers, as the ingest does.
+                    func flush(_ events: [Event]) async throws {
+                        let delta = InternedDelta(events: events)
+                        memory.consumed([Self.partition: delta])
+                        let flight = await memory.flushStarted().value()
+                        try await store.write(FlushBatch(parts: [FlushBatch.Part(
+                            topicPartition: Self.partition, generation: 0, expectedOffset: offset == 0 ? nil : offset,
+                            newOffset: offset + Int64(events.count), delta: delta)]))
+                        offset += Int64(events.count)
+                        memory.flushCommitted(epoch: flight.epoch)
+                    }
+                    func play(_ artist: String, on day: CivilDate, _ id: String) -> Event {
+                        .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: day.daysSinceEpoch * 86_400 + 7_200),
+                                            artistID: artist, trackID: "track-x", platform: "spotify", listenerID: "listener-\(id)"))
+                    }
+                    // Another artist on another of the shared counters (`ArtistVersions`).
+                    let other = (1...50).map { "artist-other-\($0)" }.first { ArtistSlots([$0]) != ArtistSlots([Self.artist]) }!
+                    let count = Self.uris.count
+
+                    #expect(try await ask("first") == 0)
+                    #expect(try await ask("nothing changed") == count)
+
+                    try await flush([play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 5), "a1")])
+                    #expect(try await ask("a flush of the artist's event") == 0)
+                    #expect(try await ask("after it") == count)
+
+                    try await flush([play(other, on: CivilDate(year: 2026, month: 10, day: 5), "o1")])
+                    #expect(try await ask("another artist's flush") == count)
+
+                    memory.consumed([Self.partition: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")])])
+                    await memory.settled()
+                    #expect(try await ask("a late event consumed") == 0)
+                    let lateFlight = await memory.flushStarted().value()
+                    #expect(try await ask("its flush started") == 0)
+                    try await store.write(FlushBatch(parts: [FlushBatch.Part(
+                        topicPartition: Self.partition, generation: 0, expectedOffset: offset, newOffset: offset + 1,
+                        delta: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")]))]))
+                    offset += 1
+                    memory.flushCommitted(epoch: lateFlight.epoch)
+                    #expect(try await ask("the late event's flush committed") == 0)
+
+                    // Another process: a replay applies events (its position under `replay:`), then a rebuild.
+                    await ingest.noticeStoredChanges()
+                    try await store.write(FlushBatch(parts: [FlushBatch.Part(
+                        topicPartition: TopicPartition(topic: "replay:cache-test", partition: 0), generation: 0, expectedOffset: nil,
+                        newOffset: 1, delta: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 6), "r1")]))]))
+                    await ingest.noticeStoredChanges()
+                    #expect(try await ask("a replay by another process") == 0)
+                    try await install()
+                    #expect(try await ask("the days loaded again") == 0)
+                    #expect(try await ask("after it") == count)
+                    try await store.client.query("INSERT INTO rebuilds (from_day, to_day, events) VALUES (date '2026-10-01', date '2026-10-01', 0)", logger: RouteTests.logger)
+                    await ingest.noticeStoredChanges()
+                    try await install()
+                    #expect(try await ask("a rebuild by another process") == 0)
+
+                    try await store.client.query("INSERT INTO retention_horizons (table_name, kept_from) VALUES ('cache_test', date '2026-01-01') ON CONFLICT DO NOTHING", logger: RouteTests.logger)
+                    await ingest.noticeStoredChanges()
+                    #expect(try await ask("retention dropped stored numbers") == 0)
+
+                    memory.ownershipChanged(of: [Self.partition], rebuildingFrom: nil)
+                    await memory.settled()
+                    try await install()
+                    #expect(try await ask("a change of ownership") == 0)
+                    #expect(try await ask("after it") == count)
+
+                    clock.withLock { $0 = Timestamp(seconds: $0.seconds + 86_400) }
+                    #expect(try await ask("a new day") == 0)
+                    #expect(try await ask("after it") == count)
+                }
+            }
+        }
+    }
+
+    /// JSON with sorted keys: member order may differ between two encodings of one answer.
+    static func canonical(_ body: String) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
