@@ -134,10 +134,50 @@ import Testing
         }
     }
 
+    /// A burst of requests for one answer makes it once, and the others are handed it; when the making fails, each
+    /// waiting request makes it itself.
+    @Test func aBurstForOneAnswerMakesItOnce() async throws {
+        let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
+        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a"), day: 1)
+        let makes = Count()
+        func burst(failing: Bool) async throws -> [String] {
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        do {
+                            let body = try await cache.answer("key-\(failing)", validity) {
+                                let made = makes.value.add(1, ordering: .relaxed).newValue
+                                try await Task.sleep(for: .milliseconds(100))
+                                if failing && made == 1 { throw CancellationError() }
+                                return (ByteBuffer(string: "answer"), true)
+                            }
+                            return String(buffer: body)
+                        } catch {
+                            return "failed"
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        let answers = try await burst(failing: false)
+        #expect(answers == Array(repeating: "answer", count: 20))
+        #expect(makes.value.load(ordering: .relaxed) == 1)
+        #expect(cache.statistics.shared >= 1)
+        makes.value.store(0, ordering: .relaxed)
+        let afterFailure = try await burst(failing: true)
+        #expect(afterFailure.filter { $0 == "failed" }.count == 1, "only the failed making's own request fails")
+        #expect(afterFailure.filter { $0 == "answer" }.count == 19)
+    }
+
     /// JSON with sorted keys: member order may differ between two encodings of one answer.
     static func canonical(_ body: String) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)),
               let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return nil }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    final class Count: Sendable {
+        let value = Atomic<Int>(0)
     }
 }

@@ -16,8 +16,15 @@ final class AnswerCache: Sendable {
         var body: ByteBuffer
     }
 
+    /// An answer being made, and the requests waiting for it.
+    private struct Making {
+        var validity: Validity
+        var waiters: [CheckedContinuation<ByteBuffer?, Never>] = []
+    }
+
     private struct State {
         var entries: [String: Entry] = [:]
+        var making: [String: Making] = [:]
         /// Keys in the order they were first stored (from `orderStart` on).
         var order: [String] = []
         var orderStart = 0
@@ -29,6 +36,7 @@ final class AnswerCache: Sendable {
     private let state = Mutex(State())
     private let hitCount = Atomic<Int>(0)
     private let missCount = Atomic<Int>(0)
+    private let sharedCount = Atomic<Int>(0)
 
     /// nil when `bytes` is 0: nothing is kept.
     init?(bytes: Int, metrics: ServiceMetrics?) {
@@ -37,46 +45,109 @@ final class AnswerCache: Sendable {
         self.metrics = metrics
     }
 
-    /// The answer stored for `key`, if it was made under `validity`.
-    func answer(_ key: String, _ validity: Validity) -> ByteBuffer? {
-        let body = state.withLock { state -> ByteBuffer? in
-            guard let entry = state.entries[key], entry.validity == validity else { return nil }
-            return entry.body
+    /// The answer for `key` under `validity`: the one kept; else the one another request is making under the same
+    /// validity, awaited (a burst of requests for one answer makes it once); else the one `make` makes here, kept
+    /// when `make` says it may be (nothing of the artist changed while it was made).
+    func answer(_ key: String, _ validity: Validity, make: () async throws -> (body: ByteBuffer, keep: Bool)) async throws -> ByteBuffer {
+        let role = state.withLock { state -> Role in
+            if let entry = state.entries[key], entry.validity == validity { return .kept(entry.body) }
+            if let making = state.making[key] { return making.validity == validity ? .waiter : .alone }
+            state.making[key] = Making(validity: validity)
+            return .maker
         }
-        if body == nil {
-            missCount.add(1, ordering: .relaxed)
-        } else {
+        metrics?.recordAnswerLookup(role.outcome)
+        switch role {
+        case .kept(let body):
             hitCount.add(1, ordering: .relaxed)
+            return body
+        case .waiter:
+            sharedCount.add(1, ordering: .relaxed)
+            if let shared = await madeElsewhere(key, validity) { return shared }
+            return try await make().body
+        case .alone:
+            missCount.add(1, ordering: .relaxed)
+            return try await make().body
+        case .maker:
+            missCount.add(1, ordering: .relaxed)
+            let made: (body: ByteBuffer, keep: Bool)
+            do {
+                made = try await make()
+            } catch {
+                finish(key, validity, nil, keep: false)
+                throw error
+            }
+            finish(key, validity, made.body, keep: made.keep)
+            return made.body
         }
-        metrics?.recordAnswerLookup(hit: body != nil)
-        return body
     }
 
-    func store(_ key: String, _ body: ByteBuffer, _ validity: Validity) {
+    private enum Role {
+        case kept(ByteBuffer)
+        /// Another request makes it under the same validity.
+        case waiter
+        /// Another request makes it under another validity: made here too, not kept.
+        case alone
+        case maker
+
+        var outcome: String {
+            switch self {
+            case .kept: "hit"
+            case .waiter: "shared"
+            case .alone, .maker: "miss"
+            }
+        }
+    }
+
+    /// The answer the request making `key` under `validity` made, once it is made; nil when it failed.
+    private func madeElsewhere(_ key: String, _ validity: Validity) async -> ByteBuffer? {
+        await withCheckedContinuation { (waiter: CheckedContinuation<ByteBuffer?, Never>) in
+            let ready = state.withLock { state -> ByteBuffer?? in
+                if state.making[key]?.validity == validity {
+                    state.making[key]!.waiters.append(waiter)
+                    return .none
+                }
+                // Made meanwhile: kept, or failed or retired (nil: make it here).
+                if let entry = state.entries[key], entry.validity == validity { return .some(entry.body) }
+                return .some(nil)
+            }
+            if let ready { waiter.resume(returning: ready) }
+        }
+    }
+
+    /// The making of `key` ended: the waiters get its answer (nil when it failed), which is kept when `keep`.
+    private func finish(_ key: String, _ validity: Validity, _ body: ByteBuffer?, keep: Bool) {
+        let waiters = state.withLock { state -> [CheckedContinuation<ByteBuffer?, Never>] in
+            let waiters = state.making.removeValue(forKey: key)?.waiters ?? []
+            if keep, let body { store(key, body, validity, in: &state) }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: body) }
+    }
+
+    private func store(_ key: String, _ body: ByteBuffer, _ validity: Validity, in state: inout State) {
         let size = Self.size(key, body)
         guard size <= capacityBytes / 4 else { return }
-        state.withLock { state in
-            if let old = state.entries.updateValue(Entry(validity: validity, body: body), forKey: key) {
-                state.bytes -= Self.size(key, old.body)
-            } else {
-                state.order.append(key)
-            }
-            state.bytes += size
-            while state.bytes > capacityBytes, state.orderStart < state.order.count {
-                let oldest = state.order[state.orderStart]
-                state.orderStart += 1
-                if let removed = state.entries.removeValue(forKey: oldest) { state.bytes -= Self.size(oldest, removed.body) }
-            }
-            if state.orderStart > 1024, state.orderStart * 2 > state.order.count {
-                state.order.removeFirst(state.orderStart)
-                state.orderStart = 0
-            }
+        if let old = state.entries.updateValue(Entry(validity: validity, body: body), forKey: key) {
+            state.bytes -= Self.size(key, old.body)
+        } else {
+            state.order.append(key)
+        }
+        state.bytes += size
+        while state.bytes > capacityBytes, state.orderStart < state.order.count {
+            let oldest = state.order[state.orderStart]
+            state.orderStart += 1
+            if let removed = state.entries.removeValue(forKey: oldest) { state.bytes -= Self.size(oldest, removed.body) }
+        }
+        if state.orderStart > 1024, state.orderStart * 2 > state.order.count {
+            state.order.removeFirst(state.orderStart)
+            state.orderStart = 0
         }
     }
 
-    var statistics: (hits: Int, misses: Int, entries: Int, bytes: Int) {
+    /// Lookups answered from the cache, made here, and answered by another request's making; entries and bytes kept.
+    var statistics: (hits: Int, misses: Int, shared: Int, entries: Int, bytes: Int) {
         let (entries, bytes) = state.withLock { ($0.entries.count, $0.bytes) }
-        return (hitCount.load(ordering: .relaxed), missCount.load(ordering: .relaxed), entries, bytes)
+        return (hitCount.load(ordering: .relaxed), missCount.load(ordering: .relaxed), sharedCount.load(ordering: .relaxed), entries, bytes)
     }
 
     /// Bytes an entry is counted for: its key, its body and some bookkeeping.

@@ -51,22 +51,22 @@ public struct QueryService: Sendable {
     /// when nothing of the artist changed while it was made.
     public func answer(key: String?, from: Timestamp, artist: String?, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
         let reads = try await reads(artist: artist)
-        var validity: AnswerCache.Validity?
-        if let cache, let key, let artist, let layers = reads.layers, reads.memoryHoldsAll {
-            let made = AnswerCache.Validity(stamp: layers.stamp(of: artist), day: clock().daysSinceEpoch)
-            if let hit = cache.answer(key, made) { return hit }
-            validity = made
+        guard let cache, let key, let artist, let memory, let layers = reads.layers, reads.memoryHoldsAll else {
+            return try await read(reads, from: from, body)
         }
-        let answer: ByteBuffer
+        let validity = AnswerCache.Validity(stamp: layers.stamp(of: artist), day: clock().daysSinceEpoch)
+        return try await cache.answer(key, validity) {
+            let answer = try await read(reads, from: from, body)
+            return (answer, memory.stamp(of: artist) == validity.stamp)
+        }
+    }
+
+    /// `body`'s answer from `reads`, inside one database snapshot unless memory holds every day from `from` on.
+    private func read(_ reads: Reads, from: Timestamp, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
         if let layers = reads.layers, reads.memoryHoldsAll, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) {
-            answer = try await body(reads)
-        } else {
-            answer = try await store.withReadSnapshot { try await body(reads) }
+            return try await body(reads)
         }
-        if let validity, let cache, let key, let artist, let memory, memory.stamp(of: artist) == validity.stamp {
-            cache.store(key, answer, validity)
-        }
-        return answer
+        return try await store.withReadSnapshot { try await body(reads) }
     }
 
     /// The reads of one answer, for `artist` alone when it is given: the memory layers as they are now, and whether

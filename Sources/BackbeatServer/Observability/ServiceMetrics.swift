@@ -79,9 +79,10 @@ public final class ServiceMetrics: Sendable {
         counter("backbeat_queries_forwarded_total", ["outcome": outcome]).increment()
     }
 
-    /// A lookup of an artist endpoint's answer in `AnswerCache`: found made under the current stamp, or not.
-    func recordAnswerLookup(hit: Bool) {
-        counter("backbeat_answer_cache_lookups_total", ["outcome": hit ? "hit" : "miss"]).increment()
+    /// A lookup of an artist endpoint's answer in `AnswerCache`: `hit` (kept under the current stamp), `shared`
+    /// (another request was making it) or `miss`.
+    func recordAnswerLookup(_ outcome: String) {
+        counter("backbeat_answer_cache_lookups_total", ["outcome": outcome]).increment()
     }
 
     func recordDeadLetters(_ count: Int) {
