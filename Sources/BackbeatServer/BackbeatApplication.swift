@@ -49,7 +49,7 @@ extension ServeConfiguration {
 func buildRouter(
     store: Store, ingest: IngestService?, metrics: ServiceMetrics, adminToken: String, artistRequestsPerSecond: Double = 20,
     webDirectory: String? = nil, registry: InstanceRegistry? = nil, answerCache: AnswerCache?,
-    clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock
+    clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock, plansMade: SharedCount = SharedCount()
 ) -> Router<BackbeatRequestContext> {
     let router = Router(context: BackbeatRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
@@ -61,15 +61,17 @@ func buildRouter(
     MetricsRoute(metrics: metrics).add(to: router)
     let memory = ingest?.memory
     let artistPartitions = memory == nil ? nil : ArtistPartitionCache(store: store)
-    let queries = QueryService(store: store, memory: memory, artistPartitions: artistPartitions, cache: answerCache, clock: clock)
+    let queries = QueryService(store: store, memory: memory, artistPartitions: artistPartitions, cache: answerCache, clock: clock, plansMade: plansMade)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistListRoute(store: store).add(to: v1)
     let artist = v1.group("artists/:artist_id")
+    var forwarding: ArtistForwarding?
     if let registry, let memory, let artistPartitions {
-        artist.add(middleware: ArtistForwarding(
+        forwarding = ArtistForwarding(
             configuration: registry.configuration, registry: registry, artistPartitions: artistPartitions, memory: memory,
-            metrics: metrics, adminToken: adminToken, logger: registry.logger))
+            metrics: metrics, adminToken: adminToken, logger: registry.logger)
     }
+    artist.add(middleware: ArtistPlanning(queries: queries, forwarding: forwarding))
     ArtistRoutes(queries: queries).add(to: artist)
     SummaryRoute(queries: queries).add(to: artist)
     QueryRoutes(queries: queries).add(to: v1)

@@ -48,8 +48,7 @@ extension Store {
 
     /// The partitions `artistID`'s messages have arrived on, as the flushes stored them.
     public func partitions(ofArtist artistID: String) async throws -> Set<TopicPartition> {
-        let rows = try await client.query(
-            "SELECT topic, partition FROM artist_partitions WHERE artist_id = \(artistID)", logger: logger)
+        let rows = try await read("SELECT topic, partition FROM artist_partitions WHERE artist_id = \(artistID)")
         var partitions = Set<TopicPartition>()
         for try await (topic, partition) in rows.decode((String, Int32).self) {
             partitions.insert(TopicPartition(topic: topic, partition: partition))

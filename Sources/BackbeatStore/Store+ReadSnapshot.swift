@@ -10,6 +10,7 @@ extension Store {
     public func withReadSnapshot<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         if Self.snapshotConnection != nil { return try await body() }
         return try await client.withConnection { connection in
+            queryStatements.add(2)
             _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
                 let result = try await Self.$snapshotConnection.withValue(connection) { try await body() }
@@ -24,6 +25,7 @@ extension Store {
 
     /// Runs a read on the current snapshot's connection, or on the pool.
     func read(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+        queryStatements.add()
         if let connection = Self.snapshotConnection {
             return try await connection.query(query, logger: logger)
         }

@@ -10,11 +10,16 @@ public struct Store: Sendable {
     /// The connection pool; run it as a service (`client.run()`) for as long as the store is used.
     public let client: PostgresClient
     let logger: Logger
+    /// Statements the query path has sent (`read`, and each snapshot's BEGIN and COMMIT): what tests count.
+    let queryStatements = SharedCount()
 
     public init(configuration: PostgresClient.Configuration, logger: Logger) {
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
     }
+
+    /// Statements the query path has sent so far: its reads, and each read snapshot's BEGIN and COMMIT.
+    public var queryStatementCount: Int { queryStatements.value }
 
     /// Checks that the database answers.
     public func ping() async throws {
@@ -32,3 +37,4 @@ public struct OffsetConflict: Error, Sendable, CustomStringConvertible {
         "the stored offset of \(topicPartition) is no longer \(expected.map(String.init) ?? "absent"); another consumer flushed it"
     }
 }
+

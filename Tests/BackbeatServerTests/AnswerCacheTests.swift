@@ -134,6 +134,40 @@ import Testing
         }
     }
 
+    /// Each request is planned once (what memory holds, whether to forward), and an answer memory holds whole makes
+    /// no PostgreSQL statement at all; one that reaches before the horizon does.
+    @Test func aMemoryAnswerIsPlannedOnceAndAsksPostgresNothing() async throws {
+        try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
+            let ingest = IngestService(
+                configuration: IngestConfiguration(brokers: "unused", memory: MemoryConfiguration(retentionDays: 35)), store: store,
+                logger: RouteTests.logger)
+            let memory = try #require(ingest.memory)
+            let snapshot = try await store.snapshot(fromDay: CivilDate(year: 2026, month: 10, day: 1).daysSinceEpoch)
+            await memory.install(snapshot.memory, owned: [Self.partition], everyPartition: true, sealedDays: 0, droppedDays: 0).value()
+            let plans = SharedCount()
+            let app = Application(router: buildRouter(
+                store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,
+                answerCache: nil, clock: { Timestamp(seconds: Self.today * 86_400) }, plansMade: plans))
+            try await app.test(.router) { client in
+                let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
+                var asked = 0
+                for uri in Self.uris {
+                    let statements = store.queryStatementCount
+                    let status = try await client.execute(uri: uri, method: .get, headers: headers) { $0.status }
+                    asked += 1
+                    #expect(status == .ok, "\(uri)")
+                    #expect(plans.value == asked, "\(uri): planned \(plans.value - asked + 1) times")
+                    let sent = store.queryStatementCount - statements
+                    if uri.contains("summary") || uri.contains("2026-08-01") {
+                        #expect(sent > 0, "\(uri) reads days before the horizon from PostgreSQL")
+                    } else {
+                        #expect(sent == 0, "\(uri) is answered from memory alone: \(sent) statements")
+                    }
+                }
+            }
+        }
+    }
+
     /// A burst of requests for one answer makes it once, and the others are handed it; when the making fails, each
     /// waiting request makes it itself.
     @Test func aBurstForOneAnswerMakesItOnce() async throws {

@@ -2,7 +2,7 @@ import BackbeatCore
 import Hummingbird
 
 /// The dashboard endpoints under `/v1/artists/{artist_id}`, each answered through one or more core `Query`s.
-struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
+struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     let queries: QueryService
 
     /// Adds the endpoints to `artist`, the group of `/v1/artists/{artist_id}`.
@@ -30,7 +30,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         // The series and, when sketches can answer, the listeners per period and in total: read at once, from one
         // snapshot.
         let scope = ListenerScope(query)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: query) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: query.interval.from, plan: try await queries.plan(context, for: query)) { reads in
             async let seriesRows = answer(query, reads)
             async let perPeriod = listeners(scope, granularity: query.granularity, reads)
             async let overall = listeners(scope, granularity: .all, reads)
@@ -59,7 +59,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
 
     @Sendable func platforms(_ request: Request, context: Context) async throws -> Response {
         let query = try sharesQuery(by: .platform, request, context)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: query) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: query.interval.from, plan: try await queries.plan(context, for: query)) { reads in
             let shares = try await streamShares(query, reads)
             return try EncodedAnswer.json(PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) }))
         })
@@ -69,7 +69,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         let ages = try sharesQuery(by: .ageRange, request, context)
         let genders = try sharesQuery(by: .gender, request, context)
         let countries = try sharesQuery(by: .country, request, context)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: ages) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: ages.interval.from, plan: try await queries.plan(context, for: ages)) { reads in
             async let ageShares = streamShares(ages, reads)
             async let genderShares = streamShares(genders, reads)
             async let countryShares = streamShares(countries, reads)
@@ -85,7 +85,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
         let query = try build(builder, defaultGranularity: .all)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: query) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: query.interval.from, plan: try await queries.plan(context, for: query)) { reads in
             let rows = try await answer(query, reads)
             var listeners: [String: Double]?
             if let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) {
@@ -106,7 +106,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         var totalsBuilder = builder
         totalsBuilder.groupBy = [Dimension.currency.rawValue]
         totalsBuilder.granularity = Granularity.all.rawValue
-        return try await seriesAndTotals(request, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
+        return try await seriesAndTotals(request, context, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
             RevenueResponse(
                 series: rows.map {
                     RevenuePoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), source: $0.groupValues[0],
@@ -122,7 +122,7 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
         let query = try build(builder, defaultGranularity: .day)
         var totalsBuilder = builder
         totalsBuilder.granularity = Granularity.all.rawValue
-        return try await seriesAndTotals(request, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
+        return try await seriesAndTotals(request, context, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
             SocialResponse(
                 series: rows.map {
                     SocialPoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), platform: $0.groupValues[0],
@@ -136,9 +136,9 @@ struct ArtistRoutes<Context: AuthenticatedRequestContext>: Sendable {
 
     /// The answer `shape` makes of a series and its totals, read at once from one snapshot.
     private func seriesAndTotals(
-        _ request: Request, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some Encodable
+        _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some Encodable
     ) async throws -> Response {
-        EncodedAnswer.response(try await queries.answer(key: request.answerKey, for: series) { reads in
+        EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: series.interval.from, plan: try await queries.plan(context, for: series)) { reads in
             async let seriesRows = answer(series, reads)
             async let totalRows = answer(totals, reads)
             return try EncodedAnswer.json(shape(try await seriesRows, try await totalRows))

@@ -22,13 +22,15 @@ public protocol AuthenticatedRequestContext: RequestContext {
 }
 
 /// The request context of Backbeat's router.
-public struct BackbeatRequestContext: AuthenticatedRequestContext {
+public struct BackbeatRequestContext: PlannedRequestContext {
     public var coreContext: CoreRequestContextStorage
     public var principal: Principal?
+    public var plan: QueryPlan?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.principal = nil
+        self.plan = nil
     }
 }
 

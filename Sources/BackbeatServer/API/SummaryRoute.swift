@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 
 /// `GET /v1/artists/{artist_id}/summary?as_of=DATE`: the numbers on the top cards of the artist dashboard.
-struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
+struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
     let queries: QueryService
 
     /// The rolling window the summary looks back over.
@@ -46,7 +46,7 @@ struct SummaryRoute<Context: AuthenticatedRequestContext>: Sendable {
 
         // Five independent reads, run at once, from one snapshot.
         let earliest = Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: earliest, artist: artistID) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: earliest, plan: try await queries.plan(context, for: artistID)) { reads in
             async let currentRows = rows(.streams, artistID, days: asOfDay - window..<asOfDay, reads)
             async let previousRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window, reads)
             async let listenerCounts = reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)

@@ -21,13 +21,16 @@ public struct QueryService: Sendable {
     /// Where each artist's messages arrive (nil: memory answers only when it holds every partition).
     let artistPartitions: ArtistPartitionCache?
     let cache: AnswerCache?
+    /// Plans made (`plan(artist:)`): one per request.
+    let plansMade: SharedCount
     /// The time now: what "today" is for the answers that default to it, and for the cache.
     let clock: @Sendable () -> Timestamp
 
     init(
         store: Store, memory: LiveMemory?, artistPartitions: ArtistPartitionCache?, cache: AnswerCache?,
-        clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock, plansMade: SharedCount = SharedCount()
     ) {
+        self.plansMade = plansMade
         self.store = store
         self.memory = memory
         self.artistPartitions = artistPartitions
@@ -35,49 +38,66 @@ public struct QueryService: Sendable {
         self.clock = clock
     }
 
-    /// `answer(key:from:artist:_:)` for `query`'s interval and artist.
+    /// `answer(key:from:plan:_:)` for `query`'s interval, planned here.
     public func answer(key: String?, for query: Query, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
+        try await answer(key: key, from: query.interval.from, plan: try await plan(for: query), body)
+    }
+
+    /// `query`'s plan: for its one artist when it filters on exactly one.
+    func plan(for query: Query) async throws -> QueryPlan {
         let artists = query.filters[.artistID] ?? []
-        return try await answer(key: key, from: query.interval.from, artist: artists.count == 1 ? artists[0] : nil, body)
+        return try await plan(artist: artists.count == 1 ? artists[0] : nil)
     }
 
-    /// The encoded answer `body` makes from the reads of one snapshot: the memory layers as they are now, whichever
-    /// flushes commit meanwhile, and, unless memory holds every day from `from` on, one database snapshot
-    /// (`Store.withReadSnapshot`). An answer is then never half before and half after a flush or a `rebuild`'s swap.
-    /// (A query on a table memory does not hold still reads PostgreSQL outside a database snapshot when memory
-    /// covers `from`.) `artist`, when the reads are all for one artist, lets memory answer when it holds that artist
-    /// whole though not every partition; with `key` (what names the answer: the request's path and query), such an
-    /// answer is taken from the cache when one was made under the artist's stamp and today's day, and stored there
-    /// when nothing of the artist changed while it was made.
-    public func answer(key: String?, from: Timestamp, artist: String?, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
-        let reads = try await reads(artist: artist)
-        guard let cache, let key, let artist, let memory, let layers = reads.layers, reads.memoryHoldsAll else {
-            return try await read(reads, from: from, body)
-        }
-        let validity = AnswerCache.Validity(stamp: layers.stamp(of: artist), day: clock().daysSinceEpoch)
-        return try await cache.answer(key, validity) {
-            let answer = try await read(reads, from: from, body)
-            return (answer, memory.stamp(of: artist) == validity.stamp)
-        }
+    /// The plan `ArtistPlanning` made for the request of `context` when it is for `artist`; else one made now.
+    func plan(_ context: some PlannedRequestContext, for artist: String) async throws -> QueryPlan {
+        if let plan = context.plan, plan.artist == artist { return plan }
+        return try await plan(artist: artist)
     }
 
-    /// `body`'s answer from `reads`, inside one database snapshot unless memory holds every day from `from` on.
-    private func read(_ reads: Reads, from: Timestamp, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
-        if let layers = reads.layers, reads.memoryHoldsAll, from >= Timestamp(seconds: layers.durable.horizonDay * 86_400) {
-            return try await body(reads)
-        }
-        return try await store.withReadSnapshot { try await body(reads) }
+    /// `plan(_:for:)` for `query`'s one artist.
+    func plan(_ context: some PlannedRequestContext, for query: Query) async throws -> QueryPlan {
+        let artists = query.filters[.artistID] ?? []
+        guard artists.count == 1 else { return try await plan(artist: nil) }
+        return try await plan(context, for: artists[0])
     }
 
-    /// The reads of one answer, for `artist` alone when it is given: the memory layers as they are now, and whether
-    /// they hold everything read.
-    private func reads(artist: String?) async throws -> Reads {
+    /// The one decision of what a request's answer reads: the memory layers as they are now, and whether they hold
+    /// everything it reads: every partition, or, for `artist`, every partition the artist's messages arrive on.
+    func plan(artist: String?) async throws -> QueryPlan {
+        plansMade.add()
         let layers = memory?.snapshot()
         var holdsAll = layers?.complete ?? false
         if let layers, !holdsAll, layers.installed, let artist, let artistPartitions {
             holdsAll = layers.covers(try await artistPartitions.partitions(of: artist))
         }
-        return Reads(store: store, memory: memory, layers: layers, memoryHoldsAll: holdsAll)
+        return QueryPlan(artist: artist, layers: layers, memoryHoldsAll: holdsAll)
+    }
+
+    /// The encoded answer `body` makes from the reads `plan` decided, of one snapshot: the memory layers as they
+    /// were planned, whichever flushes commit meanwhile, and, unless memory holds every day from `from` on, one
+    /// database snapshot (`Store.withReadSnapshot`). An answer is then never half before and half after a flush or a
+    /// `rebuild`'s swap. (A query on a table memory does not hold still reads PostgreSQL outside a database snapshot
+    /// when memory covers `from`.) With `key` (what names the answer: the request's path and query), an answer for
+    /// one artist memory holds whole is taken from the cache when one was made under the artist's stamp and today's
+    /// day, and kept there when nothing of the artist changed while it was made.
+    public func answer(key: String?, from: Timestamp, plan: QueryPlan, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
+        let reads = Reads(store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll)
+        let answerAlone = plan.memoryAnswersAlone(from: from)
+        guard let cache, let key, let artist = plan.artist, let memory, let layers = plan.layers, plan.memoryHoldsAll else {
+            return try await read(reads, alone: answerAlone, body)
+        }
+        let validity = AnswerCache.Validity(stamp: layers.stamp(of: artist), day: clock().daysSinceEpoch)
+        return try await cache.answer(key, validity) {
+            let answer = try await read(reads, alone: answerAlone, body)
+            return (answer, memory.stamp(of: artist) == validity.stamp)
+        }
+    }
+
+    /// `body`'s answer from `reads`: inside one database snapshot unless memory answers `alone`.
+    private func read(_ reads: Reads, alone: Bool, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
+        if alone { return try await body(reads) }
+        return try await store.withReadSnapshot { try await body(reads) }
     }
 
     /// The reads of one answer, from the one snapshot `reading(from:artist:_:)` took.
