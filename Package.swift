@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "backbeat", targets: ["backbeat"]),
+        .executable(name: "backbeat-load", targets: ["LoadGenerator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -88,6 +89,15 @@ let package = Package(
             dependencies: ["BackbeatCore", .product(name: "Benchmark", package: "benchmark")],
             path: "Benchmarks/BackbeatBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // scripts/bench's open-loop HTTP load generator.
+        .executableTarget(
+            name: "LoadGenerator",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/LoadGenerator"
         ),
         // Test inputs shared by both test targets.
         .target(name: "BackbeatTestSupport", dependencies: ["BackbeatCore"], path: "Tests/BackbeatTestSupport"),
