@@ -1,3 +1,4 @@
+import BackbeatCore
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -83,7 +84,7 @@ final class Driver {
     var scheduled = 0
     let total: Int
     var start: UInt64 = 0
-    var random: SplitMix
+    var random: SplitMix64
 
     init(options: Options, loop: any EventLoop) {
         self.options = options
@@ -91,7 +92,7 @@ final class Driver {
         self.done = loop.makePromise()
         self.total = Int(options.rate * options.seconds)
         self.dueOfInFlight = Array(repeating: 0, count: options.connections)
-        self.random = SplitMix(state: options.seed)
+        self.random = SplitMix64(seed: options.seed)
         latencies.reserveCapacity(total)
     }
 
@@ -199,18 +200,5 @@ final class ResponseHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         driver.value.failed(error)
         context.close(promise: nil)
-    }
-}
-
-/// A small seeded random generator: the same seed draws the same paths.
-struct SplitMix {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -11,8 +11,10 @@ extension Store {
     public func rows(for query: Query) async throws -> [QueryRow] {
         var answer = BlockAnswer(query)
         let cube = answer.cube
-        try await requireKept(cube, from: query.interval.from)
-        guard query.interval.from < query.interval.to else { return [] }
+        guard query.interval.from < query.interval.to else {
+            try requireKept(cube, from: query.interval.from, keptFrom: try await keptFrom(cube.table))
+            return []
+        }
         // The blocks of a day cube are its own; the full dimensions by day read the hourly cube's.
         let stored = Cube.all.first { $0.isFull && $0.dailyDetail == cube } ?? cube
         var binds = PostgresBindings()
@@ -24,13 +26,24 @@ extension Store {
             artistCondition = " AND artist_id = ANY($3::text[])"
         }
         let days = "day >= date '1970-01-01' + $1::integer AND day <= date '1970-01-01' + $2::integer"
+        // The first day retention kept of the cube comes in the same statement, as a row without an artist.
+        var withHorizon = binds
+        withHorizon.append(cube.table)
         let blocks = try await read(PostgresQuery(unsafeSQL: """
             SELECT artist_id, (day - date '1970-01-01')::bigint, block FROM \(AggregateTable(stored).days)
             WHERE \(days)\(artistCondition)
-            """, binds: binds))
-        for try await (artist, day, block) in blocks.decode((String, Int64, ByteBuffer).self) {
+            UNION ALL
+            SELECT NULL, (kept_from - date '1970-01-01')::bigint, NULL FROM retention_horizons WHERE table_name = $\(withHorizon.count)
+            """, binds: withHorizon))
+        var keptFrom: Int64?
+        for try await (artist, day, block) in blocks.decode((String?, Int64, ByteBuffer?).self) {
+            guard let artist, let block else {
+                keptFrom = day
+                continue
+            }
             answer.add(artist: artist, day: day, try CubeBlock.decode(Array(block.readableBytesView), of: stored))
         }
+        try requireKept(cube, from: query.interval.from, keptFrom: keptFrom)
         if cube.isDailyDetail {
             let dimensions = cube.dimensions.map(Self.column)
             let rolled = try await read(PostgresQuery(unsafeSQL: """
@@ -48,9 +61,10 @@ extension Store {
         return answer.rows
     }
 
-    /// Refuses a query on `cube` from before the first day retention kept of it, saying what to ask instead.
-    private func requireKept(_ cube: Cube, from: Timestamp) async throws {
-        guard let keptFrom = try await keptFrom(cube.table), from < Timestamp(seconds: keptFrom * 86_400) else { return }
+    /// Refuses a query on `cube` from before `keptFrom`, the first day retention kept of it, saying what to ask
+    /// instead.
+    private func requireKept(_ cube: Cube, from: Timestamp, keptFrom: Int64?) throws {
+        guard let keptFrom, from < Timestamp(seconds: keptFrom * 86_400) else { return }
         let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: keptFrom))
         if cube.isFull {
             throw QueryError(.droppedByRetention, "hourly detail before \(day) is no longer kept (serve --detail-days): ask by day (granularity day or coarser, from and to at midnight UTC) or from \(day) on")
