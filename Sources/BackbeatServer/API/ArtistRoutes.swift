@@ -34,7 +34,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             async let seriesRows = answer(query, reads)
             async let perPeriod = listeners(scope, granularity: query.granularity, reads)
             async let overall = listeners(scope, granularity: .all, reads)
-            return try EncodedAnswer.json(Self.streams(query, try await seriesRows, try await perPeriod, try await overall))
+            return EncodedAnswer.written(Self.streams(query, try await seriesRows, try await perPeriod, try await overall))
         })
     }
 
@@ -61,7 +61,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let query = try sharesQuery(by: .platform, request, context)
         return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: query.interval.from, plan: try await queries.plan(context, for: query)) { reads in
             let shares = try await streamShares(query, reads)
-            return try EncodedAnswer.json(PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) }))
+            return EncodedAnswer.written(PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) }))
         })
     }
 
@@ -73,7 +73,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             async let ageShares = streamShares(ages, reads)
             async let genderShares = streamShares(genders, reads)
             async let countryShares = streamShares(countries, reads)
-            return try EncodedAnswer.json(
+            return EncodedAnswer.written(
                 DemographicsResponse(age_ranges: try await ageShares, genders: try await genderShares, countries: try await countryShares))
         })
     }
@@ -91,7 +91,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             if let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) {
                 listeners = try await reads.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days)
             }
-            return try EncodedAnswer.json(TopTracksResponse(tracks: rows.map { row in
+            return EncodedAnswer.written(TopTracksResponse(tracks: rows.map { row in
                 TrackStreams(
                     track_id: row.groupValues[0], streams: row.metrics[0].integer,
                     listeners: listeners.map { ListenerScope.count($0[row.groupValues[0]] ?? 0) })
@@ -136,12 +136,12 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     /// The answer `shape` makes of a series and its totals, read at once from one snapshot.
     private func seriesAndTotals(
-        _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some Encodable
+        _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some JSONWritable
     ) async throws -> Response {
         EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: series.interval.from, plan: try await queries.plan(context, for: series)) { reads in
             async let seriesRows = answer(series, reads)
             async let totalRows = answer(totals, reads)
-            return try EncodedAnswer.json(shape(try await seriesRows, try await totalRows))
+            return EncodedAnswer.written(shape(try await seriesRows, try await totalRows))
         })
     }
 

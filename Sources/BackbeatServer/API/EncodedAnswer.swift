@@ -8,6 +8,13 @@ enum EncodedAnswer {
         ByteBuffer(bytes: try JSONEncoder().encode(value))
     }
 
+    /// A dashboard answer, written without Foundation's encoder.
+    static func written(_ value: some JSONWritable) -> ByteBuffer {
+        var writer = JSONWriter()
+        value.write(to: &writer)
+        return writer.buffer
+    }
+
     static func response(_ body: ByteBuffer) -> Response {
         Response(
             status: .ok,

@@ -52,7 +52,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
             async let listenerCounts = reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
             async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency], reads)
             async let followRows = rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"], reads)
-            return try EncodedAnswer.json(Self.summary(
+            return EncodedAnswer.written(Self.summary(
                 artistID, asOfDay: asOfDay, current: try await currentRows, previous: try await previousRows,
                 listeners: try await listenerCounts, revenue: try await revenueRows, follows: try await followRows))
         })
