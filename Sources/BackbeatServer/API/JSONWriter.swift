@@ -64,6 +64,21 @@ struct JSONWriter {
         first = false
     }
 
+    /// An object whose members `members` writes.
+    mutating func object(_ members: (inout JSONWriter) -> Void) {
+        beginObject()
+        members(&self)
+        endObject()
+    }
+
+    /// `name` and an array of one object per item, whose members `members` writes.
+    mutating func objects<Items: Sequence>(_ name: String, _ items: Items, _ members: (inout JSONWriter, Items.Element) -> Void) {
+        key(name)
+        beginArray()
+        for item in items { object { members(&$0, item) } }
+        endArray()
+    }
+
     /// `name` and its value, or nothing when `number` is nil (as a synthesized `Encodable` skips a nil optional).
     mutating func member(_ name: String, _ number: Int64?) {
         guard let number else { return }
