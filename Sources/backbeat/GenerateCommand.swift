@@ -24,6 +24,9 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(help: "Message keys when publishing: 'artist' (the artist id, so an artist stays on one partition) or 'none' (spread evenly; use with the dev broker, whose partitions keep only about 5 MB).")
     var keys: String = "artist"
 
+    @Option(help: "With --brokers: publish at most this many events per second, evenly (default: as fast as the broker takes them).")
+    var rate: Double?
+
     @Option(help: "Topics for stream, revenue and social events, in that order (one topic: all go there).")
     var topics: String = "streams,revenue,social"
 
@@ -34,6 +37,10 @@ struct GenerateCommand: AsyncParsableCommand {
         guard (0...1).contains(invalidFraction) else { throw ValidationError("--invalid-fraction must be between 0 and 1") }
         guard [1, 3].contains(topics.split(separator: ",").count) else { throw ValidationError("--topics takes one or three topics") }
         guard ["artist", "none"].contains(keys) else { throw ValidationError("--keys is artist or none") }
+        if let rate {
+            guard rate > 0, rate.isFinite else { throw ValidationError("--rate must be a positive number of events per second") }
+            guard brokers != nil else { throw ValidationError("--rate paces publishing: give it with --brokers") }
+        }
     }
 
     func run() async throws {
@@ -60,7 +67,12 @@ struct GenerateCommand: AsyncParsableCommand {
         }
         if let brokers {
             let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["sticky.partitioning.linger.ms": "0"]))
-            for _ in 0..<events {
+            let started = ContinuousClock.now
+            for index in 0..<events {
+                // Paced: event `index` goes out no sooner than index / rate seconds after the start.
+                if let rate, index % 100 == 0 {
+                    try await Task.sleep(until: started + .nanoseconds(Int64(Double(index) / rate * 1e9)), clock: .continuous)
+                }
                 let message = generator.next()
                 try producer.send(topic: topic(for: message.topic), key: keys == "artist" ? Array(message.key.utf8) : nil, value: message.value)
                 written += 1
