@@ -30,6 +30,8 @@ struct MemoryRoute<Context: AuthenticatedRequestContext>: Sendable {
         var answered_from_memory: Int
         var answered_from_memory_and_postgres: Int
         var answered_from_postgres: Int
+        /// Dashboard answers served from the answer cache, kept from an earlier request.
+        var answered_from_cache: Int
         /// Artist queries sent to the instance holding the artist in memory and answered there; failures were
         /// answered here.
         var forwarded: Int
@@ -59,7 +61,8 @@ struct MemoryRoute<Context: AuthenticatedRequestContext>: Sendable {
             return MemoryResponse(
                 enabled: false, complete: false, instance_id: registry?.configuration.instanceID, loaded_partitions: 0, instances: instances, horizon: nil, days_held: 0, bytes: 0, budget_bytes: 0, sealed_bytes: 0,
                 sealed_nonzero_cells: 0, bytes_per_nonzero_cell: nil, answered_from_memory: 0, answered_from_memory_and_postgres: 0,
-                answered_from_postgres: 0, forwarded: 0, forward_failures: 0, snapshots_loaded: 0, days_sealed: 0, days_dropped: 0)
+                answered_from_postgres: 0, answered_from_cache: 0, forwarded: 0, forward_failures: 0, snapshots_loaded: 0, days_sealed: 0,
+                days_dropped: 0)
         }
         let layers = memory.snapshot()
         let statistics = memory.statistics
@@ -77,6 +80,7 @@ struct MemoryRoute<Context: AuthenticatedRequestContext>: Sendable {
             answered_from_memory: statistics.answeredFromMemory,
             answered_from_memory_and_postgres: statistics.answeredFromMemoryAndPostgres,
             answered_from_postgres: statistics.answeredFromPostgres,
+            answered_from_cache: statistics.answeredFromCache,
             forwarded: statistics.forwarded, forward_failures: statistics.forwardFailures,
             snapshots_loaded: statistics.snapshotsLoaded, days_sealed: statistics.daysSealed, days_dropped: statistics.daysDropped)
     }

@@ -88,10 +88,13 @@ public struct QueryService: Sendable {
             return try await read(reads, alone: answerAlone, body)
         }
         let validity = AnswerCache.Validity(stamp: layers.stamp(of: artist), day: clock().daysSinceEpoch)
-        return try await cache.answer(key, validity) {
-            let answer = try await read(reads, alone: answerAlone, body)
-            return (answer, memory.stamp(of: artist) == validity.stamp)
+        var made = false
+        let answer = try await cache.answer(key, validity) {
+            made = true
+            return (try await read(reads, alone: answerAlone, body), memory.stamp(of: artist) == validity.stamp)
         }
+        if !made { memory.record(.cache) }
+        return answer
     }
 
     /// `body`'s answer from `reads`: inside one database snapshot unless memory answers `alone`.

@@ -19,6 +19,8 @@ final class LiveMemory: Sendable {
         var answeredFromMemory = 0
         var answeredFromMemoryAndPostgres = 0
         var answeredFromPostgres = 0
+        /// Dashboard answers served from `AnswerCache` (kept, or made by another request meanwhile): read nowhere.
+        var answeredFromCache = 0
         /// Artist queries sent to the instance that holds the artist in memory, and answered there.
         var forwarded = 0
         /// Forwarded queries the other instance did not answer (in time), answered here instead.
@@ -187,6 +189,8 @@ final class LiveMemory: Sendable {
     /// Which sources answered a query.
     enum Source {
         case memory, memoryAndPostgres, postgres
+        /// `AnswerCache`: an answer kept, made from memory (and PostgreSQL before the horizon) earlier.
+        case cache
         /// Another instance, which holds the query's artist in memory.
         case forwarded
     }
@@ -197,6 +201,7 @@ final class LiveMemory: Sendable {
             case .memory: $0.statistics.answeredFromMemory += 1
             case .memoryAndPostgres: $0.statistics.answeredFromMemoryAndPostgres += 1
             case .postgres: $0.statistics.answeredFromPostgres += 1
+            case .cache: $0.statistics.answeredFromCache += 1
             case .forwarded: $0.statistics.forwarded += 1
             }
         }
