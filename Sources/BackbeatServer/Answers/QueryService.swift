@@ -103,7 +103,7 @@ public struct QueryService: Sendable {
         return try await store.withReadSnapshot { try await body(reads) }
     }
 
-    /// The reads of one answer, from the one snapshot `reading(from:artist:_:)` took.
+    /// The reads of one answer, from the one snapshot `answer(key:from:plan:_:)` reads.
     public struct Reads: Sendable {
         let store: Store
         let memory: LiveMemory?
