@@ -4,7 +4,7 @@
 /// Artists share `slotCount` counters by the hash of their id: a change to one artist also retires the answers of
 /// the few that share its counter, never fewer. A change that may touch any artist (a snapshot installed, a change
 /// of ownership, the stored numbers replaced or dropped) moves `everything`.
-public struct ArtistVersions: Sendable, Equatable {
+public struct ArtistVersions: Sendable {
     public static let slotCount = 4096
 
     /// What an answer for one artist read, as of some layers.
@@ -57,8 +57,6 @@ public struct ArtistSlots: Sendable, Equatable {
     public mutating func formUnion(_ other: ArtistSlots) {
         for index in bits.indices { bits[index] |= other.bits[index] }
     }
-
-    public var isEmpty: Bool { bits.allSatisfy { $0 == 0 } }
 
     func forEachSlot(_ body: (Int) -> Void) {
         for (index, word) in bits.enumerated() {

@@ -144,10 +144,9 @@ final class AnswerCache: Sendable {
         }
     }
 
-    /// Lookups answered from the cache, made here, and answered by another request's making; entries and bytes kept.
-    var statistics: (hits: Int, misses: Int, shared: Int, entries: Int, bytes: Int) {
-        let (entries, bytes) = state.withLock { ($0.entries.count, $0.bytes) }
-        return (hitCount.load(ordering: .relaxed), missCount.load(ordering: .relaxed), sharedCount.load(ordering: .relaxed), entries, bytes)
+    /// Lookups answered from the cache, made here, and answered by another request's making.
+    var statistics: (hits: Int, misses: Int, shared: Int) {
+        (hitCount.load(ordering: .relaxed), missCount.load(ordering: .relaxed), sharedCount.load(ordering: .relaxed))
     }
 
     /// Bytes an entry is counted for: its key, its body and some bookkeeping.
