@@ -103,7 +103,7 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
                              registry: registry, answerCache: AnswerCache(bytes: configuration.answerCacheBytes, metrics: metrics))
     var services: [any Service] = [
         store.client,
-        RetentionService(store: store, retention: configuration.retention, logger: logger),
+        MaintenanceService(store: store, retention: configuration.retention, logger: logger),
         ingest,
     ]
     if let registry { services.append(registry) }

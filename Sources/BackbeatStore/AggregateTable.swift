@@ -7,24 +7,31 @@ import BackbeatCore
 ///   block (migration 0019, `CubeBlock`, `Store.mergeDays`), which Backbeat reads and sums itself (`Store.rows`);
 /// - the listener sketches (migration 0018, `Store.mergeListeners`): an artist's of a day in `artist_listeners_days`,
 ///   its tracks' in `track_listeners_days` (the day's track ids and sketches in two arrays), read through the views.
+///
+/// The dashboard cubes and the listener sketches also have `months` (migration 0020, `Store.rollMonths`): the same
+/// rows by artist and month, keyed by the month's first day in `day`.
 struct AggregateTable: Sendable {
     /// The view's name.
     var name: String
     /// The table of its rows by artist and day.
     var days: String
+    /// The table of its rows by artist and month (nil: the full-dimension hourly tables have none).
+    var months: String?
 
     init(_ cube: Cube) {
         self.name = cube.table
         self.days = cube.table + "_days"
+        self.months = cube.isFull ? nil : cube.table + "_months"
     }
 
-    private init(listeners name: String, days: String) {
+    private init(listeners name: String, days: String, months: String) {
         self.name = name
         self.days = days
+        self.months = months
     }
 
-    static let artistListeners = AggregateTable(listeners: "artist_listeners_daily", days: "artist_listeners_days")
-    static let trackListeners = AggregateTable(listeners: "track_listeners_daily", days: "track_listeners_days")
+    static let artistListeners = AggregateTable(listeners: "artist_listeners_daily", days: "artist_listeners_days", months: "artist_listeners_months")
+    static let trackListeners = AggregateTable(listeners: "track_listeners_daily", days: "track_listeners_days", months: "track_listeners_months")
 
     /// Every stored aggregate: the cubes and the listener sketches.
     static let all: [AggregateTable] = Cube.all.map(AggregateTable.init) + [artistListeners, trackListeners]

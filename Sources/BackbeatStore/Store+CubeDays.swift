@@ -23,23 +23,29 @@ struct StagedBlock: Sendable {
 
 extension Store {
     /// Merges a flush's rows of `cube` into `<cube>_days` (migration 0019), one block per artist and day
-    /// (`CubeBlock`): the stored blocks of the flush's artist-days are locked, merged with the flush's here and written
-    /// back (`mergeStored`); the flush's other blocks are COPYed into the table (`insertNew`). An artist-day another
-    /// writer inserts meanwhile makes that COPY fail on the primary key once the other commits: it is undone to its
+    /// (`CubeBlock`), making the month partitions they need first (`mergeBlocks`).
+    func mergeDays(_ cube: Cube, _ blocks: [StagedBlock], on connection: PostgresConnection) async throws {
+        guard !blocks.isEmpty else { return }
+        let table = AggregateTable(cube)
+        try await makeMonthPartitions(of: table.days, days: blocks.map(\.day), on: connection)
+        try await mergeBlocks(blocks, of: cube, into: table.days, on: connection)
+    }
+
+    /// Merges `blocks` of `cube` into `target` (its `_days` table, or its `_months`, where `day` is a month's first
+    /// day): the stored blocks of their artist-days are locked, merged with these here and written back
+    /// (`mergeStored`); the other blocks are COPYed into the table (`insertNew`). An artist-day another writer
+    /// inserts meanwhile makes that COPY fail on the primary key once the other commits: it is undone to its
     /// savepoint, and the turn repeats for the blocks it held, now stored and merged.
     ///
     /// Every writer locks and inserts artist-days in one order (`ArtistDayKey.inWriteOrder`), so that two flushes
     /// sharing artist-days wait for each other rather than deadlock (a lock never waits for an insert not yet
     /// committed: it does not see it).
-    func mergeDays(_ cube: Cube, _ blocks: [StagedBlock], on connection: PostgresConnection) async throws {
-        guard !blocks.isEmpty else { return }
-        let table = AggregateTable(cube)
-        try await makeMonthPartitions(of: table.days, days: blocks.map(\.day), on: connection)
+    func mergeBlocks(_ blocks: [StagedBlock], of cube: Cube, into target: String, on connection: PostgresConnection) async throws {
         var remaining = blocks
         while !remaining.isEmpty {
-            let merged = try await mergeStored(remaining, of: cube, into: table, on: connection)
+            let merged = try await mergeStored(remaining, of: cube, into: target, on: connection)
             let new = remaining.filter { !merged.contains($0.key) }
-            guard !new.isEmpty, try await !insertNew(new, into: table, on: connection) else { return }
+            guard !new.isEmpty, try await !insertNew(new, into: target, on: connection) else { return }
             remaining = new
         }
     }
@@ -47,9 +53,9 @@ extension Store {
     /// Locks the stored blocks of `blocks`' artist-days, merges each with the flush's and writes it back; answers the
     /// artist-days merged (a stored block deleted meanwhile, by a rebuild, is not).
     private func mergeStored(
-        _ blocks: [StagedBlock], of cube: Cube, into table: AggregateTable, on connection: PostgresConnection
+        _ blocks: [StagedBlock], of cube: Cube, into target: String, on connection: PostgresConnection
     ) async throws -> Set<ArtistDayKey> {
-        let locked = try await storedRows(of: table.days, at: blocks.map(\.key), also: ", d.block", locking: true, on: connection)
+        let locked = try await storedRows(of: target, at: blocks.map(\.key), also: ", d.block", locking: true, on: connection)
         guard !locked.isEmpty else { return [] }
         var merged: [StagedBlock] = []
         var found: Set<ArtistDayKey> = []
@@ -62,34 +68,34 @@ extension Store {
             merged.append(StagedBlock(artistID: artistID, day: day, block: CubeBlock.encode(rows, of: cube)))
             found.insert(key)
         }
-        try await stage(merged, for: table, as: "artist_id text, day date, block bytea", columns: ["artist_id", "day", "block"], merging: { stage in
-            "UPDATE \(table.days) d SET block = s.block FROM \(stage) s WHERE d.artist_id = s.artist_id AND d.day = s.day"
+        try await stage(merged, into: target, as: "artist_id text, day date, block bytea", columns: ["artist_id", "day", "block"], merging: { stage in
+            "UPDATE \(target) d SET block = s.block FROM \(stage) s WHERE d.artist_id = s.artist_id AND d.day = s.day"
         }, on: connection, Self.encode)
         return found
     }
 
-    /// COPYs `blocks` (of artist-days with none stored) into the table (`ArtistDayKey.inWriteOrder`); answers false,
+    /// COPYs `blocks` (of artist-days with none stored) into `target` (`ArtistDayKey.inWriteOrder`); answers false,
     /// with nothing of them written, when another writer stored one of their artist-days meanwhile.
-    private func insertNew(_ blocks: [StagedBlock], into table: AggregateTable, on connection: PostgresConnection) async throws -> Bool {
+    private func insertNew(_ blocks: [StagedBlock], into target: String, on connection: PostgresConnection) async throws -> Bool {
         let ordered = ArtistDayKey.inWriteOrder(blocks, \.key)
-        return try await appendUnlessStored(ordered, to: table.days, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
+        return try await appendUnlessStored(ordered, to: target, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
     }
 
-    private static func encode(_ block: StagedBlock, _ copy: inout CopyBinaryEncoder) {
+    static func encode(_ block: StagedBlock, _ copy: inout CopyBinaryEncoder) {
         copy.text(block.artistID)
         copy.day(block.day)
         copy.bytes(block.block)
         copy.endRow()
     }
 
-    /// COPYs `rows` (each encoded by `encode` into `columns`) to `table`'s staging table, then runs `merge`, the
-    /// statement that carries the staged rows into `table.days`. The staging table is temporary, made by the
-    /// session's first flush (`definition`: its columns), emptied before each use and when the transaction commits.
+    /// COPYs `rows` (each encoded by `encode` into `columns`) to `target`'s staging table, then runs `merge`, the
+    /// statement that carries the staged rows into `target`. The staging table is temporary, made by the session's
+    /// first use (`definition`: its columns), emptied before each use and when the transaction commits.
     func stage<Rows: Sequence>(
-        _ rows: Rows, for table: AggregateTable, as definition: String, columns: [String], merging merge: (String) -> String,
+        _ rows: Rows, into target: String, as definition: String, columns: [String], merging merge: (String) -> String,
         on connection: PostgresConnection, _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
     ) async throws {
-        let stage = table.days + "_stage"
+        let stage = target + "_stage"
         try await connection.query(PostgresQuery(unsafeSQL: """
             CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) (\(definition)) ON COMMIT DELETE ROWS
             """), logger: logger)

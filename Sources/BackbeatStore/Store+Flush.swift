@@ -112,10 +112,14 @@ extension Store {
     }
 
     /// Writes the rows `deltas` add (`AggregateTable`): merges every cube's rows into its `_days` table
-    /// (`mergeDays`), then unions its listener sketches into theirs (`mergeListeners`). A key written by two flushes
-    /// answers once. Every writer (a flush, a replay's batch, a rebuild) comes here with its deltas alone: each
-    /// aggregate is made from them in one place.
-    func writeAggregates(_ deltas: CombinedDeltas, on connection: PostgresConnection) async throws {
+    /// (`mergeDays`), then unions its listener sketches into theirs (`mergeListeners`); rows of a month already
+    /// rolled (migration 0020) are merged into its month rows too, unless `mergingMonths` is false (a rebuild rolls
+    /// its months again instead). A key written by two flushes answers once. Every writer (a flush, a replay's batch,
+    /// a rebuild) comes here with its deltas alone: each aggregate is made from them in one place.
+    ///
+    /// `month_rolls`' row is held shared until the transaction ends, so that no month is rolled meanwhile.
+    func writeAggregates(_ deltas: CombinedDeltas, mergingMonths: Bool = true, on connection: PostgresConnection) async throws {
+        let rolledTo = mergingMonths ? try await monthsRolledTo(locking: "FOR SHARE", on: connection) : nil
         // The cubes' blocks (each cube's in turn) and the listener sketches (a sort of the deltas' plays) are made on
         // dispatch threads while PostgreSQL writes the ones made before: made in tasks, they would hold the
         // concurrency pool's threads (two on two cores) and keep this task from sending what is ready.
@@ -129,8 +133,16 @@ extension Store {
             let made = await next.value
             if index + 1 < Cube.all.count { next = blocks(Cube.all[index + 1]) }
             try await mergeDays(cube, made, on: connection)
+            try await mergeMonths(made, of: cube, rolledTo: rolledTo, on: connection)
         }
-        try await mergeListeners(await listeners, values: values, on: connection)
+        let sketches = await listeners
+        guard !sketches.artists.isEmpty else { return }
+        let artists = sketches.artists.map { ArtistListenersDay(artistID: values[$0.key.artist], day: $0.key.day, sketch: $0.value) }
+        let tracks = TrackListenersDay.days(of: sketches.tracks, values: values)
+        try await mergeListeners(
+            artists: artists, into: AggregateTable.artistListeners.days, tracks: tracks, into: AggregateTable.trackListeners.days,
+            partitioned: true, on: connection)
+        try await mergeMonths(artists: artists, tracks: tracks, rolledTo: rolledTo, on: connection)
     }
 
     /// COPYs `rows` into `table` (`append`) under a savepoint; answers false, with none of them written, when one of

@@ -35,25 +35,27 @@ struct ArtistListenersDay {
 }
 
 extension Store {
-    /// Unions a flush's listener sketches into `artist_listeners_days` and `track_listeners_days` (migration 0018),
-    /// one row per artist and day (`writeListeners`).
-    func mergeListeners(_ listeners: InternedDelta.Listeners, values: ValueDictionary, on connection: PostgresConnection) async throws {
-        guard !listeners.artists.isEmpty else { return }
-        let artists = listeners.artists.map { ArtistListenersDay(artistID: values[$0.key.artist], day: $0.key.day, sketch: $0.value) }
+    /// Unions the sketches of `artists` into `artistTable` and of `tracks` into `trackTable` (their `_days` tables,
+    /// `partitioned` by month, or their `_months`, where `day` is a month's first day), one row per artist and day
+    /// (`writeListeners`).
+    func mergeListeners(
+        artists: [ArtistListenersDay], into artistTable: String, tracks: [TrackListenersDay], into trackTable: String,
+        partitioned: Bool, on connection: PostgresConnection
+    ) async throws {
         try await writeListeners(
-            artists, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: .artistListeners, stagedAs: "artist_id text, day date, listeners bytea",
-            columns: ["artist_id", "day", "listeners"], merging: Self.mergeArtistListeners(into: .artistListeners), on: connection
+            artists, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: artistTable, partitioned: partitioned,
+            stagedAs: "artist_id text, day date, listeners bytea",
+            columns: ["artist_id", "day", "listeners"], merging: Self.mergeArtistListeners(into: artistTable), on: connection
         ) { day, _, copy in
             copy.text(day.artistID)
             copy.day(day.day)
             copy.bytes(day.sketch.serialized())
             copy.endRow()
         }
-        let tracks = TrackListenersDay.days(of: listeners.tracks, values: values)
         try await writeListeners(
-            tracks, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: .trackListeners,
+            tracks, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: trackTable, partitioned: partitioned,
             stagedAs: "artist_id text, day date, track_id text[], listeners bytea[]", columns: ["artist_id", "day", "track_id", "listeners"],
-            merging: Self.mergeTrackListeners(into: .trackListeners), on: connection
+            merging: Self.mergeTrackListeners(into: trackTable), on: connection
         ) { day, sketchType, copy in
             copy.text(day.artistID)
             copy.day(day.day)
@@ -63,20 +65,21 @@ extension Store {
         }
     }
 
-    /// Writes one row per artist-day into `table`: a row whose artist-day has none stored is COPYed in directly
+    /// Writes one row per artist-day into `table` (its month partitions made first when `partitioned`): a row whose artist-day has none stored is COPYed in directly
     /// (`ArtistDayKey.inWriteOrder`; an hll's binary form is its bytes); the others (and all of them, when another
     /// writer stored one of their artist-days meanwhile) are COPYed to a temporary table (`stage`), sketches as bytea
     /// (binary COPY names an array's element type, and hll's OID is the database's own), and unioned in by `merge`.
     /// `encode` writes a row with the given element type for its sketch arrays.
     private func writeListeners<Row>(
-        _ rows: [Row], artistDay: (Row) -> ArtistDayKey, into table: AggregateTable, stagedAs definition: String, columns: [String],
+        _ rows: [Row], artistDay: (Row) -> ArtistDayKey, into table: String, partitioned: Bool, stagedAs definition: String, columns: [String],
         merging merge: (String) -> String, on connection: PostgresConnection,
         _ encode: (Row, CopyBinaryEncoder.ArrayElement, inout CopyBinaryEncoder) -> Void
     ) async throws {
+        guard !rows.isEmpty else { return }
         let keys = rows.map(artistDay)
-        try await makeMonthPartitions(of: table.days, days: keys.map(\.day), on: connection)
+        if partitioned { try await makeMonthPartitions(of: table, days: keys.map(\.day), on: connection) }
         var stored: Set<ArtistDayKey> = []
-        for row in try await storedRows(of: table.days, at: keys, on: connection) {
+        for row in try await storedRows(of: table, at: keys, on: connection) {
             let (artistID, day) = try row.decode((String, Int64).self)
             stored.insert(ArtistDayKey(artistID: artistID, day: day))
         }
@@ -84,13 +87,13 @@ extension Store {
         let new = ArtistDayKey.inWriteOrder(rows.indices.filter { !stored.contains(keys[$0]) }) { keys[$0] }
         if !new.isEmpty {
             let sketchType = CopyBinaryEncoder.ArrayElement(oid: try await hllTypeOID(on: connection))
-            let inserted = try await appendUnlessStored(new, to: table.days, columns: columns, on: connection) { index, copy in
+            let inserted = try await appendUnlessStored(new, to: table, columns: columns, on: connection) { index, copy in
                 encode(rows[index], sketchType, &copy)
             }
             if !inserted { toMerge += new }
         }
         guard !toMerge.isEmpty else { return }
-        try await stage(toMerge, for: table, as: definition, columns: columns, merging: merge, on: connection) { index, copy in
+        try await stage(toMerge, into: table, as: definition, columns: columns, merging: merge, on: connection) { index, copy in
             encode(rows[index], .bytea, &copy)
         }
     }
@@ -101,22 +104,22 @@ extension Store {
         return UInt32(try rows[0].decode(Int64.self))
     }
 
-    private static func mergeArtistListeners(into table: AggregateTable) -> (String) -> String {
+    private static func mergeArtistListeners(into table: String) -> (String) -> String {
         { stage in """
-            INSERT INTO \(table.days) (artist_id, day, listeners)
+            INSERT INTO \(table) (artist_id, day, listeners)
             SELECT artist_id, day, listeners::hll FROM \(stage) ORDER BY date_trunc('month', day), artist_id, day
-            ON CONFLICT (artist_id, day) DO UPDATE SET listeners = hll_union(\(table.days).listeners, excluded.listeners)
+            ON CONFLICT (artist_id, day) DO UPDATE SET listeners = hll_union(\(table).listeners, excluded.listeners)
             """ }
     }
 
-    private static func mergeTrackListeners(into table: AggregateTable) -> (String) -> String {
+    private static func mergeTrackListeners(into table: String) -> (String) -> String {
         { stage in """
-            INSERT INTO \(table.days) (artist_id, day, track_id, listeners)
+            INSERT INTO \(table) (artist_id, day, track_id, listeners)
             SELECT artist_id, day, track_id, listeners::hll[] FROM \(stage) ORDER BY date_trunc('month', day), artist_id, day
             ON CONFLICT (artist_id, day) DO UPDATE SET (track_id, listeners) = (
                 SELECT array_agg(track_id), array_agg(listeners) FROM (
                     SELECT track_id, hll_union_agg(listeners) AS listeners FROM (
-                        SELECT * FROM unnest(\(table.days).track_id, \(table.days).listeners)
+                        SELECT * FROM unnest(\(table).track_id, \(table).listeners)
                         UNION ALL
                         SELECT * FROM unnest(excluded.track_id, excluded.listeners)
                     ) AS stored(track_id, listeners)

@@ -3,47 +3,86 @@ import PostgresNIO
 
 extension Store {
     /// The union of the daily listener sketches of `scope` per period of `granularity` (keyed by period start;
-    /// nil for `all`), as `hll_union_agg` computes it, so that memory and PostgreSQL can be unioned further.
+    /// nil for `all`), as `hll_union_agg` computes it, so that memory and PostgreSQL can be unioned further. Asked by
+    /// month or in all, whole months come from the month rows (migration 0020).
     public func listenerSketches(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: HyperLogLog] {
         guard scope.days.lowerBound < scope.days.upperBound else { return [:] }
-        var binds = PostgresBindings()
-        binds.append(scope.artistID)
-        binds.append(RFC3339.formatDate(CivilDate(daysSinceEpoch: scope.days.lowerBound)))
-        binds.append(RFC3339.formatDate(CivilDate(daysSinceEpoch: scope.days.upperBound)))
-        var table = "artist_listeners_daily"
-        var conditions = "artist_id = $1 AND day >= $2::date AND day < $3::date"
-        if let track = scope.trackID {
-            binds.append(track)
-            table = "track_listeners_daily"
-            conditions += " AND track_id = $4"
-        }
         let period = granularity == .all
-            ? "NULL::bigint"
-            : "extract(epoch FROM date_trunc('\(granularity.rawValue)', day::timestamp))::bigint"
-        let sql = "SELECT \(period), hll_union_agg(listeners) FROM \(table) WHERE \(conditions) GROUP BY 1"
+            ? "NULL::text"
+            : "extract(epoch FROM date_trunc('\(granularity.rawValue)', day::timestamp))::bigint::text"
+        let wholeMonths = [.month, .all].contains(granularity)
         var result: [Timestamp?: HyperLogLog] = [:]
-        for try await (start, stored) in try await read(PostgresQuery(unsafeSQL: sql, binds: binds))
-            .decode((Int64?, ByteBuffer).self) {
-            result[start.map { Timestamp(seconds: $0) }] = try Self.sketch(stored)
+        try await readSketches(
+            artistID: scope.artistID, trackIDs: scope.trackID.map { [$0] }, days: scope.days, wholeMonths: wholeMonths, key: period
+        ) { start, sketch in
+            result[start.flatMap(Int64.init).map { Timestamp(seconds: $0) }] = sketch
         }
         return result
     }
 
-    /// The union of each of `trackIDs`' daily listener sketches over `days`.
+    /// The union of each of `trackIDs`' daily listener sketches over `days` (whole months from the month rows).
     public func trackListenerSketches(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: HyperLogLog] {
         guard !trackIDs.isEmpty, days.lowerBound < days.upperBound else { return [:] }
-        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: days.lowerBound))
-        let to = RFC3339.formatDate(CivilDate(daysSinceEpoch: days.upperBound))
-        let rows = try await read("""
-            SELECT track_id, hll_union_agg(listeners) FROM track_listeners_daily
-            WHERE artist_id = \(artistID) AND track_id = ANY(\(trackIDs)::text[]) AND day >= \(from)::date AND day < \(to)::date
-            GROUP BY track_id
-            """)
         var result: [String: HyperLogLog] = [:]
-        for try await (track, stored) in rows.decode((String, ByteBuffer).self) {
-            result[track] = try Self.sketch(stored)
+        try await readSketches(artistID: artistID, trackIDs: trackIDs, days: days, wholeMonths: true, key: "track_id") { track, sketch in
+            if let track { result[track] = sketch }
         }
         return result
+    }
+
+    /// Reads the unions of the listener sketches of `artistID` over `days` (of `trackIDs`' when given, else the
+    /// artist's own), one per value of `key` (SQL text over `day` and `track_id`), each handed to `receive`. With
+    /// `wholeMonths`, the months inside `days` that have month rows are read from them, the other days from the day
+    /// rows; the months rolled come in the same statement, and a read that used month rows not there (the rolls
+    /// were undone meanwhile) is made again without them.
+    private func readSketches(
+        artistID: String, trackIDs: [String]?, days: Range<Int64>, wholeMonths: Bool, key: String,
+        _ receive: (String?, HyperLogLog) -> Void
+    ) async throws {
+        var rolledTo = knownMonthRolls.rolledTo
+        while true {
+            let months = wholeMonths ? MonthDays.whole(from: days.lowerBound, to: days.upperBound, rolledTo: rolledTo) : nil
+            var binds = PostgresBindings()
+            binds.append(artistID)
+            binds.append(days.lowerBound)
+            binds.append(days.upperBound)
+            binds.append(months?.lowerBound ?? 0)
+            binds.append(months?.upperBound ?? 0)
+            let range = { (from: Int, to: Int) in "day >= date '1970-01-01' + $\(from)::integer AND day < date '1970-01-01' + $\(to)::integer" }
+            var source: (String) -> String
+            if let trackIDs {
+                binds.append(trackIDs)
+                source = { table in """
+                    SELECT d.day, t.track_id, t.listeners FROM \(table) d, unnest(d.track_id, d.listeners) AS t(track_id, listeners)
+                    WHERE d.artist_id = $1 AND t.track_id = ANY($6::text[])
+                    """ }
+            } else {
+                source = { table in "SELECT day, NULL::text AS track_id, listeners FROM \(table) WHERE artist_id = $1" }
+            }
+            let tables = trackIDs == nil ? AggregateTable.artistListeners : AggregateTable.trackListeners
+            var rows = source(tables.days) + " AND " + range(2, 3)
+            if months != nil {
+                rows += " AND (day < date '1970-01-01' + $4::integer OR day >= date '1970-01-01' + $5::integer)\nUNION ALL " + source(tables.months!) + " AND " + range(4, 5)
+            }
+            let sql = """
+                SELECT \(key), hll_union_agg(listeners), (SELECT (rolled_to - date '1970-01-01')::bigint FROM month_rolls)
+                FROM (\(rows)) AS sketches GROUP BY 1
+                """
+            var unions: [(String?, HyperLogLog)] = []
+            var seen: Int64?
+            for try await (value, stored, rolled) in try await read(PostgresQuery(unsafeSQL: sql, binds: binds)).decode((String?, ByteBuffer, Int64?).self) {
+                unions.append((value, try Self.sketch(stored)))
+                seen = rolled
+            }
+            if !unions.isEmpty { knownMonthRolls.saw(seen) }
+            // Month rows read past the months that have them (the rolls were undone meanwhile): read again.
+            if let months, !unions.isEmpty, months.upperBound > seen ?? .min {
+                rolledTo = seen
+                continue
+            }
+            for (value, sketch) in unions { receive(value, sketch) }
+            return
+        }
     }
 
     /// A sketch from an `hll` value as PostgreSQL sends it in binary (`hll_send`): its storage bytes.

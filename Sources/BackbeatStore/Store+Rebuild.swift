@@ -20,10 +20,8 @@ extension Store {
         fromDay: Int64, toDay: Int64,
         compute: @Sendable (CountedInputs) async throws -> (delta: InternedDelta, events: Int64)
     ) async throws -> Int64 {
-        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: fromDay))
-        let end = RFC3339.formatDate(CivilDate(daysSinceEpoch: toDay + 1))
         do {
-            return try await swap(from: from, end: end, compute: compute)
+            return try await swap(fromDay: fromDay, toDay: toDay, compute: compute)
         } catch let error as PostgresTransactionError {
             // Nothing was committed; the computation's own error (an input missing, say) is the one to report.
             if let failure = error.closureError as? ComputeFailure { throw failure.error }
@@ -37,10 +35,12 @@ extension Store {
     }
 
     private func swap(
-        from: String, end: String,
+        fromDay: Int64, toDay: Int64,
         compute: @Sendable (CountedInputs) async throws -> (delta: InternedDelta, events: Int64)
     ) async throws -> Int64 {
-        try await client.withTransaction(logger: logger) { connection in
+        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: fromDay))
+        let end = RFC3339.formatDate(CivilDate(daysSinceEpoch: toDay + 1))
+        return try await client.withTransaction(logger: logger) { connection in
             var offsets: [TopicPartition: Int64] = [:]
             var hashes: [TopicPartition: String] = [:]
             let rows = try await connection.query(
@@ -71,7 +71,15 @@ extension Store {
                     "DELETE FROM \(cube.rolledTable) WHERE day >= $1::date AND day < $2::date",
                     binds: Self.binds(from, end)), logger: logger)
             }
-            try await writeAggregates(CombinedDeltas([delta]), on: connection)
+            try await writeAggregates(CombinedDeltas([delta]), mergingMonths: false, on: connection)
+            // The rolled months the interval touches are rolled again from their days (migration 0020).
+            if let rolledTo = try await monthsRolledTo(locking: "FOR SHARE", on: connection) {
+                var month = MonthDays.start(of: fromDay)
+                while month <= toDay && month < rolledTo {
+                    try await rollMonth(month, on: connection)
+                    month = MonthDays.next(after: month)
+                }
+            }
             let inserted = try await connection.query("""
                 INSERT INTO rebuilds (from_day, to_day, events) VALUES (\(from)::date, (\(end)::date - 1), \(counted)) RETURNING id
                 """, logger: logger)

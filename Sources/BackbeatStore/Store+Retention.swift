@@ -29,14 +29,18 @@ extension Store {
             }
         }
         guard let cubesKeptFrom else { return outcome }
-        var cubes: [(view: String, stored: String)] = Cube.derived.map { ($0.table, AggregateTable($0).days) }
-        cubes += [AggregateTable.artistListeners, .trackListeners].map { ($0.name, $0.days) }
-        cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable) }
-        for (view, stored) in cubes {
+        var cubes: [(view: String, stored: String, months: String?)] = Cube.derived.map { ($0.table, AggregateTable($0).days, AggregateTable($0).months) }
+        cubes += [AggregateTable.artistListeners, .trackListeners].map { ($0.name, $0.days, $0.months) }
+        cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable, nil) }
+        for (view, stored, months) in cubes {
             for (partition, monthEnd) in try await monthPartitions(of: stored) where monthEnd <= cubesKeptFrom {
                 try await client.withTransaction(logger: logger) { connection in
                     try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
                     try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
+                    if let months {
+                        try await connection.query(PostgresQuery(unsafeSQL:
+                            "DELETE FROM \(months) WHERE day < date '1970-01-01' + \(monthEnd)"), logger: logger)
+                    }
                     try await recordHorizon(view, keptFrom: monthEnd, on: connection)
                     // The full hourly detail of those days went with their daily rows, if it had not before.
                     if let full = Cube.all.first(where: { $0.isFull && $0.dailyDetail.table == view }) {

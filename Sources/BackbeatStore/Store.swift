@@ -12,6 +12,10 @@ public struct Store: Sendable {
     let logger: Logger
     /// Statements the query path has sent (`read`, and each snapshot's BEGIN and COMMIT): what tests count.
     let queryStatements = SharedCount()
+    /// Blocks the query path has summed (`rows(for:)`): what tests count.
+    let blocksSummed = SharedCount()
+    /// The months with month rows, as the last statement that asked saw them.
+    let knownMonthRolls = KnownMonthRolls()
 
     public init(configuration: PostgresClient.Configuration, logger: Logger) {
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -20,6 +24,9 @@ public struct Store: Sendable {
 
     /// Statements the query path has sent so far: its reads, and each read snapshot's BEGIN and COMMIT.
     public var queryStatementCount: Int { queryStatements.value }
+
+    /// Day and month blocks `rows(for:)` has summed so far.
+    public var blocksSummedCount: Int { blocksSummed.value }
 
     /// Checks that the database answers.
     public func ping() async throws {

@@ -22,15 +22,15 @@ import Testing
             .joined(separator: ", ")
     }
 
-    /// Writes `events` generated events as `flushes` batches of one partition, calling `afterEach` after each;
-    /// returns the valid events.
+    /// Writes `events` generated events (over `days` days from `start`) as `flushes` batches of one partition, calling
+    /// `afterEach` after each; returns the valid events.
     /// `firstOffset` is the partition's stored offset (0: none yet), where these flushes go on from; each starting
     /// offset draws other events.
     static func writeFlushes(
-        _ store: Store, events: Int, flushes: Int, start: CivilDate = CivilDate(year: 2026, month: 10, day: 1), firstOffset: Int = 0,
-        afterEach: () async throws -> Void = {}
+        _ store: Store, events: Int, flushes: Int, start: CivilDate = CivilDate(year: 2026, month: 10, day: 1), days: Int = 3,
+        firstOffset: Int = 0, afterEach: () async throws -> Void = {}
     ) async throws -> [Event] {
-        var generator = EventGenerator(.init(seed: 11 + UInt64(firstOffset), artists: 5, days: 3, start: start))
+        var generator = EventGenerator(.init(seed: 11 + UInt64(firstOffset), artists: 5, days: days, start: start))
         var ledger = IngestLedger()
         ledger.assign(partition, storedOffset: firstOffset == 0 ? nil : Int64(firstOffset))
         var valid: [Event] = []

@@ -3,10 +3,10 @@ import BackbeatStore
 import Logging
 import ServiceLifecycle
 
-/// Applies retention (`Store.applyRetention`) once a minute, from the start: months of hourly detail past
-/// `RetentionSettings.detailDays` rolled into daily rows, months past `cubeMonths` dropped. A failure is logged and
-/// tried again a minute later.
-public struct RetentionService: Service {
+/// The store's upkeep, once a minute from the start: each ended month rolled into month rows (`Store.rollMonths`),
+/// then retention applied (`Store.applyRetention`): months of hourly detail past `RetentionSettings.detailDays`
+/// rolled into daily rows, months past `cubeMonths` dropped. A failure is logged and tried again a minute later.
+public struct MaintenanceService: Service {
     let store: Store
     let retention: RetentionSettings
     let logger: Logger
@@ -34,10 +34,16 @@ public struct RetentionService: Service {
         let today = Timestamp.wallClock().daysSinceEpoch
         do {
             // A stop does not wait for a pass: it acts on whole months, one transaction each, and the next start goes on.
-            let outcome = try await cancelWhenGracefulShutdown { [store, retention] in
+            let (months, outcome) = try await cancelWhenGracefulShutdown { [store, retention] in
                 try await awaitTask(limit: Self.passLimit) {
-                    try await store.applyRetention(detailKeptFrom: retention.detailKeptFrom(today: today), cubesKeptFrom: retention.cubesKeptFrom(today: today))
+                    let months = try await store.rollMonths(today: today)
+                    let outcome = try await store.applyRetention(
+                        detailKeptFrom: retention.detailKeptFrom(today: today), cubesKeptFrom: retention.cubesKeptFrom(today: today))
+                    return (months, outcome)
                 }
+            }
+            if !months.rolled.isEmpty {
+                logger.notice("months rolled into month rows", metadata: ["months": "\(months.rolled.map { RFC3339.formatDate(CivilDate(daysSinceEpoch: $0)) }.joined(separator: ","))"])
             }
             if !outcome.rolled.isEmpty || !outcome.dropped.isEmpty {
                 logger.notice("retention: months rolled into daily rows or dropped", metadata: [
@@ -46,7 +52,7 @@ public struct RetentionService: Service {
         } catch where Task.isCancelled || Task.isShuttingDownGracefully {
             return
         } catch {
-            logger.warning("retention failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
+            logger.warning("maintenance failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
         }
     }
 }

@@ -1,0 +1,203 @@
+import BackbeatCore
+import PostgresNIO
+import Synchronization
+
+/// The first day of each month, as days since the epoch (UTC).
+enum MonthDays {
+    /// The first day of the month holding `day`.
+    static func start(of day: Int64) -> Int64 {
+        let date = CivilDate(daysSinceEpoch: day)
+        return CivilDate(year: date.year, month: date.month, day: 1).daysSinceEpoch
+    }
+
+    /// The first day of the month after the one starting on `month`.
+    static func next(after month: Int64) -> Int64 {
+        let date = CivilDate(daysSinceEpoch: month)
+        return date.month == 12
+            ? CivilDate(year: date.year + 1, month: 1, day: 1).daysSinceEpoch
+            : CivilDate(year: date.year, month: date.month + 1, day: 1).daysSinceEpoch
+    }
+
+    /// The whole months inside the days `from..<to` whose month rows exist (before `rolledTo`): their first days
+    /// `lower..<upper`, nil when there is none.
+    static func whole(from: Int64, to: Int64, rolledTo: Int64?) -> Range<Int64>? {
+        guard let rolledTo else { return nil }
+        let lower = start(of: from) == from ? from : next(after: start(of: from))
+        let upper = min(start(of: to), rolledTo)
+        return lower < upper ? lower..<upper : nil
+    }
+}
+
+/// The latest `month_rolls.rolled_to` a statement saw (migration 0020), shared by every copy of a store: reads split
+/// their intervals by it without asking, and check it in the same statement (`Store.rows(for:)`).
+final class KnownMonthRolls: Sendable {
+    private static let unknown = Int64.min
+    private let value = Atomic<Int64>(KnownMonthRolls.unknown)
+
+    /// The months before this day have month rows, as last seen (nil: none, or not seen yet).
+    var rolledTo: Int64? {
+        let day = value.load(ordering: .relaxed)
+        return day == Self.unknown ? nil : day
+    }
+
+    func saw(_ rolledTo: Int64?) {
+        value.store(rolledTo ?? Self.unknown, ordering: .relaxed)
+    }
+}
+
+/// What one pass of `Store.rollMonths` did.
+public struct MonthRollOutcome: Sendable, Equatable {
+    /// The months rolled, by their first day (days since the epoch).
+    public var rolled: [Int64] = []
+}
+
+extension Store {
+    /// Rolls every month that ended before `today`'s (days since the epoch, UTC) and has no month rows yet (migration 0020): one transaction per month, oldest
+    /// first, under the maintenance lock (a rebuild or retention waits, and is waited for). Each sums the month's
+    /// day rows of every dashboard cube and listener sketch, per artist, into its month rows, and moves
+    /// `month_rolls.rolled_to` past it. The first pass starts at the first month stored.
+    ///
+    /// A flush holds `month_rolls`' row shared from its start (`writeAggregates`), so a month is rolled between
+    /// flushes: none is half in its rows.
+    public func rollMonths(today: Int64) async throws -> MonthRollOutcome {
+        let limit = MonthDays.start(of: today)
+        var outcome = MonthRollOutcome()
+        while true {
+            let rolled = try await client.withTransaction(logger: logger) { connection -> Int64? in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
+                var rolledTo = try await monthsRolledTo(locking: "FOR UPDATE", on: connection)
+                if rolledTo == nil {
+                    rolledTo = min(try await firstStoredMonth(on: connection) ?? limit, limit)
+                }
+                guard let month = rolledTo, month < limit else {
+                    try await setMonthsRolledTo(rolledTo, on: connection)
+                    return nil
+                }
+                try await rollMonth(month, on: connection)
+                try await setMonthsRolledTo(MonthDays.next(after: month), on: connection)
+                return month
+            }
+            guard let rolled else { return outcome }
+            outcome.rolled.append(rolled)
+        }
+    }
+
+    /// `month_rolls.rolled_to`, its row locked as `locking` says (`FOR SHARE`, `FOR UPDATE`), and noted for reads.
+    func monthsRolledTo(locking: String, on connection: PostgresConnection) async throws -> Int64? {
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: """
+            SELECT (rolled_to - date '1970-01-01')::bigint FROM month_rolls \(locking)
+            """), logger: logger)
+        for try await day in rows.decode(Int64?.self) {
+            knownMonthRolls.saw(day)
+            return day
+        }
+        return nil
+    }
+
+    private func setMonthsRolledTo(_ day: Int64?, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            "UPDATE month_rolls SET rolled_to = date '1970-01-01' + \(day.map(Int32.init))::integer", logger: logger)
+        knownMonthRolls.saw(day)
+    }
+
+    /// The first day of the earliest month any dashboard cube or listener sketch stores (nil: none stored).
+    private func firstStoredMonth(on connection: PostgresConnection) async throws -> Int64? {
+        let tables = Cube.derived.map { AggregateTable($0).days } + [AggregateTable.artistListeners.days, AggregateTable.trackListeners.days]
+        let firsts = tables.map { "(SELECT min(day) FROM \($0))" }.joined(separator: ", ")
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: """
+            SELECT (date_trunc('month', least(\(firsts)))::date - date '1970-01-01')::bigint
+            """), logger: logger)
+        for try await day in rows.decode(Int64?.self) { return day }
+        return nil
+    }
+
+    /// Replaces the month rows of `month` (its first day) with the sums of its day rows, per artist: each dashboard
+    /// cube's blocks merged here, the listener sketches unioned in PostgreSQL.
+    func rollMonth(_ month: Int64, on connection: PostgresConnection) async throws {
+        let end = MonthDays.next(after: month)
+        for cube in Cube.derived {
+            let table = AggregateTable(cube)
+            guard let months = table.months else { continue }
+            try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(months) WHERE day = date '1970-01-01' + \(month)"), logger: logger)
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: """
+                SELECT artist_id, block FROM \(table.days)
+                WHERE day >= date '1970-01-01' + \(month) AND day < date '1970-01-01' + \(end)
+                """), logger: logger)
+            var sums: [String: BlockRows] = [:]
+            for try await (artist, block) in rows.decode((String, ByteBuffer).self) {
+                let decoded = try CubeBlock.decode(Array(block.readableBytesView), of: cube)
+                sums[artist] = sums[artist].map { $0.merging(decoded) } ?? decoded
+            }
+            let blocks = sums.keys.sorted().map { StagedBlock(artistID: $0, day: month, block: CubeBlock.encode(sums[$0]!, of: cube)) }
+            try await append(blocks, to: months, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
+        }
+        let artists = AggregateTable.artistListeners, tracks = AggregateTable.trackListeners
+        for table in [artists, tracks] {
+            try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table.months!) WHERE day = date '1970-01-01' + \(month)"), logger: logger)
+        }
+        let days = "day >= date '1970-01-01' + \(month) AND day < date '1970-01-01' + \(end)"
+        try await connection.query(PostgresQuery(unsafeSQL: """
+            INSERT INTO \(artists.months!) (artist_id, day, listeners)
+            SELECT artist_id, date '1970-01-01' + \(month), hll_union_agg(listeners) FROM \(artists.days) WHERE \(days)
+            GROUP BY artist_id
+            """), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: """
+            INSERT INTO \(tracks.months!) (artist_id, day, track_id, listeners)
+            SELECT artist_id, date '1970-01-01' + \(month), array_agg(track_id ORDER BY track_id), array_agg(listeners ORDER BY track_id)
+            FROM (
+                SELECT d.artist_id, t.track_id, hll_union_agg(t.listeners) AS listeners
+                FROM \(tracks.days) d, unnest(d.track_id, d.listeners) AS t(track_id, listeners) WHERE \(days)
+                GROUP BY 1, 2
+            ) per_track
+            GROUP BY artist_id
+            """), logger: logger)
+    }
+
+    /// Merges the rows of `blocks` (a flush's blocks of `cube`, by artist-day) that fall in a rolled month (before
+    /// `rolledTo`) into the cube's month rows: a late event or a replayed one counts in its month as in its day.
+    func mergeMonths(_ blocks: [StagedBlock], of cube: Cube, rolledTo: Int64?, on connection: PostgresConnection) async throws {
+        guard let rolledTo, let months = AggregateTable(cube).months else { return }
+        let early = blocks.filter { $0.day < rolledTo }
+        guard !early.isEmpty else { return }
+        let monthly = try await computed { Result { try StagedBlock.months(of: early, cube: cube) } }.get()
+        try await mergeBlocks(monthly, of: cube, into: months, on: connection)
+    }
+
+    /// Unions the sketches of `artists` and `tracks` (a flush's, by artist-day) that fall in a rolled month (before
+    /// `rolledTo`) into the month rows of the listener sketches.
+    func mergeMonths(artists: [ArtistListenersDay], tracks: [TrackListenersDay], rolledTo: Int64?, on connection: PostgresConnection) async throws {
+        guard let rolledTo else { return }
+        var artistMonths: [ArtistDayKey: HyperLogLog] = [:]
+        for day in artists where day.day < rolledTo {
+            artistMonths[ArtistDayKey(artistID: day.artistID, day: MonthDays.start(of: day.day)), default: HyperLogLog()].formUnion(day.sketch)
+        }
+        var trackMonths: [ArtistDayKey: [String: HyperLogLog]] = [:]
+        for day in tracks where day.day < rolledTo {
+            let key = ArtistDayKey(artistID: day.artistID, day: MonthDays.start(of: day.day))
+            for (track, sketch) in zip(day.tracks, day.sketches) { trackMonths[key, default: [:]][track, default: HyperLogLog()].formUnion(sketch) }
+        }
+        guard !artistMonths.isEmpty || !trackMonths.isEmpty else { return }
+        try await mergeListeners(
+            artists: artistMonths.map { ArtistListenersDay(artistID: $0.key.artistID, day: $0.key.day, sketch: $0.value) },
+            into: AggregateTable.artistListeners.months!,
+            tracks: trackMonths.map { key, sketches in
+                let ordered = sketches.keys.sorted()
+                return TrackListenersDay(artistID: key.artistID, day: key.day, tracks: ordered, sketches: ordered.map { sketches[$0]! })
+            },
+            into: AggregateTable.trackListeners.months!, partitioned: false, on: connection)
+    }
+}
+
+extension StagedBlock {
+    /// `blocks` (of `cube`, by artist-day) summed by artist-month: one block per artist and month, keyed by the
+    /// month's first day.
+    static func months(of blocks: [StagedBlock], cube: Cube) throws -> [StagedBlock] {
+        var sums: [ArtistDayKey: BlockRows] = [:]
+        for block in blocks {
+            let key = ArtistDayKey(artistID: block.artistID, day: MonthDays.start(of: block.day))
+            let rows = try CubeBlock.decode(block.block, of: cube)
+            sums[key] = sums[key].map { $0.merging(rows) } ?? rows
+        }
+        return sums.map { StagedBlock(artistID: $0.key.artistID, day: $0.key.day, block: CubeBlock.encode($0.value, of: cube)) }
+    }
+}
