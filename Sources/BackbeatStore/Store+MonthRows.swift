@@ -52,6 +52,13 @@ public struct MonthRollOutcome: Sendable, Equatable {
 }
 
 extension Store {
+    /// Where the month rows a read may take whole months from end, as far as this store has seen (a month's first
+    /// day; nil: none seen): the months rolled, but not the month of two days before `today`, whose late events may
+    /// still be on their way to PostgreSQL (an instance answering from memory reads those days there).
+    public func monthRowsEnd(today: Int64) -> Int64? {
+        knownMonthRolls.rolledTo.map { min($0, MonthDays.start(of: today - 2)) }
+    }
+
     /// Rolls every month that ended before `today`'s (days since the epoch, UTC) and has no month rows yet (migration 0020): one transaction per month, oldest
     /// first, under the maintenance lock (a rebuild or retention waits, and is waited for). Each sums the month's
     /// day rows of every dashboard cube and listener sketch, per artist, into its month rows, and moves

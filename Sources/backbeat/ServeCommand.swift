@@ -39,7 +39,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("kafka-property"), help: "Extra librdkafka consumer property key=value, repeatable (env BACKBEAT_KAFKA_PROPERTIES, comma-separated).")
     var kafkaProperties: [String] = []
 
-    @Option(name: .customLong("memory-days"), help: "Days answered from memory besides the current month (env BACKBEAT_MEMORY_DAYS; default 35; 0: PostgreSQL answers everything).")
+    @Option(name: .customLong("memory-days"), help: "Days answered from memory besides the current month (env BACKBEAT_MEMORY_DAYS; default 62, what the summary reads with a week to spare; 0: PostgreSQL answers everything).")
     var memoryDays: Int?
 
     @Option(name: .customLong("memory-budget"), help: "Most bytes of cubes held in memory, e.g. 512MB; the oldest days go first (env BACKBEAT_MEMORY_BUDGET; default 512MB; 0: PostgreSQL answers everything).")
@@ -113,7 +113,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--shutdown-timeout \(shutdownText) is not a duration such as 30s")
         }
 
-        let daysText = setting(memoryDays.map(String.init), "BACKBEAT_MEMORY_DAYS") ?? "35"
+        let daysText = setting(memoryDays.map(String.init), "BACKBEAT_MEMORY_DAYS") ?? "62"
         guard let days = Int(daysText), (0...3660).contains(days) else { throw ValidationError("--memory-days must be 0-3660, not \(daysText)") }
         let budgetText = setting(memoryBudget, "BACKBEAT_MEMORY_BUDGET") ?? "512MB"
         guard let budget = parseByteSize(budgetText) else { throw ValidationError("--memory-budget \(budgetText) is not a size such as 512MB") }

@@ -118,7 +118,7 @@ public struct QueryService: Sendable {
 
         /// Unique listeners per period (nil key for `all`).
         public func listeners(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: Double] {
-            let sketches = try await merged(days: scope.days) { memory, days in
+            let sketches = try await merged(days: scope.days, wholeMonths: [.month, .all].contains(granularity)) { memory, days in
                 var part = scope
                 part.days = days
                 return memory.listenerSketches(part, granularity: granularity)
@@ -132,7 +132,7 @@ public struct QueryService: Sendable {
 
         /// Unique listeners per track over `days`.
         public func trackListeners(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: Double] {
-            let sketches = try await merged(days: days) { memory, days in
+            let sketches = try await merged(days: days, wholeMonths: true) { memory, days in
                 memory.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
             } stored: { [store] days in
                 try await store.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
@@ -142,12 +142,24 @@ public struct QueryService: Sendable {
 
         // MARK: - Splitting and merging
 
+        /// The first day a read from `from` on takes from memory (which holds everything from its horizon on): the
+        /// horizon; but when PostgreSQL is read anyway (`from` is before the horizon) and the read can take
+        /// `wholeMonths`, the ended months PostgreSQL keeps month rows of (`Store.monthRowsEnd`) come from there,
+        /// one row a month rather than one a day.
+        private func memoryFrom(_ from: Int64, wholeMonths: Bool) -> Int64 {
+            guard let layers else { return from }
+            let horizon = layers.durable.horizonDay
+            guard wholeMonths, from < horizon, let monthRowsEnd = store.monthRowsEnd(today: Timestamp.wallClock().daysSinceEpoch) else { return horizon }
+            return max(horizon, monthRowsEnd)
+        }
+
         private func rows(for query: Query) async throws -> [QueryRow] {
             guard let memory, let layers else { return try await store.rows(for: query) }
             var parts: [[QueryRow]] = []
             var stored: Query? = query
             if memoryHoldsAll, CubeMemory.holds(Cube.plan(for: query)) {
-                let split = Timestamp(seconds: max(layers.durable.horizonDay, -1_000_000) * 86_400)
+                let wholeMonths = [.month, .all].contains(query.granularity)
+                let split = Timestamp(seconds: max(memoryFrom(query.interval.from.seconds.floorDiv(86_400), wholeMonths: wholeMonths), -1_000_000) * 86_400)
                 if split < query.interval.to {
                     var recent = query
                     recent.interval.from = max(query.interval.from, split)
@@ -169,7 +181,7 @@ public struct QueryService: Sendable {
         /// Sketches of `days`, merged the same way as rows: unions are idempotent, but the split keeps PostgreSQL out
         /// of the queries memory can answer.
         private func merged<Key: Hashable>(
-            days: Range<Int64>,
+            days: Range<Int64>, wholeMonths: Bool,
             memory read: (CubeMemory, Range<Int64>) -> [Key: HyperLogLog],
             stored readStored: @escaping @Sendable (Range<Int64>) async throws -> [Key: HyperLogLog]
         ) async throws -> [Key: HyperLogLog] {
@@ -177,7 +189,7 @@ public struct QueryService: Sendable {
             var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
             var storedDays: Range<Int64>? = days
             if memoryHoldsAll {
-                let split = min(max(layers.durable.horizonDay, days.lowerBound), days.upperBound)
+                let split = min(max(memoryFrom(days.lowerBound, wholeMonths: wholeMonths), days.lowerBound), days.upperBound)
                 parts.append(read(layers.durable, split..<days.upperBound))
                 if let inFlight = layers.inFlight { parts.append(read(inFlight, split..<days.upperBound)) }
                 storedDays = split > days.lowerBound ? days.lowerBound..<split : nil

@@ -7,7 +7,7 @@ public struct MemoryConfiguration: Sendable {
     /// Upper bound on the bytes held; the oldest days are dropped first when it is exceeded.
     public var budgetBytes: Int
 
-    public init(retentionDays: Int = 35, budgetBytes: Int = 512 << 20) {
+    public init(retentionDays: Int = 62, budgetBytes: Int = 512 << 20) {
         self.retentionDays = retentionDays
         self.budgetBytes = budgetBytes
     }
