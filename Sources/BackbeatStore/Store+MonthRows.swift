@@ -75,11 +75,9 @@ extension Store {
                 var rolledTo = try await monthsRolledTo(locking: "FOR UPDATE", on: connection)
                 if rolledTo == nil {
                     rolledTo = min(try await firstStoredMonth(on: connection) ?? limit, limit)
-                }
-                guard let month = rolledTo, month < limit else {
                     try await setMonthsRolledTo(rolledTo, on: connection)
-                    return nil
                 }
+                guard let month = rolledTo, month < limit else { return nil }
                 try await rollMonth(month, on: connection)
                 try await setMonthsRolledTo(MonthDays.next(after: month), on: connection)
                 return month
@@ -126,16 +124,23 @@ extension Store {
             let table = AggregateTable(cube)
             guard let months = table.months else { continue }
             try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(months) WHERE day = date '1970-01-01' + \(month)"), logger: logger)
+            // Artist after artist: only the month rows made so far are held, not the month's days.
             let rows = try await connection.query(PostgresQuery(unsafeSQL: """
                 SELECT artist_id, block FROM \(table.days)
-                WHERE day >= date '1970-01-01' + \(month) AND day < date '1970-01-01' + \(end)
+                WHERE day >= date '1970-01-01' + \(month) AND day < date '1970-01-01' + \(end) ORDER BY artist_id
                 """), logger: logger)
-            var sums: [String: BlockRows] = [:]
+            var blocks: [StagedBlock] = []
+            var current: (artist: String, rows: BlockRows)?
             for try await (artist, block) in rows.decode((String, ByteBuffer).self) {
                 let decoded = try CubeBlock.decode(Array(block.readableBytesView), of: cube)
-                sums[artist] = sums[artist].map { $0.merging(decoded) } ?? decoded
+                if let sum = current, sum.artist == artist {
+                    current = (artist, sum.rows.merging(decoded))
+                    continue
+                }
+                if let sum = current { blocks.append(StagedBlock(artistID: sum.artist, day: month, block: CubeBlock.encode(sum.rows, of: cube))) }
+                current = (artist, decoded)
             }
-            let blocks = sums.keys.sorted().map { StagedBlock(artistID: $0, day: month, block: CubeBlock.encode(sums[$0]!, of: cube)) }
+            if let sum = current { blocks.append(StagedBlock(artistID: sum.artist, day: month, block: CubeBlock.encode(sum.rows, of: cube))) }
             try await append(blocks, to: months, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
         }
         let artists = AggregateTable.artistListeners, tracks = AggregateTable.trackListeners
