@@ -48,7 +48,7 @@ extension ServeConfiguration {
 /// forwarded to the instance that holds it (`ArtistForwarding`).
 func buildRouter(
     store: Store, ingest: IngestService?, metrics: ServiceMetrics, adminToken: String, artistRequestsPerSecond: Double = 20,
-    webDirectory: String? = nil, registry: InstanceRegistry? = nil, answerCache: AnswerCache?,
+    webDirectory: String? = nil, registry: InstanceRegistry? = nil, answerCache: AnswerCache?, storedChanges: StoredChangeListener? = nil,
     clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock, plansMade: SharedCount = SharedCount()
 ) -> Router<BackbeatRequestContext> {
     let router = Router(context: BackbeatRequestContext.self)
@@ -61,7 +61,9 @@ func buildRouter(
     MetricsRoute(metrics: metrics).add(to: router)
     let memory = ingest?.memory
     let artistPartitions = memory == nil ? nil : ArtistPartitionCache(store: store)
-    let queries = QueryService(store: store, memory: memory, artistPartitions: artistPartitions, cache: answerCache, clock: clock, plansMade: plansMade)
+    let queries = QueryService(
+        store: store, memory: memory, artistPartitions: artistPartitions, cache: answerCache, storedChanges: storedChanges, clock: clock,
+        plansMade: plansMade)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistListRoute(store: store).add(to: v1)
     let artist = v1.group("artists/:artist_id")
@@ -98,14 +100,18 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
     let registry = configuration.cluster.map {
         InstanceRegistry(configuration: $0, store: store, memory: ingest.memory, logger: logger, postgresAtStop: atStop)
     }
+    let answerCache = AnswerCache(bytes: configuration.answerCacheBytes, metrics: metrics)
+    // Without memory, answers are kept by the stored changes every writer announces.
+    let storedChanges = ingest.memory == nil && answerCache != nil ? StoredChangeListener(store: store, logger: logger) : nil
     let router = buildRouter(store: store, ingest: ingest, metrics: metrics, adminToken: configuration.adminToken,
                              artistRequestsPerSecond: configuration.artistRequestsPerSecond, webDirectory: configuration.webDirectory,
-                             registry: registry, answerCache: AnswerCache(bytes: configuration.answerCacheBytes, metrics: metrics))
+                             registry: registry, answerCache: answerCache, storedChanges: storedChanges)
     var services: [any Service] = [
         store.client,
         MaintenanceService(store: store, retention: configuration.retention, logger: logger),
         ingest,
     ]
+    if let storedChanges { services.append(storedChanges) }
     if let registry { services.append(registry) }
     return Application(
         router: router,

@@ -72,6 +72,7 @@ extension Store {
                     binds: Self.binds(from, end)), logger: logger)
             }
             try await writeAggregates(CombinedDeltas([delta]), mergingMonths: false, on: connection)
+            try await announceChanges(to: nil, on: connection)
             // The rolled months the interval touches are rolled again from their days (migration 0020).
             if let rolledTo = try await monthsRolledTo(locking: "FOR SHARE", on: connection) {
                 var month = MonthDays.start(of: fromDay)

@@ -42,6 +42,7 @@ extension Store {
                             "DELETE FROM \(months) WHERE day < date '1970-01-01' + \(monthEnd)"), logger: logger)
                     }
                     try await recordHorizon(view, keptFrom: monthEnd, on: connection)
+                    try await announceChanges(to: nil, on: connection)
                     // The full hourly detail of those days went with their daily rows, if it had not before.
                     if let full = Cube.all.first(where: { $0.isFull && $0.dailyDetail.table == view }) {
                         try await recordHorizon(full.table, keptFrom: monthEnd, on: connection)

@@ -40,98 +40,178 @@ import Testing
                 await memory.install(snapshot.memory, owned: [Self.partition], everyPartition: true, sealedDays: 0, droppedDays: 0).value()
             }
             try await install()
-            let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-            let cached = Application(router: buildRouter(store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken,
-                                     artistRequestsPerSecond: 0, answerCache: cache, clock: now))
-            let uncached = Application(router: buildRouter(store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken,
-                                       artistRequestsPerSecond: 0, answerCache: nil, clock: now))
-            try await cached.test(.router) { withCache in
-                try await uncached.test(.router) { withoutCache in
-                    /// Asks every endpoint of both; answers how many the cache answered.
-                    func ask(_ change: String) async throws -> Int {
-                        let hitsBefore = cache.statistics.hits
-                        for uri in Self.uris {
-                            let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
-                            let kept = try await withCache.execute(uri: uri, method: .get, headers: headers) { ($0.status, String(buffer: $0.body)) }
-                            let fresh = try await withoutCache.execute(uri: uri, method: .get, headers: headers) { ($0.status, String(buffer: $0.body)) }
-                            #expect(kept.0 == .ok && fresh.0 == .ok, "\(change): \(uri): \(kept.1.prefix(200))")
-                            #expect(Self.canonical(kept.1) == Self.canonical(fresh.1), "\(change): \(uri) differs with the cache")
-                        }
-                        return cache.statistics.hits - hitsBefore
-                    }
-                    var offset: Int64 = 0
-                    /// Consumes `events` and flushes them: to PostgreSQL and through the layers, as the ingest does.
-                    func flush(_ events: [Event]) async throws {
-                        let delta = InternedDelta(events: events)
-                        memory.consumed([Self.partition: delta])
-                        let flight = await memory.flushStarted().value()
-                        try await store.write(FlushBatch(parts: [FlushBatch.Part(
-                            topicPartition: Self.partition, generation: 0, expectedOffset: offset == 0 ? nil : offset,
-                            newOffset: offset + Int64(events.count), delta: delta)]))
-                        offset += Int64(events.count)
-                        memory.flushCommitted(epoch: flight.epoch)
-                    }
-                    func play(_ artist: String, on day: CivilDate, _ id: String) -> Event {
-                        .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: day.daysSinceEpoch * 86_400 + 7_200),
-                                            artistID: artist, trackID: "track-x", platform: "spotify", listenerID: "listener-\(id)"))
-                    }
-                    // Another artist on another of the shared counters (`ArtistVersions`).
-                    let other = (1...50).map { "artist-other-\($0)" }.first { ArtistSlots([$0]) != ArtistSlots([Self.artist]) }!
-                    let count = Self.uris.count
-
-                    #expect(try await ask("first") == 0)
-                    #expect(try await ask("nothing changed") == count)
-
-                    try await flush([play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 5), "a1")])
-                    #expect(try await ask("a flush of the artist's event") == 0)
-                    #expect(try await ask("after it") == count)
-
-                    try await flush([play(other, on: CivilDate(year: 2026, month: 10, day: 5), "o1")])
-                    #expect(try await ask("another artist's flush") == count)
-
-                    memory.consumed([Self.partition: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")])])
-                    await memory.settled()
-                    #expect(try await ask("a late event consumed") == 0)
-                    let lateFlight = await memory.flushStarted().value()
-                    #expect(try await ask("its flush started") == 0)
+            try await Self.withAndWithoutCache(store: store, ingest: ingest, clock: now) { ask in
+                var offset: Int64 = 0
+                /// Consumes `events` and flushes them: to PostgreSQL and through the layers, as the ingest does.
+                func flush(_ events: [Event]) async throws {
+                    let delta = InternedDelta(events: events)
+                    memory.consumed([Self.partition: delta])
+                    let flight = await memory.flushStarted().value()
                     try await store.write(FlushBatch(parts: [FlushBatch.Part(
-                        topicPartition: Self.partition, generation: 0, expectedOffset: offset, newOffset: offset + 1,
-                        delta: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")]))]))
-                    offset += 1
-                    memory.flushCommitted(epoch: lateFlight.epoch)
-                    #expect(try await ask("the late event's flush committed") == 0)
+                        topicPartition: Self.partition, generation: 0, expectedOffset: offset == 0 ? nil : offset,
+                        newOffset: offset + Int64(events.count), delta: delta)]))
+                    offset += Int64(events.count)
+                    memory.flushCommitted(epoch: flight.epoch)
+                }
+                func play(_ artist: String, on day: CivilDate, _ id: String) -> Event {
+                    .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: day.daysSinceEpoch * 86_400 + 7_200),
+                                        artistID: artist, trackID: "track-x", platform: "spotify", listenerID: "listener-\(id)"))
+                }
+                // Another artist on another of the shared counters (`ArtistVersions`).
+                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistSlots([$0]) != ArtistSlots([Self.artist]) }!
+                let count = Self.uris.count
 
-                    // Another process: a replay applies events (its position under `replay:`), then a rebuild.
-                    await ingest.noticeStoredChanges()
+                #expect(try await ask("first") == 0)
+                #expect(try await ask("nothing changed") == count)
+
+                try await flush([play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 5), "a1")])
+                #expect(try await ask("a flush of the artist's event") == 0)
+                #expect(try await ask("after it") == count)
+
+                try await flush([play(other, on: CivilDate(year: 2026, month: 10, day: 5), "o1")])
+                #expect(try await ask("another artist's flush") == count)
+
+                memory.consumed([Self.partition: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")])])
+                await memory.settled()
+                #expect(try await ask("a late event consumed") == 0)
+                let lateFlight = await memory.flushStarted().value()
+                #expect(try await ask("its flush started") == 0)
+                try await store.write(FlushBatch(parts: [FlushBatch.Part(
+                    topicPartition: Self.partition, generation: 0, expectedOffset: offset, newOffset: offset + 1,
+                    delta: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")]))]))
+                offset += 1
+                memory.flushCommitted(epoch: lateFlight.epoch)
+                #expect(try await ask("the late event's flush committed") == 0)
+
+                // Another process: a replay applies events (its position under `replay:`), then a rebuild.
+                await ingest.noticeStoredChanges()
+                try await store.write(FlushBatch(parts: [FlushBatch.Part(
+                    topicPartition: TopicPartition(topic: "replay:cache-test", partition: 0), generation: 0, expectedOffset: nil,
+                    newOffset: 1, delta: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 6), "r1")]))]))
+                await ingest.noticeStoredChanges()
+                #expect(try await ask("a replay by another process") == 0)
+                try await install()
+                #expect(try await ask("the days loaded again") == 0)
+                #expect(try await ask("after it") == count)
+                try await store.client.query("INSERT INTO rebuilds (from_day, to_day, events) VALUES (date '2026-10-01', date '2026-10-01', 0)", logger: RouteTests.logger)
+                await ingest.noticeStoredChanges()
+                try await install()
+                #expect(try await ask("a rebuild by another process") == 0)
+
+                try await store.client.query("INSERT INTO retention_horizons (table_name, kept_from) VALUES ('cache_test', date '2026-01-01') ON CONFLICT DO NOTHING", logger: RouteTests.logger)
+                await ingest.noticeStoredChanges()
+                #expect(try await ask("retention dropped stored numbers") == 0)
+
+                memory.ownershipChanged(of: [Self.partition], rebuildingFrom: nil)
+                await memory.settled()
+                try await install()
+                #expect(try await ask("a change of ownership") == 0)
+                #expect(try await ask("after it") == count)
+
+                clock.withLock { $0 = Timestamp(seconds: $0.seconds + 86_400) }
+                #expect(try await ask("a new day") == 0)
+                #expect(try await ask("after it") == count)
+            }
+        }
+    }
+
+    /// Without memory (`--memory-days 0`), answers are kept by the changes every writer announces at its commit
+    /// (`StoredChangeListener`): a flush of the artist's events retires them, another artist's does not, a rebuild
+    /// retires all of them; while the announcements are not heard (the listening connection lost), nothing is kept.
+    /// Answers with and without the cache are always equal.
+    @Test func postgresAloneKeepsAnswersUntilAChangeOfTheArtistIsAnnounced() async throws {
+        try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
+            // Listening again 3 s after losing its connection: the asks in between run while it does not listen.
+            let listener = StoredChangeListener(store: store, logger: RouteTests.logger, retryDelay: .seconds(3))
+            let listening = Task { try await listener.run() }
+            defer { listening.cancel() }
+            try await Self.waitUntil("listening") { listener.stamp(of: Self.artist) != nil }
+            let now: @Sendable () -> Timestamp = { Timestamp(seconds: Self.today * 86_400 + 3_600) }
+            try await Self.withAndWithoutCache(store: store, ingest: nil, storedChanges: listener, clock: now) { ask in
+                var offset = Int64(RouteTests.events().count)
+                /// Writes `events` as a flush of another instance would, and waits until its announcement is heard.
+                func flush(_ events: [Event], of artist: String) async throws {
+                    let before = listener.stamp(of: artist)
                     try await store.write(FlushBatch(parts: [FlushBatch.Part(
-                        topicPartition: TopicPartition(topic: "replay:cache-test", partition: 0), generation: 0, expectedOffset: nil,
-                        newOffset: 1, delta: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 6), "r1")]))]))
-                    await ingest.noticeStoredChanges()
-                    #expect(try await ask("a replay by another process") == 0)
-                    try await install()
-                    #expect(try await ask("the days loaded again") == 0)
-                    #expect(try await ask("after it") == count)
-                    try await store.client.query("INSERT INTO rebuilds (from_day, to_day, events) VALUES (date '2026-10-01', date '2026-10-01', 0)", logger: RouteTests.logger)
-                    await ingest.noticeStoredChanges()
-                    try await install()
-                    #expect(try await ask("a rebuild by another process") == 0)
+                        topicPartition: TopicPartition(topic: "streams", partition: 0), generation: 0, expectedOffset: offset,
+                        newOffset: offset + Int64(events.count), delta: InternedDelta(events: events))]))
+                    offset += Int64(events.count)
+                    try await Self.waitUntil("the flush announced") { listener.stamp(of: artist) != before }
+                }
+                func play(_ artist: String, _ id: String) -> Event {
+                    .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: CivilDate(year: 2026, month: 10, day: 5).daysSinceEpoch * 86_400 + 7_200),
+                                        artistID: artist, trackID: "track-x", platform: "spotify", listenerID: "listener-\(id)"))
+                }
+                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistSlots([$0]) != ArtistSlots([Self.artist]) }!
+                let count = Self.uris.count
 
-                    try await store.client.query("INSERT INTO retention_horizons (table_name, kept_from) VALUES ('cache_test', date '2026-01-01') ON CONFLICT DO NOTHING", logger: RouteTests.logger)
-                    await ingest.noticeStoredChanges()
-                    #expect(try await ask("retention dropped stored numbers") == 0)
+                #expect(try await ask("first") == 0)
+                #expect(try await ask("nothing changed") == count)
+                try await flush([play(Self.artist, "p1")], of: Self.artist)
+                #expect(try await ask("a flush of the artist's event") == 0)
+                #expect(try await ask("after it") == count)
+                try await flush([play(other, "p2")], of: other)
+                #expect(try await ask("another artist's flush") == count)
 
-                    memory.ownershipChanged(of: [Self.partition], rebuildingFrom: nil)
-                    await memory.settled()
-                    try await install()
-                    #expect(try await ask("a change of ownership") == 0)
-                    #expect(try await ask("after it") == count)
+                let beforeRebuild = listener.stamp(of: Self.artist)
+                let day = CivilDate(year: 2026, month: 10, day: 7).daysSinceEpoch
+                try await store.rebuild(fromDay: day, toDay: day) { _ in (InternedDelta(), 0) }
+                try await Self.waitUntil("the rebuild announced") { listener.stamp(of: Self.artist) != beforeRebuild }
+                #expect(try await ask("a rebuild") == 0)
+                #expect(try await ask("after it") == count)
 
-                    clock.withLock { $0 = Timestamp(seconds: $0.seconds + 86_400) }
-                    #expect(try await ask("a new day") == 0)
-                    #expect(try await ask("after it") == count)
+                // The listening connection lost: nothing is kept until it listens again, and all is retired then.
+                try await store.client.query("""
+                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
+                    """, logger: RouteTests.logger)
+                try await Self.waitUntil("the loss noticed") { listener.stamp(of: Self.artist) == nil }
+                #expect(try await ask("not listening") == 0)
+                #expect(try await ask("still not listening") == 0)
+                try await Self.waitUntil("listening again") { listener.stamp(of: Self.artist) != nil }
+                #expect(try await ask("listening again") == 0)
+                #expect(try await ask("after it") == count)
+            }
+        }
+    }
+
+    /// Runs `body` with `ask`, which asks every endpoint of two routers over `store` and `ingest`, one keeping answers
+    /// (by `storedChanges` when there is no memory) and one not, expects their answers equal, and answers how many the
+    /// cache answered.
+    static func withAndWithoutCache(
+        store: Store, ingest: IngestService?, storedChanges: StoredChangeListener? = nil, clock: @escaping @Sendable () -> Timestamp,
+        _ body: @Sendable (_ ask: @Sendable (String) async throws -> Int) async throws -> Void
+    ) async throws {
+        let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
+        let cached = Application(router: buildRouter(store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken,
+                                 artistRequestsPerSecond: 0, answerCache: cache, storedChanges: storedChanges, clock: clock))
+        let uncached = Application(router: buildRouter(store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken,
+                                   artistRequestsPerSecond: 0, answerCache: nil, clock: clock))
+        try await cached.test(.router) { withCache in
+            try await uncached.test(.router) { withoutCache in
+                try await body { change in
+                    let hitsBefore = cache.statistics.hits
+                    for uri in uris {
+                        let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
+                        let kept = try await withCache.execute(uri: uri, method: .get, headers: headers) { ($0.status, String(buffer: $0.body)) }
+                        let fresh = try await withoutCache.execute(uri: uri, method: .get, headers: headers) { ($0.status, String(buffer: $0.body)) }
+                        #expect(kept.0 == .ok && fresh.0 == .ok, "\(change): \(uri): \(kept.1.prefix(200))")
+                        #expect(canonical(kept.1) == canonical(fresh.1), "\(change): \(uri) differs with the cache")
+                    }
+                    return cache.statistics.hits - hitsBefore
                 }
             }
         }
+    }
+
+    /// Waits (up to 10 s) until `condition` holds.
+    static func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+        for _ in 0..<1_000 {
+            if condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("timed out waiting for \(what)")
+        throw CancellationError()
     }
 
     /// Each request is planned once (what memory holds, whether to forward), and an answer memory holds whole makes

@@ -32,10 +32,10 @@ public struct ArtistVersions: Sendable {
         everything &+= 1
     }
 
+    /// The counter of `artist`: the same in every process (MurmurHash3 of its id), so that a set of them can travel
+    /// between processes (`ArtistSlots.hex`).
     static func slot(of artist: String) -> Int {
-        var hasher = Hasher()
-        hasher.combine(artist)
-        return hasher.finalize() & (slotCount - 1)
+        Int(truncatingIfNeeded: MurmurHash3.hash64(artist)) & (slotCount - 1)
     }
 }
 
@@ -56,6 +56,24 @@ public struct ArtistSlots: Sendable, Equatable {
 
     public mutating func formUnion(_ other: ArtistSlots) {
         for index in bits.indices { bits[index] |= other.bits[index] }
+    }
+
+    /// The set as text: each slot a bit, the words in order, each as 16 hexadecimal digits (1,024 characters).
+    public var hex: String {
+        bits.map { word in
+            let digits = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }.joined()
+    }
+
+    /// The set `hex` wrote; nil for any other text.
+    public init?(hex: String) {
+        let utf8 = Array(hex.utf8)
+        guard utf8.count == bits.count * 16 else { return nil }
+        for index in bits.indices {
+            guard let word = UInt64(String(decoding: utf8[index * 16..<(index + 1) * 16], as: UTF8.self), radix: 16) else { return nil }
+            bits[index] = word
+        }
     }
 
     func forEachSlot(_ body: (Int) -> Void) {

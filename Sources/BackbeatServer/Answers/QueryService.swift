@@ -14,13 +14,16 @@ import NIOCore
 /// A query on a full-dimension table (no dashboard cube has its dimensions) is answered by PostgreSQL alone.
 ///
 /// An answer for one artist that memory holds whole is kept encoded in `cache` and reused while the artist's stamp
-/// in the layers and the day stay the same (`AnswerCache`).
+/// in the layers and the day stay the same (`AnswerCache`); without memory, an answer for one artist is kept while
+/// the artist's stamp in the announced stored changes (`StoredChangeListener`) and the day stay the same.
 public struct QueryService: Sendable {
     let store: Store
     let memory: LiveMemory?
     /// Where each artist's messages arrive (nil: memory answers only when it holds every partition).
     let artistPartitions: ArtistPartitionCache?
     let cache: AnswerCache?
+    /// The stored changes announced (an instance without memory keeps answers by them; nil: it keeps none).
+    let storedChanges: StoredChangeListener?
     /// Plans made (`plan(artist:)`): one per request.
     let plansMade: SharedCount
     /// The time now: what "today" is for the answers that default to it, and for the cache.
@@ -28,13 +31,15 @@ public struct QueryService: Sendable {
 
     init(
         store: Store, memory: LiveMemory?, artistPartitions: ArtistPartitionCache?, cache: AnswerCache?,
-        clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock, plansMade: SharedCount = SharedCount()
+        storedChanges: StoredChangeListener? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock,
+        plansMade: SharedCount = SharedCount()
     ) {
         self.plansMade = plansMade
         self.store = store
         self.memory = memory
         self.artistPartitions = artistPartitions
-        self.cache = memory == nil ? nil : cache
+        self.storedChanges = memory == nil ? storedChanges : nil
+        self.cache = memory == nil && storedChanges == nil ? nil : cache
         self.clock = clock
     }
 
@@ -84,16 +89,25 @@ public struct QueryService: Sendable {
     public func answer(key: String?, from: Timestamp, plan: QueryPlan, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
         let reads = Reads(store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll)
         let answerAlone = plan.memoryAnswersAlone(from: from)
-        guard let cache, let key, let artist = plan.artist, let memory, let layers = plan.layers, plan.memoryHoldsAll else {
+        guard let cache, let key, let artist = plan.artist else { return try await read(reads, alone: answerAlone, body) }
+        // What says whether the answer's reads changed: the memory layers, or without memory the announced changes.
+        let stamp: @Sendable () -> ArtistVersions.Stamp?
+        if let memory, let layers = plan.layers, plan.memoryHoldsAll {
+            let planned = layers.stamp(of: artist)
+            stamp = { memory.stamp(of: artist) == planned ? planned : nil }
+        } else if memory == nil, let storedChanges {
+            stamp = { storedChanges.stamp(of: artist) }
+        } else {
             return try await read(reads, alone: answerAlone, body)
         }
-        let validity = AnswerCache.Validity(stamp: layers.stamp(of: artist), day: clock().daysSinceEpoch)
+        guard let before = stamp() else { return try await read(reads, alone: answerAlone, body) }
+        let validity = AnswerCache.Validity(stamp: before, day: clock().daysSinceEpoch)
         var made = false
         let answer = try await cache.answer(key, validity) {
             made = true
-            return (try await read(reads, alone: answerAlone, body), memory.stamp(of: artist) == validity.stamp)
+            return (try await read(reads, alone: answerAlone, body), stamp() == before)
         }
-        if !made { memory.record(.cache) }
+        if !made { memory?.record(.cache) }
         return answer
     }
 
