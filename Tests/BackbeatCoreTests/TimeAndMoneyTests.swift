@@ -23,6 +23,10 @@ import Testing
         #expect(RFC3339.parseTimestamp("2026-01-01T00:00:00.Z") == nil)
         #expect(RFC3339.parseTimestamp("2026-01-01T00:00:00+0100") == nil)
         #expect(RFC3339.format(Timestamp(seconds: 1_767_225_600)) == "2026-01-01T00:00:00Z")
+        #expect(RFC3339.format(Timestamp(microseconds: 1_767_225_600_000_000 + 86_399_000_007)) == "2026-01-01T23:59:59.000007Z")
+        #expect(RFC3339.format(Timestamp(seconds: -1)) == "1969-12-31T23:59:59Z")
+        #expect(RFC3339.formatDate(CivilDate(year: 7, month: 3, day: 9)) == "0007-03-09")
+        #expect(RFC3339.formatDate(CivilDate(year: 12_026, month: 12, day: 31)) == "12026-12-31")
         #expect(RFC3339.parseInstant("2026-03-01") == Timestamp(seconds: CivilDate(year: 2026, month: 3, day: 1).daysSinceEpoch * 86_400))
     }
 

@@ -78,19 +78,57 @@ public enum RFC3339 {
     /// Formats as `YYYY-MM-DDTHH:MM:SSZ`, adding `.ffffff` only when there are microseconds.
     public static func format(_ timestamp: Timestamp) -> String {
         let seconds = timestamp.seconds
-        let micros = timestamp.microseconds - seconds * 1_000_000
+        let micros = Int(timestamp.microseconds - seconds * 1_000_000)
         let days = seconds.floorDiv(86_400)
         let secondOfDay = Int(seconds - days * 86_400)
         let date = CivilDate(daysSinceEpoch: days)
-        var text = formatDate(date)
-        text += "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        if micros != 0 { text += "." + pad(Int(micros), 6) }
-        return text + "Z"
+        guard (0...9999).contains(date.year) else {
+            var text = formatDate(date)
+            text += "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+            if micros != 0 { text += "." + pad(micros, 6) }
+            return text + "Z"
+        }
+        // Written digit by digit into the string's own storage: answers format one per period.
+        return String(unsafeUninitializedCapacity: micros == 0 ? 20 : 27) { bytes in
+            var at = writeDate(date, into: bytes)
+            bytes[at] = UInt8(ascii: "T")
+            at = writeDigits(secondOfDay / 3600, 2, into: bytes, at: at + 1)
+            bytes[at] = UInt8(ascii: ":")
+            at = writeDigits(secondOfDay / 60 % 60, 2, into: bytes, at: at + 1)
+            bytes[at] = UInt8(ascii: ":")
+            at = writeDigits(secondOfDay % 60, 2, into: bytes, at: at + 1)
+            if micros != 0 {
+                bytes[at] = UInt8(ascii: ".")
+                at = writeDigits(micros, 6, into: bytes, at: at + 1)
+            }
+            bytes[at] = UInt8(ascii: "Z")
+            return at + 1
+        }
     }
 
     /// Formats as `YYYY-MM-DD`.
     public static func formatDate(_ date: CivilDate) -> String {
-        pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2)
+        guard (0...9999).contains(date.year) else { return pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) }
+        return String(unsafeUninitializedCapacity: 10) { writeDate(date, into: $0) }
+    }
+
+    /// Writes `YYYY-MM-DD` (a year of 0-9999) at the start of `bytes`; answers the bytes written.
+    private static func writeDate(_ date: CivilDate, into bytes: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var at = writeDigits(date.year, 4, into: bytes, at: 0)
+        bytes[at] = UInt8(ascii: "-")
+        at = writeDigits(date.month, 2, into: bytes, at: at + 1)
+        bytes[at] = UInt8(ascii: "-")
+        return writeDigits(date.day, 2, into: bytes, at: at + 1)
+    }
+
+    /// Writes the `width` last decimal digits of `value` (not negative) at `at`; answers where they end.
+    private static func writeDigits(_ value: Int, _ width: Int, into bytes: UnsafeMutableBufferPointer<UInt8>, at: Int) -> Int {
+        var rest = value
+        for index in stride(from: at + width - 1, through: at, by: -1) {
+            bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        }
+        return at + width
     }
 
     private static func pad(_ value: Int, _ width: Int) -> String {
