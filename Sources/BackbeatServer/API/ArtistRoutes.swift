@@ -27,23 +27,22 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             }
         }
         let query = try build(builder, defaultGranularity: .day)
-        // The series and, when sketches can answer, the listeners per period and in total: read at once, from one
-        // snapshot.
+        // The series and, when sketches can answer, the listeners per period (their union counts the total): read at
+        // once, from one snapshot.
         let scope = ListenerScope(query)
         return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: query.interval.from, plan: try await queries.plan(context, for: query)) { reads in
             async let seriesRows = answer(query, reads)
-            async let perPeriod = listeners(scope, granularity: query.granularity, reads)
-            async let overall = listeners(scope, granularity: .all, reads)
-            return EncodedAnswer.written(Self.streams(query, try await seriesRows, try await perPeriod, try await overall))
+            async let listenerCounts = listeners(scope, granularity: query.granularity, reads)
+            return EncodedAnswer.written(Self.streams(query, try await seriesRows, try await listenerCounts))
         })
     }
 
     /// The streams series of `query` with its totals, and listeners when sketches can answer.
     private static func streams(
-        _ query: Query, _ rows: [QueryRow], _ listenersPerPeriod: [Timestamp?: Double]?, _ listenersOverall: [Timestamp?: Double]?
+        _ query: Query, _ rows: [QueryRow], _ listeners: (perPeriod: [Timestamp?: Double], inAll: Double)?
     ) -> StreamsResponse {
-        let periodListeners = listenersPerPeriod ?? [:]
-        let totalListeners = listenersOverall.map { ListenerScope.count($0[nil] ?? 0) }
+        let periodListeners = listeners?.perPeriod ?? [:]
+        let totalListeners = listeners.map { ListenerScope.count($0.inAll) }
         var totals = StreamsTotals(streams: 0, skips: 0, listening_ms: 0, listeners: totalListeners)
         let series = rows.map { row in
             totals.streams += row.metrics[0].integer
@@ -183,10 +182,12 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         return builder
     }
 
-    /// Listeners per period for `scope`, or nil when there is no scope.
-    private func listeners(_ scope: ListenerScope?, granularity: Granularity, _ reads: QueryService.Reads) async throws -> [Timestamp?: Double]? {
+    /// Listeners per period and in all for `scope`, or nil when there is no scope.
+    private func listeners(
+        _ scope: ListenerScope?, granularity: Granularity, _ reads: QueryService.Reads
+    ) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double)? {
         guard let scope else { return nil }
-        return try await reads.listeners(scope, granularity: granularity)
+        return try await reads.listenersPerPeriodAndInAll(scope, granularity: granularity)
     }
 
     private func build(_ builder: QueryBuilder, defaultGranularity: Granularity) throws -> Query {

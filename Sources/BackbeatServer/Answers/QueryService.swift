@@ -132,7 +132,20 @@ public struct QueryService: Sendable {
 
         /// Unique listeners per period (nil key for `all`).
         public func listeners(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: Double] {
-            let sketches = try await merged(days: scope.days, wholeMonths: [.month, .all].contains(granularity)) { memory, days in
+            try await listenerSketches(scope, granularity: granularity).mapValues(\.cardinality)
+        }
+
+        /// Unique listeners per period (nil key for `all`) and over the whole scope, the union of the periods'
+        /// sketches (no second read: a union of unions is the union of all).
+        public func listenersPerPeriodAndInAll(_ scope: ListenerScope, granularity: Granularity) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double) {
+            let sketches = try await listenerSketches(scope, granularity: granularity)
+            var all = HyperLogLog()
+            for sketch in sketches.values { all.formUnion(sketch) }
+            return (sketches.mapValues(\.cardinality), all.cardinality)
+        }
+
+        private func listenerSketches(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: HyperLogLog] {
+            try await merged(days: scope.days, wholeMonths: [.month, .all].contains(granularity)) { memory, days in
                 var part = scope
                 part.days = days
                 return memory.listenerSketches(part, granularity: granularity)
@@ -141,7 +154,6 @@ public struct QueryService: Sendable {
                 part.days = days
                 return try await store.listenerSketches(part, granularity: granularity)
             }
-            return sketches.mapValues(\.cardinality)
         }
 
         /// Unique listeners per track over `days`.
