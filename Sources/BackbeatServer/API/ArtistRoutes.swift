@@ -133,15 +133,33 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     // MARK: - Helpers
 
-    /// The answer `shape` makes of a series and its totals, read at once from one snapshot.
+    /// The answer `shape` makes of a series and its totals: the series read, the totals summed from it.
     private func seriesAndTotals(
         _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some JSONWritable
     ) async throws -> Response {
         EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: series.interval.from, plan: try await queries.plan(context, for: series)) { reads in
-            async let seriesRows = answer(series, reads)
-            async let totalRows = answer(totals, reads)
-            return EncodedAnswer.written(shape(try await seriesRows, try await totalRows))
+            let rows = try await answer(series, reads)
+            return EncodedAnswer.written(shape(rows, try Self.totals(of: rows, in: series, as: totals)))
         })
+    }
+
+    /// The rows `totals` (the series' interval in all, grouped by some of its dimensions) answers, made from the
+    /// rows of `series`: its periods cover the interval, so each group's total is the sum of its periods' rows.
+    static func totals(of rows: [QueryRow], in series: Query, as totals: Query) throws -> [QueryRow] {
+        let positions = totals.groupBy.compactMap { series.groupBy.firstIndex(of: $0) }
+        precondition(positions.count == totals.groupBy.count, "a total groups by dimensions of its series")
+        var sums: [[String]: [MetricValue]] = [:]
+        var order: [[String]] = []
+        for row in rows {
+            let group = positions.map { row.groupValues[$0] }
+            if let sum = sums[group] {
+                sums[group] = zip(sum, row.metrics).map { $0.adding($1) }
+            } else {
+                sums[group] = row.metrics
+                order.append(group)
+            }
+        }
+        return try ResultShaper.shape(order.map { QueryRow(periodStart: nil, groupValues: $0, metrics: sums[$0]!) }, for: totals)
     }
 
     /// Streams split by one dimension, most streamed first: the query.
