@@ -23,6 +23,16 @@ SELECT create_distributed_table('social_by_artist_day_days', 'artist_id', coloca
 SELECT create_distributed_table('artist_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('track_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_partitions', 'artist_id', colocate_with => 'stream_hourly_days');
+-- The month rows (migration 0020), by artist like the days they sum.
+SELECT create_distributed_table('streams_by_artist_hour_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('streams_by_artist_day_platform_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('streams_by_artist_day_country_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('streams_by_artist_day_demographics_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('streams_by_artist_day_track_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('revenue_by_artist_day_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('social_by_artist_day_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('artist_listeners_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('track_listeners_months', 'artist_id', colocate_with => 'stream_hourly_days');
 -- The daily rows retention rolls the hourly detail into (partitioned by month like the cubes).
 SELECT create_distributed_table('stream_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('revenue_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
@@ -40,3 +50,4 @@ SELECT create_reference_table('archive_segments');
 SELECT create_reference_table('replay_clocks');
 SELECT create_reference_table('rejected_events');
 SELECT create_reference_table('retention_horizons');
+SELECT create_reference_table('month_rolls');
