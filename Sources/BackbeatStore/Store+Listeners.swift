@@ -33,15 +33,12 @@ extension Store {
     /// Reads the unions of the listener sketches of `artistID` over `days` (of `trackIDs`' when given, else the
     /// artist's own), one per value of `key` (SQL text over `day` and `track_id`), each handed to `receive`. With
     /// `wholeMonths`, the months inside `days` that have month rows are read from them, the other days from the day
-    /// rows; the months rolled come in the same statement, and a read that used month rows not there (the rolls
-    /// were undone meanwhile) is made again without them.
+    /// rows (`readingMonthRows`).
     private func readSketches(
         artistID: String, trackIDs: [String]?, days: Range<Int64>, wholeMonths: Bool, key: String,
         _ receive: (String?, HyperLogLog) -> Void
     ) async throws {
-        var rolledTo = knownMonthRolls.rolledTo
-        while true {
-            let months = wholeMonths ? MonthDays.whole(from: days.lowerBound, to: days.upperBound, rolledTo: rolledTo) : nil
+        let unions = try await readingMonthRows(of: wholeMonths ? days : nil) { months in
             var binds = PostgresBindings()
             binds.append(artistID)
             binds.append(days.lowerBound)
@@ -61,28 +58,22 @@ extension Store {
             }
             let tables = trackIDs == nil ? AggregateTable.artistListeners : AggregateTable.trackListeners
             var rows = source(tables.days) + " AND " + range(2, 3)
-            if months != nil {
-                rows += " AND (day < date '1970-01-01' + $4::integer OR day >= date '1970-01-01' + $5::integer)\nUNION ALL " + source(tables.months!) + " AND " + range(4, 5)
+            if months != nil, let monthTable = tables.months {
+                rows += " AND (day < date '1970-01-01' + $4::integer OR day >= date '1970-01-01' + $5::integer)\nUNION ALL " + source(monthTable) + " AND " + range(4, 5)
             }
             let sql = """
                 SELECT \(key), hll_union_agg(listeners), (SELECT (rolled_to - date '1970-01-01')::bigint FROM month_rolls)
                 FROM (\(rows)) AS sketches GROUP BY 1
                 """
             var unions: [(String?, HyperLogLog)] = []
-            var seen: Int64?
+            var rolledTo: Int64??
             for try await (value, stored, rolled) in try await read(PostgresQuery(unsafeSQL: sql, binds: binds)).decode((String?, ByteBuffer, Int64?).self) {
                 unions.append((value, try Self.sketch(stored)))
-                seen = rolled
+                rolledTo = .some(rolled)
             }
-            if !unions.isEmpty { knownMonthRolls.saw(seen) }
-            // Month rows read past the months that have them (the rolls were undone meanwhile): read again.
-            if let months, !unions.isEmpty, months.upperBound > seen ?? .min {
-                rolledTo = seen
-                continue
-            }
-            for (value, sketch) in unions { receive(value, sketch) }
-            return
+            return (unions, rolledTo)
         }
+        for (value, sketch) in unions { receive(value, sketch) }
     }
 
     /// A sketch from an `hll` value as PostgreSQL sends it in binary (`hll_send`): its storage bytes.

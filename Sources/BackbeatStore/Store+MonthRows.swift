@@ -6,16 +6,12 @@ import Synchronization
 enum MonthDays {
     /// The first day of the month holding `day`.
     static func start(of day: Int64) -> Int64 {
-        let date = CivilDate(daysSinceEpoch: day)
-        return CivilDate(year: date.year, month: date.month, day: 1).daysSinceEpoch
+        CivilDate(daysSinceEpoch: day).firstOfMonth.daysSinceEpoch
     }
 
     /// The first day of the month after the one starting on `month`.
     static func next(after month: Int64) -> Int64 {
-        let date = CivilDate(daysSinceEpoch: month)
-        return date.month == 12
-            ? CivilDate(year: date.year + 1, month: 1, day: 1).daysSinceEpoch
-            : CivilDate(year: date.year, month: date.month + 1, day: 1).daysSinceEpoch
+        CivilDate(daysSinceEpoch: month).firstOfNextMonth.daysSinceEpoch
     }
 
     /// The whole months inside the days `from..<to` whose month rows exist (before `rolledTo`): their first days
@@ -52,6 +48,24 @@ public struct MonthRollOutcome: Sendable, Equatable {
 }
 
 extension Store {
+    /// Runs `read` with the whole months inside `days` that have month rows, as this store last saw them (nil: none,
+    /// or `days` nil: the read takes none), and returns its result. `read` reports the `month_rolls.rolled_to` its
+    /// statement saw (the outer nil: it returned no row to tell): when the months it read from month rows go past
+    /// that (the rolls were undone meanwhile), it is run again with the months that exist.
+    func readingMonthRows<Result>(
+        of days: Range<Int64>?, _ read: (Range<Int64>?) async throws -> (result: Result, rolledTo: Int64??)
+    ) async throws -> Result {
+        var rolledTo = knownMonthRolls.rolledTo
+        while true {
+            let months = days.flatMap { MonthDays.whole(from: $0.lowerBound, to: $0.upperBound, rolledTo: rolledTo) }
+            let (result, seen) = try await read(months)
+            guard let seen else { return result }
+            knownMonthRolls.saw(seen)
+            guard let months, months.upperBound > seen ?? .min else { return result }
+            rolledTo = seen
+        }
+    }
+
     /// Where the month rows a read may take whole months from end, as far as this store has seen (a month's first
     /// day; nil: none seen): the months rolled, but not the month of two days before `today`, whose late events may
     /// still be on their way to PostgreSQL (an instance answering from memory reads those days there).

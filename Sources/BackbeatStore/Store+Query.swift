@@ -26,24 +26,21 @@ extension Store {
             artistCondition = " AND artist_id = ANY($3::text[])"
         }
         let days = "day >= date '1970-01-01' + $1::integer AND day <= date '1970-01-01' + $2::integer"
-        var keptFrom: Int64?
-        var rolledTo = knownMonthRolls.rolledTo
-        while true {
-            // Whole months of a month-rolled cube, asked by month or in all, are read from its month rows.
-            let months = AggregateTable(stored).months.flatMap { table in
-                [.month, .all].contains(query.granularity)
-                    ? MonthDays.whole(from: -(-query.interval.from.seconds).floorDiv(86_400), to: query.interval.to.seconds.floorDiv(86_400), rolledTo: rolledTo)
-                        .map { (table: table, range: $0) }
-                    : nil
-            }
+        // Whole months of a month-rolled cube, asked by month or in all, are read from its month rows.
+        let monthTable = AggregateTable(stored).months
+        let firstWholeDay = -(-query.interval.from.seconds).floorDiv(86_400)
+        let wholeMonthDays = monthTable != nil && [.month, .all].contains(query.granularity)
+            ? firstWholeDay..<max(firstWholeDay, query.interval.to.seconds.floorDiv(86_400)) : nil
+        let keptFrom = try await readingMonthRows(of: wholeMonthDays) { months in
+            answer = BlockAnswer(query)
             var statement = binds
             var sql = "SELECT 0, artist_id, (day - date '1970-01-01')::bigint, block FROM \(AggregateTable(stored).days) WHERE \(days)\(artistCondition)"
-            if let months {
-                statement.append(months.range.lowerBound)
-                statement.append(months.range.upperBound)
+            if let months, let monthTable {
+                statement.append(months.lowerBound)
+                statement.append(months.upperBound)
                 let lower = "date '1970-01-01' + $\(statement.count - 1)::integer", upper = "date '1970-01-01' + $\(statement.count)::integer"
                 sql += " AND (day < \(lower) OR day >= \(upper))"
-                sql += "\nUNION ALL SELECT 0, artist_id, (day - date '1970-01-01')::bigint, block FROM \(months.table) WHERE day >= \(lower) AND day < \(upper)\(artistCondition)"
+                sql += "\nUNION ALL SELECT 0, artist_id, (day - date '1970-01-01')::bigint, block FROM \(monthTable) WHERE day >= \(lower) AND day < \(upper)\(artistCondition)"
             }
             // The first day retention kept of the cube, and the months rolled, come in the same statement.
             statement.append(cube.table)
@@ -52,23 +49,20 @@ extension Store {
                 UNION ALL SELECT 1, NULL, (kept_from - date '1970-01-01')::bigint, NULL FROM retention_horizons WHERE table_name = $\(statement.count)
                 UNION ALL SELECT 2, NULL, (rolled_to - date '1970-01-01')::bigint, NULL FROM month_rolls
                 """
-            var seen: Int64?
+            var keptFrom: Int64?
+            var rolledTo: Int64??
             for try await (kind, artist, day, block) in try await read(PostgresQuery(unsafeSQL: sql, binds: statement))
                 .decode((Int32, String?, Int64?, ByteBuffer?).self) {
                 switch kind {
                 case 1: keptFrom = day
-                case 2: seen = day
+                case 2: rolledTo = .some(day)
                 default:
                     guard let artist, let day, let block else { continue }
                     blocksSummed.add()
                     answer.add(artist: artist, day: day, try CubeBlock.decode(Array(block.readableBytesView), of: stored))
                 }
             }
-            knownMonthRolls.saw(seen)
-            // Month rows read past the months that have them (the rolls were undone meanwhile): read again.
-            guard let months, months.range.upperBound > seen ?? .min else { break }
-            answer = BlockAnswer(query)
-            rolledTo = seen
+            return (keptFrom, rolledTo)
         }
         try requireKept(cube, from: query.interval.from, keptFrom: keptFrom)
         if cube.isDailyDetail {

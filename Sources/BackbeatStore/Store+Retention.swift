@@ -108,8 +108,7 @@ extension Store {
         for try await name in rows.decode(String.self) {
             let suffix = name.dropFirst(parent.count + 1).split(separator: "_")
             guard name.hasPrefix(parent + "_"), suffix.count == 2, let year = Int(suffix[0]), let month = Int(suffix[1]), (1...12).contains(month) else { continue }
-            let next = month == 12 ? CivilDate(year: year + 1, month: 1, day: 1) : CivilDate(year: year, month: month + 1, day: 1)
-            partitions.append((name, next.daysSinceEpoch))
+            partitions.append((name, CivilDate(year: year, month: month, day: 1).firstOfNextMonth.daysSinceEpoch))
         }
         return partitions
     }

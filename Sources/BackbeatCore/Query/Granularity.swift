@@ -18,8 +18,7 @@ public enum Granularity: String, CaseIterable, Sendable {
             let monday = days - (days - 4 - (days - 4).floorDiv(7) * 7)
             return Timestamp(seconds: monday * 86_400)
         case .month:
-            let date = CivilDate(daysSinceEpoch: seconds.floorDiv(86_400))
-            return Timestamp(seconds: CivilDate(year: date.year, month: date.month, day: 1).daysSinceEpoch * 86_400)
+            return Timestamp(seconds: CivilDate(daysSinceEpoch: seconds.floorDiv(86_400)).firstOfMonth.daysSinceEpoch * 86_400)
         }
     }
 
@@ -31,11 +30,7 @@ public enum Granularity: String, CaseIterable, Sendable {
         case .day: return start + 86_400
         case .week: return start + 7 * 86_400
         case .month:
-            let date = CivilDate(daysSinceEpoch: start.seconds.floorDiv(86_400))
-            let next = date.month == 12
-                ? CivilDate(year: date.year + 1, month: 1, day: 1)
-                : CivilDate(year: date.year, month: date.month + 1, day: 1)
-            return Timestamp(seconds: next.daysSinceEpoch * 86_400)
+            return Timestamp(seconds: CivilDate(daysSinceEpoch: start.seconds.floorDiv(86_400)).firstOfNextMonth.daysSinceEpoch * 86_400)
         }
     }
 

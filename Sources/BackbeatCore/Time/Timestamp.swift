@@ -66,6 +66,16 @@ public struct CivilDate: Hashable, Sendable {
         self.init(year: Int(yoe + era * 400 + (month <= 2 ? 1 : 0)), month: Int(month), day: Int(day))
     }
 
+    /// The first day of this date's month.
+    public var firstOfMonth: CivilDate {
+        CivilDate(year: year, month: month, day: 1)
+    }
+
+    /// The first day of the month after this date's.
+    public var firstOfNextMonth: CivilDate {
+        month == 12 ? CivilDate(year: year + 1, month: 1, day: 1) : CivilDate(year: year, month: month + 1, day: 1)
+    }
+
     /// Whether the fields name a real day.
     public var isValid: Bool {
         guard (1...12).contains(month), day >= 1 else { return false }
