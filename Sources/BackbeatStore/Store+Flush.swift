@@ -129,7 +129,7 @@ extension Store {
         let rows = await computed { deltas.artistDayRows() }
         let blocks = { (cube: Cube) in Task { await computed { StagedBlock.blocks(rows, of: cube, values: values) } } }
         var next = blocks(Cube.all[0])
-        var written: Set<String> = []
+        var written = ArtistSlots()
         for (index, cube) in Cube.all.enumerated() {
             let made = await next.value
             if index + 1 < Cube.all.count { next = blocks(Cube.all[index + 1]) }
@@ -137,7 +137,7 @@ extension Store {
             try await mergeMonths(made, of: cube, rolledTo: rolledTo, on: connection)
             if cube.isFull { for block in made { written.insert(block.artistID) } }
         }
-        if !written.isEmpty { try await announceChanges(to: ArtistSlots(written), on: connection) }
+        if !written.isEmpty { try await announceChanges(to: written, on: connection) }
         let sketches = await listeners
         guard !sketches.artists.isEmpty else { return }
         let artists = sketches.artists.map { ArtistListenersDay(artistID: values[$0.key.artist], day: $0.key.day, sketch: $0.value) }
@@ -146,15 +146,6 @@ extension Store {
             artists: artists, into: AggregateTable.artistListeners.days, tracks: tracks, into: AggregateTable.trackListeners.days,
             partitioned: true, on: connection)
         try await mergeMonths(artists: artists, tracks: tracks, rolledTo: rolledTo, on: connection)
-    }
-
-    /// The channel on which every write of the stored numbers is announced when it commits (`announceChanges`).
-    public static let changesChannel = "backbeat_stored_changes"
-
-    /// Announces on `changesChannel`, when the transaction of `connection` commits (and only then), that the stored
-    /// numbers of `artists` changed (`ArtistSlots.hex`); nil: those of any artist (a rebuild, retention).
-    func announceChanges(to artists: ArtistSlots?, on connection: PostgresConnection) async throws {
-        try await connection.query("SELECT pg_notify(\(Self.changesChannel), \(artists?.hex ?? "*"))", logger: logger)
     }
 
     /// COPYs `rows` into `table` (`append`) under a savepoint; answers false, with none of them written, when one of

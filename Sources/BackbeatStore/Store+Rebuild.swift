@@ -101,29 +101,6 @@ extension Store {
         public var appliedLinesHashes: [TopicPartition: String]
     }
 
-    /// What `serve` watches of the writes other processes make to the stored numbers: the latest rebuild, how far
-    /// every replay has gone, and the days retention kept.
-    public struct StoredChanges: Sendable, Equatable {
-        /// The id of the latest rebuild (0: none).
-        public var rebuild: Int64
-        /// The sum of the replays' stored positions: it grows with every batch a replay applies.
-        public var replayed: Int64
-        /// The sum of the first days retention kept of each table: it grows with every retention run that drops.
-        public var retention: Int64
-    }
-
-    public func storedChanges() async throws -> StoredChanges {
-        let rows = try await client.query("""
-            SELECT (SELECT coalesce(max(id), 0)::bigint FROM rebuilds),
-                   (SELECT coalesce(sum(next_offset), 0)::bigint FROM kafka_offsets WHERE topic LIKE 'replay:%'),
-                   (SELECT coalesce(sum(kept_from - date '1970-01-01'), 0)::bigint FROM retention_horizons)
-            """, logger: logger)
-        for try await (rebuild, replayed, retention) in rows.decode((Int64, Int64, Int64).self) {
-            return StoredChanges(rebuild: rebuild, replayed: replayed, retention: retention)
-        }
-        return StoredChanges(rebuild: 0, replayed: 0, retention: 0)
-    }
-
     private static func binds(_ values: String...) -> PostgresBindings {
         var bindings = PostgresBindings()
         for value in values { bindings.append(value) }

@@ -54,6 +54,10 @@ public struct ArtistSlots: Sendable, Equatable {
         bits[slot >> 6] |= 1 << UInt64(slot & 63)
     }
 
+    public var isEmpty: Bool {
+        bits.allSatisfy { $0 == 0 }
+    }
+
     public mutating func formUnion(_ other: ArtistSlots) {
         for index in bits.indices { bits[index] |= other.bits[index] }
     }
