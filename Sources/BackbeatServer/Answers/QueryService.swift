@@ -38,7 +38,8 @@ public struct QueryService: Sendable {
         self.store = store
         self.memory = memory
         self.artistPartitions = artistPartitions
-        self.storedChanges = memory == nil ? storedChanges : nil
+        precondition(memory == nil || storedChanges == nil, "an instance with memory keeps answers by its memory's stamps")
+        self.storedChanges = storedChanges
         self.cache = memory == nil && storedChanges == nil ? nil : cache
         self.clock = clock
     }
