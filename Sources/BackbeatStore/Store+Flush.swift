@@ -129,13 +129,13 @@ extension Store {
         let rows = await computed { deltas.artistDayRows() }
         let blocks = { (cube: Cube) in Task { await computed { StagedBlock.blocks(rows, of: cube, values: values) } } }
         var next = blocks(Cube.all[0])
-        var written = ArtistSlots()
+        var written = ArtistDays()
         for (index, cube) in Cube.all.enumerated() {
             let made = await next.value
             if index + 1 < Cube.all.count { next = blocks(Cube.all[index + 1]) }
             try await mergeDays(cube, made, on: connection)
             try await mergeMonths(made, of: cube, rolledTo: rolledTo, on: connection)
-            if cube.isFull { for block in made { written.insert(block.artistID) } }
+            if cube.isFull { for block in made { written.insert(block.artistID, days: block.day...block.day) } }
         }
         if !written.isEmpty { try await announceChanges(to: written, on: connection) }
         let sketches = await listeners

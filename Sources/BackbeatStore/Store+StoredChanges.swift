@@ -9,9 +9,10 @@ extension Store {
     public static let changesChannel = "backbeat_stored_changes"
 
     /// Announces on `changesChannel`, when the transaction of `connection` commits (and only then), that the stored
-    /// numbers of `artists` changed (`ArtistSlots.hex`); nil: those of any artist (a rebuild, retention).
-    func announceChanges(to artists: ArtistSlots?, on connection: PostgresConnection) async throws {
-        try await connection.query("SELECT pg_notify(\(Self.changesChannel), \(artists?.hex ?? "*"))", logger: logger)
+    /// numbers of `artists` changed on their days (`ArtistDays.announcement`); nil: those of any artist on any day (a
+    /// rebuild, retention).
+    func announceChanges(to artists: ArtistDays?, on connection: PostgresConnection) async throws {
+        try await connection.query("SELECT pg_notify(\(Self.changesChannel), \(artists?.announcement ?? "*"))", logger: logger)
     }
 
     /// What `serve` watches of the writes other processes make to the stored numbers: the latest rebuild, how far

@@ -12,18 +12,22 @@ import Testing
 
 /// The answer cache in process, against a real PostgreSQL: two routers over the same memory and store, one keeping
 /// answers and one not, asked every artist endpoint after each change that may alter an answer. Their answers are
-/// always equal; the cache misses for the artist after each change that touches it (a flush of its events, a late
-/// event, a replay or a rebuild by another process, retention, a change of ownership, a new day) and still hits
-/// after another artist's flush.
+/// always equal; the cache misses for the artist after each change that touches a day it read (a flush of its
+/// events, a late event, a replay or a rebuild by another process, retention, a change of ownership, a new day) and
+/// still hits after another artist's flush and after the artist's events of days it did not read.
 @Suite(.serialized) struct AnswerCacheTests {
     static let artist = RouteTests.artist
     static let partition = TopicPartition(topic: "streams", partition: 1)
     /// The day the tests run "on": the day after the generated events.
     static let today = CivilDate(year: 2026, month: 10, day: 12).daysSinceEpoch
 
-    /// Every artist endpoint, the summary also without `as_of` (it then depends on the day).
+    /// Every artist endpoint, the summary also without `as_of` (it then depends on the day). The days they read: six
+    /// 2026-10-01 to 2026-10-10 (`RouteTests.range`), the summary as of 2026-10-11 the 56 days before it
+    /// (2026-08-16 on), and the last two up to 2026-10-11, the day before `today`.
     static let uris = RouteTests.artistRoutes.map { "/v1/artists/\(artist)/\($0.path)?\($0.query)" }
         + ["/v1/artists/\(artist)/summary", "/v1/artists/\(artist)/streams?from=2026-08-01&to=2026-10-12&granularity=month"]
+    /// How many of `uris` read 2026-09-20 (the three that reach before October), and 2026-10-11 (the last two).
+    static let readingSeptember20 = 3, readingOctober11 = 2
 
     @Test func answersAreReusedUntilWhatTheyReadChangesAndEqualWithoutTheCache() async throws {
         let events = RouteTests.events()
@@ -58,7 +62,7 @@ import Testing
                                         artistID: artist, trackID: "track-x", platform: "spotify", listenerID: "listener-\(id)"))
                 }
                 // Another artist on another of the shared counters (`ArtistVersions`).
-                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistSlots([$0]) != ArtistSlots([Self.artist]) }!
+                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistDays([$0], days: 0...0) != ArtistDays([Self.artist], days: 0...0) }!
                 let count = Self.uris.count
 
                 #expect(try await ask("first") == 0)
@@ -68,20 +72,26 @@ import Testing
                 #expect(try await ask("a flush of the artist's event") == 0)
                 #expect(try await ask("after it") == count)
 
+                try await flush([play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 12), "a2")])
+                #expect(try await ask("the artist's event of today, which no answer reads") == count)
+                try await flush([play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 11), "a3")])
+                #expect(try await ask("the artist's event of yesterday") == count - Self.readingOctober11)
+                #expect(try await ask("after it") == count)
+
                 try await flush([play(other, on: CivilDate(year: 2026, month: 10, day: 5), "o1")])
                 #expect(try await ask("another artist's flush") == count)
 
                 memory.consumed([Self.partition: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")])])
                 await memory.settled()
-                #expect(try await ask("a late event consumed") == 0)
+                #expect(try await ask("a late event consumed") == count - Self.readingSeptember20)
                 let lateFlight = await memory.flushStarted().value()
-                #expect(try await ask("its flush started") == 0)
+                #expect(try await ask("its flush started") == count - Self.readingSeptember20)
                 try await store.write(FlushBatch(parts: [FlushBatch.Part(
                     topicPartition: Self.partition, generation: 0, expectedOffset: offset, newOffset: offset + 1,
                     delta: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")]))]))
                 offset += 1
                 memory.flushCommitted(epoch: lateFlight.epoch)
-                #expect(try await ask("the late event's flush committed") == 0)
+                #expect(try await ask("the late event's flush committed") == count - Self.readingSeptember20)
 
                 // Another process: a replay applies events (its position under `replay:`), then a rebuild.
                 await ingest.noticeStoredChanges()
@@ -125,24 +135,26 @@ import Testing
             let listener = StoredChangeListener(store: store, logger: RouteTests.logger, retryDelay: .seconds(3))
             let listening = Task { try await listener.run() }
             defer { listening.cancel() }
-            try await Self.waitUntil("listening") { listener.stamp(of: Self.artist) != nil }
+            let read = CivilDate(year: 2026, month: 8, day: 1).daysSinceEpoch..<Self.today
+            try await Self.waitUntil("listening") { listener.stamp(of: Self.artist, days: read) != nil }
             let now: @Sendable () -> Timestamp = { Timestamp(seconds: Self.today * 86_400 + 3_600) }
             try await Self.withAndWithoutCache(store: store, ingest: nil, storedChanges: listener, clock: now) { ask in
                 var offset = Int64(RouteTests.events().count)
                 /// Writes `events` as a flush of another instance would, and waits until its announcement is heard.
                 func flush(_ events: [Event], of artist: String) async throws {
-                    let before = listener.stamp(of: artist)
+                    let all = Int64.min..<Int64.max
+                    let before = listener.stamp(of: artist, days: all)
                     try await store.write(FlushBatch(parts: [FlushBatch.Part(
                         topicPartition: TopicPartition(topic: "streams", partition: 0), generation: 0, expectedOffset: offset,
                         newOffset: offset + Int64(events.count), delta: InternedDelta(events: events))]))
                     offset += Int64(events.count)
-                    try await Self.waitUntil("the flush announced") { listener.stamp(of: artist) != before }
+                    try await Self.waitUntil("the flush announced") { listener.stamp(of: artist, days: all) != before }
                 }
-                func play(_ artist: String, _ id: String) -> Event {
-                    .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: CivilDate(year: 2026, month: 10, day: 5).daysSinceEpoch * 86_400 + 7_200),
+                func play(_ artist: String, _ id: String, on day: Int = 5) -> Event {
+                    .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: CivilDate(year: 2026, month: 10, day: day).daysSinceEpoch * 86_400 + 7_200),
                                         artistID: artist, trackID: "track-x", platform: "spotify", listenerID: "listener-\(id)"))
                 }
-                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistSlots([$0]) != ArtistSlots([Self.artist]) }!
+                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistDays([$0], days: 0...0) != ArtistDays([Self.artist], days: 0...0) }!
                 let count = Self.uris.count
 
                 #expect(try await ask("first") == 0)
@@ -152,11 +164,15 @@ import Testing
                 #expect(try await ask("after it") == count)
                 try await flush([play(other, "p2")], of: other)
                 #expect(try await ask("another artist's flush") == count)
+                try await flush([play(Self.artist, "p3", on: 12)], of: Self.artist)
+                #expect(try await ask("the artist's event of today, which no answer reads") == count)
+                try await flush([play(Self.artist, "p4", on: 11)], of: Self.artist)
+                #expect(try await ask("the artist's event of yesterday") == count - Self.readingOctober11)
 
-                let beforeRebuild = listener.stamp(of: Self.artist)
+                let beforeRebuild = listener.stamp(of: Self.artist, days: read)
                 let day = CivilDate(year: 2026, month: 10, day: 7).daysSinceEpoch
                 try await store.rebuild(fromDay: day, toDay: day) { _ in (InternedDelta(), 0) }
-                try await Self.waitUntil("the rebuild announced") { listener.stamp(of: Self.artist) != beforeRebuild }
+                try await Self.waitUntil("the rebuild announced") { listener.stamp(of: Self.artist, days: read) != beforeRebuild }
                 #expect(try await ask("a rebuild") == 0)
                 #expect(try await ask("after it") == count)
 
@@ -165,10 +181,10 @@ import Testing
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
                     """, logger: RouteTests.logger)
-                try await Self.waitUntil("the loss noticed") { listener.stamp(of: Self.artist) == nil }
+                try await Self.waitUntil("the loss noticed") { listener.stamp(of: Self.artist, days: read) == nil }
                 #expect(try await ask("not listening") == 0)
                 #expect(try await ask("still not listening") == 0)
-                try await Self.waitUntil("listening again") { listener.stamp(of: Self.artist) != nil }
+                try await Self.waitUntil("listening again") { listener.stamp(of: Self.artist, days: read) != nil }
                 #expect(try await ask("listening again") == 0)
                 #expect(try await ask("after it") == count)
             }
@@ -252,7 +268,7 @@ import Testing
     /// waiting request makes it itself.
     @Test func aBurstForOneAnswerMakesItOnce() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a"), day: 1)
+        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a", days: 0..<1), day: 1)
         let makes = Count()
         func burst(failing: Bool) async throws -> [String] {
             try await withThrowingTaskGroup(of: String.self) { group in

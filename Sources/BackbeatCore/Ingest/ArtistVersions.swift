@@ -1,30 +1,51 @@
-/// Counts the changes to what the memory layers answer for each artist, so that an answer made from the layers can
-/// be reused for as long as nothing it read changed: `stamp(of:)` before the answer equals `stamp(of:)` now.
+/// Counts the changes to what the memory layers (or the stored numbers) answer for each artist and UTC day, so that
+/// an answer made from them can be reused for as long as nothing it read changed: `stamp(of:days:)` before the
+/// answer equals `stamp(of:days:)` now. A change to days the answer did not read (today's events, for an answer that
+/// ends yesterday) leaves its stamp alone.
 ///
 /// Artists share `slotCount` counters by the hash of their id: a change to one artist also retires the answers of
-/// the few that share its counter, never fewer. A change that may touch any artist (a snapshot installed, a change
-/// of ownership, the stored numbers replaced or dropped) moves `everything`.
+/// the few that share its counter, never fewer. Each counter keeps the day spans of its latest changes, at most
+/// `spansKept`; beyond that the two oldest are joined into one that covers both (more answers retired, never fewer).
+/// A change that may touch any artist or day (a snapshot installed, a change of ownership, the stored numbers
+/// replaced or dropped) moves `everything`.
 public struct ArtistVersions: Sendable {
     public static let slotCount = 4096
+    static let spansKept = 4
 
-    /// What an answer for one artist read, as of some layers.
+    /// What an answer for one artist over some days read, as of some layers.
     public struct Stamp: Sendable, Hashable {
         let everything: UInt64
         let artist: UInt64
     }
 
-    private var slots = [UInt64](repeating: 0, count: slotCount)
+    /// The latest change to some days of a counter.
+    private struct Span {
+        var days: ClosedRange<Int64>
+        var version: UInt64
+    }
+
+    /// The spans of each counter that changed (a sparse table: most counters never do).
+    private var spans: [Int: [Span]] = [:]
+    private var version: UInt64 = 0
     private var everything: UInt64 = 0
 
     public init() {}
 
-    public func stamp(of artist: String) -> Stamp {
-        Stamp(everything: everything, artist: slots[Self.slot(of: artist)])
+    /// The stamp of an answer for `artist` that read the UTC days `days`.
+    public func stamp(of artist: String, days: Range<Int64>) -> Stamp {
+        var latest: UInt64 = 0
+        if !days.isEmpty, let changes = spans[Self.slot(of: artist)] {
+            let read = days.lowerBound...(days.upperBound - 1)
+            for change in changes where change.days.overlaps(read) { latest = max(latest, change.version) }
+        }
+        return Stamp(everything: everything, artist: latest)
     }
 
-    /// `artists`' answers changed.
-    public mutating func changed(_ artists: ArtistSlots) {
-        artists.forEachSlot { slots[$0] &+= 1 }
+    /// The days of `changed` changed, for each of its artists.
+    public mutating func changed(_ changed: ArtistDays) {
+        guard !changed.isEmpty else { return }
+        version &+= 1
+        for (slot, days) in changed.spans { record(days, in: slot) }
     }
 
     /// Any artist's answer may have changed.
@@ -32,60 +53,86 @@ public struct ArtistVersions: Sendable {
         everything &+= 1
     }
 
+    private mutating func record(_ days: ClosedRange<Int64>, in slot: Int) {
+        var changes = spans.removeValue(forKey: slot) ?? []
+        if let same = changes.firstIndex(where: { $0.days == days }) {
+            changes[same].version = version
+        } else {
+            changes.append(Span(days: days, version: version))
+            if changes.count > Self.spansKept {
+                changes.sort { $0.version < $1.version }
+                let joined = Span(
+                    days: min(changes[0].days.lowerBound, changes[1].days.lowerBound)...max(changes[0].days.upperBound, changes[1].days.upperBound),
+                    version: changes[1].version)
+                changes.replaceSubrange(0...1, with: [joined])
+            }
+        }
+        spans[slot] = changes
+    }
+
     /// The counter of `artist`: the same in every process (MurmurHash3 of its id), so that a set of them can travel
-    /// between processes (`ArtistSlots.hex`).
+    /// between processes (`ArtistDays.announcement`).
     static func slot(of artist: String) -> Int {
         Int(truncatingIfNeeded: MurmurHash3.hash64(artist)) & (slotCount - 1)
     }
 }
 
-/// A set of artists as the counters of `ArtistVersions` they use.
-public struct ArtistSlots: Sendable, Equatable {
-    private var bits = [UInt64](repeating: 0, count: ArtistVersions.slotCount / 64)
+/// What a change touched: artists (as the counters of `ArtistVersions` they use), each with the span of UTC days
+/// it touched.
+public struct ArtistDays: Sendable, Equatable {
+    fileprivate private(set) var spans: [Int: ClosedRange<Int64>] = [:]
 
     public init() {}
 
-    public init(_ artists: some Sequence<String>) {
-        for artist in artists { insert(artist) }
+    /// `artists`, each on `days`.
+    public init(_ artists: some Sequence<String>, days: ClosedRange<Int64>) {
+        for artist in artists { insert(artist, days: days) }
     }
 
-    public mutating func insert(_ artist: String) {
-        let slot = ArtistVersions.slot(of: artist)
-        bits[slot >> 6] |= 1 << UInt64(slot & 63)
+    public var isEmpty: Bool { spans.isEmpty }
+
+    /// `artist` changed on `days` (as well as on the days already noted).
+    public mutating func insert(_ artist: String, days: ClosedRange<Int64>) {
+        insert(slot: ArtistVersions.slot(of: artist), days: days)
     }
 
-    public var isEmpty: Bool {
-        bits.allSatisfy { $0 == 0 }
+    public mutating func formUnion(_ other: ArtistDays) {
+        for (slot, days) in other.spans { insert(slot: slot, days: days) }
     }
 
-    public mutating func formUnion(_ other: ArtistSlots) {
-        for index in bits.indices { bits[index] |= other.bits[index] }
-    }
-
-    /// The set as text: each slot a bit, the words in order, each as 16 hexadecimal digits (1,024 characters).
-    public var hex: String {
-        bits.map { word in
-            let digits = String(word, radix: 16)
-            return String(repeating: "0", count: 16 - digits.count) + digits
-        }.joined()
-    }
-
-    /// The set `hex` wrote; nil for any other text.
-    public init?(hex: String) {
-        let utf8 = Array(hex.utf8)
-        guard utf8.count == bits.count * 16 else { return nil }
-        for index in bits.indices {
-            guard let word = UInt64(String(decoding: utf8[index * 16..<(index + 1) * 16], as: UTF8.self), radix: 16) else { return nil }
-            bits[index] = word
+    private mutating func insert(slot: Int, days: ClosedRange<Int64>) {
+        if let noted = spans[slot] {
+            spans[slot] = min(noted.lowerBound, days.lowerBound)...max(noted.upperBound, days.upperBound)
+        } else {
+            spans[slot] = days
         }
     }
 
-    func forEachSlot(_ body: (Int) -> Void) {
-        for (index, word) in bits.enumerated() {
-            var rest = word
-            while rest != 0 {
-                body(index << 6 | rest.trailingZeroBitCount)
-                rest &= rest - 1
+    /// The set as text that fits a PostgreSQL notification: the counters as bits (each word of 64 as 16 hexadecimal
+    /// digits, 1,024 characters), then the first and last day of all the spans (days since the epoch), separated by
+    /// spaces. Every artist read back from it changed on all those days.
+    public var announcement: String {
+        var words = [UInt64](repeating: 0, count: ArtistVersions.slotCount / 64)
+        for slot in spans.keys { words[slot >> 6] |= 1 << UInt64(slot & 63) }
+        let hex = words.map { word in
+            let digits = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }.joined()
+        let first = spans.values.map(\.lowerBound).min() ?? 0, last = spans.values.map(\.upperBound).max() ?? 0
+        return "\(hex) \(first) \(last)"
+    }
+
+    /// The set `announcement` wrote; nil for any other text.
+    public init?(announcement: String) {
+        let parts = announcement.split(separator: " ")
+        guard parts.count == 3, let first = Int64(parts[1]), let last = Int64(parts[2]), first <= last else { return nil }
+        let utf8 = Array(parts[0].utf8)
+        guard utf8.count == ArtistVersions.slotCount / 4 else { return nil }
+        for index in 0..<ArtistVersions.slotCount / 64 {
+            guard var word = UInt64(String(decoding: utf8[index * 16..<(index + 1) * 16], as: UTF8.self), radix: 16) else { return nil }
+            while word != 0 {
+                spans[index << 6 | word.trailingZeroBitCount] = first...last
+                word &= word - 1
             }
         }
     }

@@ -34,21 +34,21 @@ public struct MemoryLayers: Sendable {
     public private(set) var complete = false
     public private(set) var epoch: UInt64 = 0
     /// Changes to what the layers answer for each artist: an answer made from them stays right while its artist's
-    /// stamp stays (`stamp(of:)`).
+    /// stamp stays (`stamp(of:days:)`).
     private var versions = ArtistVersions()
-    /// The artists of `pending` and of `inFlight`. Days before the horizon are read from PostgreSQL and `pending`
+    /// The artists of `pending` and of `inFlight`, with their days. Days before the horizon are read from PostgreSQL and `pending`
     /// alone, so a flush starting, failing or committing changes those artists' answers for them.
-    private var pendingArtists = ArtistSlots()
-    private var inFlightArtists = ArtistSlots()
+    private var pendingArtists = ArtistDays()
+    private var inFlightArtists = ArtistDays()
 
     public init() {}
 
-    /// What an answer for `artist` made from these layers (and PostgreSQL before the horizon) depends on: it is
-    /// still right while the stamp is the same. Events consumed for the artist, a flush holding them starting,
-    /// failing or committing, a snapshot installed, a change of ownership, stored numbers replaced or dropped each
-    /// change it.
-    public func stamp(of artist: String) -> ArtistVersions.Stamp {
-        versions.stamp(of: artist)
+    /// What an answer for `artist` made from these layers (and PostgreSQL before the horizon) over the UTC days
+    /// `days` depends on: it is still right while the stamp is the same. Events consumed for the artist on those
+    /// days, a flush holding them starting, failing or committing, a snapshot installed, a change of ownership,
+    /// stored numbers replaced or dropped each change it.
+    public func stamp(of artist: String, days: Range<Int64>) -> ArtistVersions.Stamp {
+        versions.stamp(of: artist, days: days)
     }
 
     /// What a flush took: the epoch it started under, and its cubes.
@@ -61,7 +61,7 @@ public struct MemoryLayers: Sendable {
     public mutating func consumed(_ polled: [TopicPartition: InternedDelta]) {
         for delta in polled.values where !delta.isEmpty {
             pending.add(delta)
-            let artists = delta.artistSlots
+            let artists = delta.artistDays
             pendingArtists.formUnion(artists)
             versions.changed(artists)
         }
@@ -90,7 +90,7 @@ public struct MemoryLayers: Sendable {
         inFlight = taken
         pending = CubeMemory()
         inFlightArtists = pendingArtists
-        pendingArtists = ArtistSlots()
+        pendingArtists = ArtistDays()
         versions.changed(inFlightArtists)
         return Flight(epoch: epoch, layer: taken)
     }
@@ -122,7 +122,7 @@ public struct MemoryLayers: Sendable {
         if let grown { replaceDurable(with: grown, ifStillAt: epoch) }
         inFlight = nil
         versions.changed(inFlightArtists)
-        inFlightArtists = ArtistSlots()
+        inFlightArtists = ArtistDays()
     }
 
     /// A flush failed. When the ledger took its whole batch back (`unflushed` nil), the in-flight cubes are pending
@@ -139,7 +139,7 @@ public struct MemoryLayers: Sendable {
             versions.changed(inFlightArtists)
         }
         inFlight = nil
-        inFlightArtists = ArtistSlots()
+        inFlightArtists = ArtistDays()
     }
 
     /// Installs `durable`, read from PostgreSQL while the ledger's stored offsets of the `owned` partitions were the
@@ -193,10 +193,10 @@ public struct MemoryLayers: Sendable {
     /// `pending` becomes the cubes of `unflushed`, the ledger's unflushed work.
     private mutating func rebuildPending(from unflushed: [InternedDelta]) {
         pending = CubeMemory()
-        pendingArtists = ArtistSlots()
+        pendingArtists = ArtistDays()
         for delta in unflushed {
             pending.add(delta)
-            pendingArtists.formUnion(delta.artistSlots)
+            pendingArtists.formUnion(delta.artistDays)
         }
     }
 }

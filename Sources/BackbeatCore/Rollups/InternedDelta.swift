@@ -74,19 +74,25 @@ public struct InternedDelta: Sendable {
         rejected.append(contentsOf: other.rejected)
     }
 
-    /// The artists of the delta's rows (`ArtistVersions`' counters of them).
-    public var artistSlots: ArtistSlots {
-        var seen = [Bool](repeating: false, count: values.count)
-        var slots = ArtistSlots()
-        func note(_ artist: UInt32) {
-            guard !seen[Int(artist)] else { return }
-            seen[Int(artist)] = true
-            slots.insert(values[artist])
+    /// The artists of the delta's rows, each with the span of UTC days of its rows (`ArtistVersions`' counters).
+    public var artistDays: ArtistDays {
+        var spans = [ClosedRange<Int64>?](repeating: nil, count: values.count)
+        func note(_ artist: UInt32, _ hour: Int64) {
+            let day = hour.floorDiv(24)
+            if let span = spans[Int(artist)] {
+                if !span.contains(day) { spans[Int(artist)] = min(span.lowerBound, day)...max(span.upperBound, day) }
+            } else {
+                spans[Int(artist)] = day...day
+            }
         }
-        for (cell, _) in streams.rows { note(cell.artist) }
-        for (cell, _) in revenue.rows { note(cell.artist) }
-        for (cell, _) in social.rows { note(cell.artist) }
-        return slots
+        for (cell, _) in streams.rows { note(cell.artist, cell.hour) }
+        for (cell, _) in revenue.rows { note(cell.artist, cell.hour) }
+        for (cell, _) in social.rows { note(cell.artist, cell.hour) }
+        var days = ArtistDays()
+        for (artist, span) in spans.enumerated() {
+            if let span { days.insert(values[UInt32(artist)], days: span) }
+        }
+        return days
     }
 
     private mutating func id(_ text: EventText, _ record: EventRecord, _ value: UnsafeRawBufferPointer) -> UInt32 {

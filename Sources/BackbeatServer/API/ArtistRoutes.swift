@@ -30,7 +30,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         // The series and, when sketches can answer, the listeners per period (their union counts the total): read at
         // once, from one snapshot.
         let scope = ListenerScope(query)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: query.interval.from, plan: try await queries.plan(context, for: query)) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             async let seriesRows = answer(query, reads)
             async let listenerCounts = listeners(scope, granularity: query.granularity, reads)
             return EncodedAnswer.written(Self.streams(query, try await seriesRows, try await listenerCounts))
@@ -58,7 +58,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     @Sendable func platforms(_ request: Request, context: Context) async throws -> Response {
         let query = try sharesQuery(by: .platform, request, context)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: query.interval.from, plan: try await queries.plan(context, for: query)) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             let shares = try await streamShares(query, reads)
             return EncodedAnswer.written(PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) }))
         })
@@ -68,7 +68,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let ages = try sharesQuery(by: .ageRange, request, context)
         let genders = try sharesQuery(by: .gender, request, context)
         let countries = try sharesQuery(by: .country, request, context)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: ages.interval.from, plan: try await queries.plan(context, for: ages)) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: ages.interval, plan: try await queries.plan(context, for: ages)) { reads in
             async let ageShares = streamShares(ages, reads)
             async let genderShares = streamShares(genders, reads)
             async let countryShares = streamShares(countries, reads)
@@ -84,7 +84,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
         let query = try build(builder, defaultGranularity: .all)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: query.interval.from, plan: try await queries.plan(context, for: query)) { reads in
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             let rows = try await answer(query, reads)
             var listeners: [String: Double]?
             if let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) {
@@ -137,7 +137,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     private func seriesAndTotals(
         _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some JSONWritable
     ) async throws -> Response {
-        EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: series.interval.from, plan: try await queries.plan(context, for: series)) { reads in
+        EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: series.interval, plan: try await queries.plan(context, for: series)) { reads in
             let rows = try await answer(series, reads)
             return EncodedAnswer.written(shape(rows, try Self.totals(of: rows, in: series, as: totals)))
         })

@@ -45,8 +45,8 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         let monthStart = CivilDate(year: lastDay.year, month: lastDay.month, day: 1).daysSinceEpoch
 
         // Five independent reads, run at once, from one snapshot.
-        let earliest = Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, from: earliest, plan: try await queries.plan(context, for: artistID)) { reads in
+        let read = QueryInterval(from: Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400), to: Timestamp(seconds: asOfDay * 86_400))
+        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID)) { reads in
             async let currentRows = rows(.streams, artistID, days: asOfDay - window..<asOfDay, reads)
             async let previousRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window, reads)
             async let listenerCounts = reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)

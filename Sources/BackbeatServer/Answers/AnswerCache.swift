@@ -2,8 +2,9 @@ import BackbeatCore
 import NIOCore
 import Synchronization
 
-/// Encoded answers of the artist endpoints, each reused while nothing it read changed: the artist's stamp in the
-/// memory layers (`MemoryLayers.stamp(of:)`) and the UTC day (answers default to today) are those it was made under.
+/// Encoded answers of the artist endpoints, each reused while nothing it read changed: the artist's stamp over the
+/// days it read in the memory layers (`MemoryLayers.stamp(of:days:)`) and the UTC day (answers default to today) are
+/// those it was made under.
 /// Only answers memory held whole are kept (`QueryService`). Bounded by `capacityBytes`: the oldest entries go first.
 final class AnswerCache: Sendable {
     struct Validity: Sendable, Equatable {

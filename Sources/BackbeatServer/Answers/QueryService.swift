@@ -44,9 +44,9 @@ public struct QueryService: Sendable {
         self.clock = clock
     }
 
-    /// `answer(key:from:plan:_:)` for `query`'s interval, planned here.
+    /// `answer(key:over:plan:_:)` for `query`'s interval, planned here.
     public func answer(key: String?, for query: Query, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
-        try await answer(key: key, from: query.interval.from, plan: try await plan(for: query), body)
+        try await answer(key: key, over: query.interval, plan: try await plan(for: query), body)
     }
 
     /// `query`'s plan: for its one artist when it filters on exactly one.
@@ -80,24 +80,27 @@ public struct QueryService: Sendable {
         return QueryPlan(artist: artist, layers: layers, memoryHoldsAll: holdsAll)
     }
 
-    /// The encoded answer `body` makes from the reads `plan` decided, of one snapshot: the memory layers as they
-    /// were planned, whichever flushes commit meanwhile, and, unless memory holds every day from `from` on, one
+    /// The encoded answer `body` makes from the reads `plan` decided over `interval` (what it reads of its artist),
+    /// of one snapshot: the memory layers as they were planned, whichever flushes commit meanwhile, and, unless
+    /// memory holds every day from `interval.from` on, one
     /// database snapshot (`Store.withReadSnapshot`). An answer is then never half before and half after a flush or a
     /// `rebuild`'s swap. (A query on a table memory does not hold still reads PostgreSQL outside a database snapshot
     /// when memory covers `from`.) With `key` (what names the answer: the request's path and query), an answer for
-    /// one artist memory holds whole is taken from the cache when one was made under the artist's stamp and today's
-    /// day, and kept there when nothing of the artist changed while it was made.
-    public func answer(key: String?, from: Timestamp, plan: QueryPlan, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
+    /// one artist memory holds whole is taken from the cache when one was made under the artist's stamp over the
+    /// interval's days and today's day, and kept there when nothing of the artist on those days changed while it
+    /// was made.
+    public func answer(key: String?, over interval: QueryInterval, plan: QueryPlan, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
         let reads = Reads(store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll)
-        let answerAlone = plan.memoryAnswersAlone(from: from)
+        let answerAlone = plan.memoryAnswersAlone(from: interval.from)
         guard let cache, let key, let artist = plan.artist else { return try await read(reads, alone: answerAlone, body) }
         // What says whether the answer's reads changed: the memory layers, or without memory the announced changes.
+        let days = interval.from.seconds.floorDiv(86_400)..<max(interval.from.seconds.floorDiv(86_400), -(-interval.to.seconds).floorDiv(86_400))
         let stamp: @Sendable () -> ArtistVersions.Stamp?
         if let memory, let layers = plan.layers, plan.memoryHoldsAll {
-            let planned = layers.stamp(of: artist)
-            stamp = { memory.stamp(of: artist) == planned ? planned : nil }
+            let planned = layers.stamp(of: artist, days: days)
+            stamp = { memory.stamp(of: artist, days: days) == planned ? planned : nil }
         } else if memory == nil, let storedChanges {
-            stamp = { storedChanges.stamp(of: artist) }
+            stamp = { storedChanges.stamp(of: artist, days: days) }
         } else {
             return try await read(reads, alone: answerAlone, body)
         }
@@ -118,7 +121,7 @@ public struct QueryService: Sendable {
         return try await store.withReadSnapshot { try await body(reads) }
     }
 
-    /// The reads of one answer, from the one snapshot `answer(key:from:plan:_:)` reads.
+    /// The reads of one answer, from the one snapshot `answer(key:over:plan:_:)` reads.
     public struct Reads: Sendable {
         let store: Store
         let memory: LiveMemory?

@@ -7,8 +7,8 @@ import Synchronization
 
 /// Follows what every process writing the stored numbers announces when its transaction commits
 /// (`Store.changesChannel`: a flush, a replay's batch, a rebuild, retention), so that an instance answering from
-/// PostgreSQL alone can keep answers while nothing they read changed: `stamp(of:)` moves for an artist whose numbers
-/// were written (by `ArtistVersions`' shared counters), for every artist on an announcement for all of them, and
+/// PostgreSQL alone can keep answers while nothing they read changed: `stamp(of:days:)` moves for an artist whose
+/// numbers were written on those days (by `ArtistVersions`' shared counters), for every artist on an announcement for all of them, and
 /// whenever listening starts again. While it does not listen (not yet, or its connection was lost), there is no
 /// stamp: nothing may be kept.
 final class StoredChangeListener: Service, Sendable {
@@ -29,9 +29,10 @@ final class StoredChangeListener: Service, Sendable {
         self.retryDelay = retryDelay
     }
 
-    /// What answers for `artist` read of the stored numbers, as far as announced; nil while not listening.
-    func stamp(of artist: String) -> ArtistVersions.Stamp? {
-        state.withLock { $0.listening ? $0.versions.stamp(of: artist) : nil }
+    /// What answers for `artist` over the UTC days `days` read of the stored numbers, as far as announced; nil while
+    /// not listening.
+    func stamp(of artist: String, days: Range<Int64>) -> ArtistVersions.Stamp? {
+        state.withLock { $0.listening ? $0.versions.stamp(of: artist, days: days) : nil }
     }
 
     func run() async throws {
@@ -46,7 +47,7 @@ final class StoredChangeListener: Service, Sendable {
                                 $0.listening = true
                             }
                             for try await announcement in announcements {
-                                let artists = ArtistSlots(hex: announcement.payload)
+                                let artists = ArtistDays(announcement: announcement.payload)
                                 self.state.withLock { state in
                                     if let artists { state.versions.changed(artists) } else { state.versions.changedEverything() }
                                 }

@@ -63,9 +63,9 @@ final class LiveMemory: Sendable {
 
     var statistics: Statistics { state.withLock { $0.statistics } }
 
-    /// `MemoryLayers.stamp(of:)` of the layers as they are now.
-    func stamp(of artist: String) -> ArtistVersions.Stamp {
-        state.withLock { $0.layers.stamp(of: artist) }
+    /// `MemoryLayers.stamp(of:days:)` of the layers as they are now.
+    func stamp(of artist: String, days: Range<Int64>) -> ArtistVersions.Stamp {
+        state.withLock { $0.layers.stamp(of: artist, days: days) }
     }
 
     /// Day buckets held in the durable layer and bytes held by all layers, counted under the lock: a snapshot held
