@@ -8,6 +8,8 @@ COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY Benchmarks ./Benchmarks
+# The OpenAPI document the binary embeds (Sources/BackbeatServer/API/openapi.yaml links to it).
+COPY docs/openapi.yaml ./docs/openapi.yaml
 RUN swift build -c release --product backbeat
 
 FROM swift:6.3-bookworm-slim

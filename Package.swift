@@ -73,7 +73,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // docs/openapi.yaml (a link to it), served at /openapi.yaml as written.
+            resources: [.embedInCode("API/openapi.yaml")]
         ),
         .executableTarget(
             name: "backbeat",

@@ -43,7 +43,7 @@ extension ServeConfiguration {
     public static let defaultAnswerCacheBytes = 64 << 20
 }
 
-/// Builds the router: health checks, metrics and the web dashboard's static files open, everything under `/v1`
+/// Builds the router: health checks, metrics, the OpenAPI document and the web dashboard's static files open, everything under `/v1`
 /// behind a bearer token (admin or artist). With `registry`, a query for an artist that memory here does not hold is
 /// forwarded to the instance that holds it (`ArtistForwarding`).
 func buildRouter(
@@ -59,6 +59,7 @@ func buildRouter(
     }
     HealthRoutes(store: store, ingest: ingest).add(to: router)
     MetricsRoute(metrics: metrics).add(to: router)
+    OpenAPIRoute().add(to: router)
     let memory = ingest?.memory
     let artistPartitions = memory == nil ? nil : ArtistPartitionCache(store: store)
     let queries = QueryService(

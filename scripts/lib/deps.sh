@@ -24,8 +24,8 @@ install_build_deps() {
 install_deps() {
   install_build_deps
   # PostgreSQL and the broker's client for the integration tests, Chromium for the web dashboard test,
-  # docker-compose to validate docker-compose.yml.
-  install_packages postgresql kcat python3 python3-pip curl chromium docker-compose
+  # docker-compose to validate docker-compose.yml, PyYAML to read docs/openapi.yaml (OpenAPIDocumentTests).
+  install_packages postgresql kcat python3 python3-pip python3-yaml curl chromium docker-compose
   # postgresql-hll for the PostgreSQL major version Debian installed (postgresql-15-hll on bookworm).
   local hll
   hll=$(pg_hll_package) || return 1
