@@ -53,7 +53,8 @@ func buildRouter(
 ) -> Router<BackbeatRequestContext> {
     let router = Router(context: BackbeatRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
-    router.add(middleware: ErrorMiddleware())
+    let routeMethods = RouteMethods()
+    router.add(middleware: ErrorMiddleware(routes: routeMethods))
     if let webDirectory {
         router.add(middleware: FileMiddleware(webDirectory, cacheControl: .init([(MediaType(type: .text), [.noCache]), (MediaType(type: .application), [.noCache])]), searchForIndexHtml: true))
     }
@@ -79,6 +80,7 @@ func buildRouter(
     SummaryRoute(queries: queries).add(to: artist)
     QueryRoutes(queries: queries).add(to: v1)
     MemoryRoute(memory: memory, registry: registry).add(to: v1)
+    routeMethods.learn(router.routes.map { (method: $0.method.rawValue, path: $0.path.description) })
     return router
 }
 

@@ -139,6 +139,35 @@ import Testing
         }
     }
 
+    /// What `scripts/fuzz` (schemathesis) found, each kept: a known path asked with a method it does not take is a 405
+    /// naming the methods it takes (it was a 404), and an artist token's `GET /v1/artists` refuses a `limit` out of
+    /// range as the admin's does (it answered 200).
+    @Test func whatTheFuzzerFound() async throws {
+        try await RouteTests.withPopulatedStore([]) { store, artistToken in
+            let router = buildRouter(store: store, ingest: nil, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, answerCache: nil)
+            try await Application(router: router).test(.router) { client in
+                let admin: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
+                for (method, uri, allowed) in [(HTTPRequest.Method.trace, "/v1/memory", "GET"), (.delete, "/v1/query", "POST"),
+                                               (.post, "/v1/artists/label.one%3Aartist-7/streams", "GET"), (.put, "/healthz", "GET")] {
+                    try await client.execute(uri: uri, method: method, headers: admin) { response in
+                        #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                        #expect(response.headers[.allow] == allowed, "\(method) \(uri)")
+                        #expect(String(buffer: response.body).contains(#""code":"method_not_allowed""#), "\(method) \(uri)")
+                    }
+                }
+                try await client.execute(uri: "/v1/artists/a/nothing", method: .get, headers: admin) { response in
+                    #expect(response.status == .notFound)
+                }
+                for limit in ["-179", "0", "10001", "ten"] {
+                    try await client.execute(uri: "/v1/artists?limit=\(limit)", method: .get, headers: [.authorization: "Bearer \(artistToken)"]) { response in
+                        #expect(response.status == .badRequest, "limit=\(limit)")
+                        #expect(String(buffer: response.body).contains(#""code":"invalid_parameter""#), "limit=\(limit)")
+                    }
+                }
+            }
+        }
+    }
+
     /// Runs the checker in `mode` on `document` with `input` on its standard input: its exit status and output.
     static func check(_ document: URL, _ mode: String, input: String = "") throws -> (Int32, String) {
         let process = Process()

@@ -67,11 +67,11 @@ import Testing
                     // 403: another artist's numbers for an artist token.
                     let other = try await get("/v1/artists/artist-0002/\(path)?\(query)", artistToken)
                     #expect(other.0 == .forbidden && code(other.1) == "forbidden" && !other.1.contains("streams\":"), "\(path): \(other.1)")
-                    // 404: a path below it that does not exist, and the route with another method.
+                    // 404: a path below it that does not exist; 405: the route with another method.
                     let missing = try await get("/v1/artists/\(Self.artist)/\(path)/more", Self.adminToken)
                     #expect(missing.0 == .notFound && code(missing.1) == "not_found", "\(path)/more: \(missing.1)")
                     let posted = try await client.execute(uri: uri, method: .post, headers: [.authorization: "Bearer \(Self.adminToken)"]) { $0.status }
-                    #expect(posted == .notFound, "POST \(path)")
+                    #expect(posted == .methodNotAllowed, "POST \(path)")
                 }
 
                 // The numbers are the events': streams per day of the artist, as the generator made them.
@@ -107,7 +107,7 @@ import Testing
                 #expect(try await post(query, nil).0 == .unauthorized)
                 let unfiltered = try await post(#"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11"}"#, artistToken)
                 #expect(unfiltered.0 == .forbidden && code(unfiltered.1) == "forbidden")
-                #expect(try await client.execute(uri: "/v1/query", method: .get, headers: [.authorization: "Bearer \(Self.adminToken)"]) { $0.status } == .notFound)
+                #expect(try await client.execute(uri: "/v1/query", method: .get, headers: [.authorization: "Bearer \(Self.adminToken)"]) { $0.status } == .methodNotAllowed)
 
                 // GET /v1/memory: the admin's only. Open routes need no token; unknown ones are 404 for everyone.
                 #expect(try await get("/v1/memory", Self.adminToken).0 == .ok)

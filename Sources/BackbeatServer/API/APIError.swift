@@ -10,6 +10,8 @@ public struct APIError: HTTPResponseError, Sendable {
     public var message: String
     /// Seconds after which a retry may succeed (`Retry-After`), for 429s.
     public var retryAfter: Int?
+    /// The methods the path takes (`Allow`), for 405s.
+    var allowed: [String] = []
 
     public init(_ status: HTTPResponse.Status, code: String, message: String, retryAfter: Int? = nil) {
         self.status = status
@@ -27,6 +29,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case forbidden
         case rateLimited = "rate_limited"
         case notFound = "not_found"
+        case methodNotAllowed = "method_not_allowed"
         case bodyTooLarge = "body_too_large"
         case internalError = "internal_error"
     }
@@ -47,19 +50,31 @@ public struct APIError: HTTPResponseError, Sendable {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if !allowed.isEmpty { headers[.allow] = allowed.joined(separator: ", ") }
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 }
 
-/// Renders every error as JSON: API errors as they are, framework errors by status, anything else as a 500
-/// whose details stay in the log.
+/// Renders every error as JSON: API errors as they are, framework errors by status (a known path asked with another
+/// method a 405 naming the methods it takes), anything else as a 500 whose details stay in the log.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let routes: RouteMethods
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {
             throw error
         } catch let error as HTTPError {
+            if error.status == .notFound {
+                let allowed = routes.methods(for: request.uri.path)
+                if !allowed.isEmpty {
+                    var refused = APIError(.methodNotAllowed, .methodNotAllowed,
+                                           message: "\(request.uri.path) takes \(allowed.joined(separator: ", ")), not \(request.method)")
+                    refused.allowed = allowed
+                    throw refused
+                }
+            }
             let (code, message): (APIError.Code, String) = switch error.status {
             case .notFound: (.notFound, "no such route: \(request.method) \(request.uri.path)")
             case .contentTooLarge: (.bodyTooLarge, "the request body is larger than \(QueryRoutes<BackbeatRequestContext>.maxBodyBytes) bytes")

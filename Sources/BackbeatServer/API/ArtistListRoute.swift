@@ -15,18 +15,20 @@ struct ArtistListRoute<Context: AuthenticatedRequestContext>: Sendable {
 
     func add(to group: RouterGroup<Context>) {
         group.get("artists") { request, context -> ArtistList in
-            if context.principal != nil { try request.requireKnownParameters(["limit"]) }
-            switch context.principal {
+            guard let principal = context.principal else {
+                throw APIError(.unauthorized, .unauthorized, message: "a bearer token is required")
+            }
+            try request.requireKnownParameters(["limit"])
+            // `limit` is checked for either token, though an artist token's list is its one artist.
+            let text = request.uri.queryParameters.get("limit") ?? "1000"
+            guard let limit = Int(text), (1...10_000).contains(limit) else {
+                throw APIError(.badRequest, code: QueryError.Code.invalidParameter.rawValue, message: "limit must be an integer from 1 to 10000")
+            }
+            switch principal {
             case .artist(let own):
                 return ArtistList(artists: [own], role: "artist")
             case .admin:
-                let text = request.uri.queryParameters.get("limit") ?? "1000"
-                guard let limit = Int(text), (1...10_000).contains(limit) else {
-                    throw APIError(.badRequest, code: QueryError.Code.invalidParameter.rawValue, message: "limit must be an integer from 1 to 10000")
-                }
                 return ArtistList(artists: try await store.artistIDs(limit: limit), role: "admin")
-            case nil:
-                throw APIError(.unauthorized, .unauthorized, message: "a bearer token is required")
             }
         }
     }
