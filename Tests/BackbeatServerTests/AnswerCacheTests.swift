@@ -203,8 +203,8 @@ import Testing
                                  artistRequestsPerSecond: 0, answerCache: cache, storedChanges: storedChanges, clock: clock))
         let uncached = Application(router: buildRouter(store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken,
                                    artistRequestsPerSecond: 0, answerCache: nil, clock: clock))
-        try await cached.test(.router) { withCache in
-            try await uncached.test(.router) { withoutCache in
+        try await DocumentedResponses.test(cached) { withCache in
+            try await DocumentedResponses.test(uncached) { withoutCache in
                 try await body { change in
                     let hitsBefore = cache.statistics.hits
                     for uri in uris {
@@ -244,7 +244,7 @@ import Testing
             let app = Application(router: buildRouter(
                 store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,
                 answerCache: nil, clock: { Timestamp(seconds: Self.today * 86_400) }, plansMade: plans))
-            try await app.test(.router) { client in
+            try await DocumentedResponses.test(app) { client in
                 let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
                 var asked = 0
                 for uri in Self.uris {

@@ -38,7 +38,7 @@ import Testing
         #expect(Data(OpenAPIRoute<BackbeatRequestContext>.document) == written)
         try await RouteTests.withPopulatedStore([]) { store, _ in
             let router = buildRouter(store: store, ingest: nil, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, answerCache: nil)
-            try await Application(router: router).test(.router) { client in
+            try await DocumentedResponses.test(Application(router: router)) { client in
                 try await client.execute(uri: "/openapi.yaml", method: .get) { response in
                     #expect(response.status == .ok)
                     #expect(response.headers[.contentType] == "application/yaml")
@@ -145,7 +145,7 @@ import Testing
     @Test func whatTheFuzzerFound() async throws {
         try await RouteTests.withPopulatedStore([]) { store, artistToken in
             let router = buildRouter(store: store, ingest: nil, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, answerCache: nil)
-            try await Application(router: router).test(.router) { client in
+            try await DocumentedResponses.test(Application(router: router)) { client in
                 let admin: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
                 for (method, uri, allowed) in [(HTTPRequest.Method.trace, "/v1/memory", "GET"), (.delete, "/v1/query", "POST"),
                                                (.post, "/v1/artists/label.one%3Aartist-7/streams", "GET"), (.put, "/healthz", "GET")] {

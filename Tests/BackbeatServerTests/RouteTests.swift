@@ -29,7 +29,7 @@ import Testing
         let events = Self.events()
         try await Self.withPopulatedStore(events) { store, artistToken in
             let router = buildRouter(store: store, ingest: nil, metrics: ServiceMetrics(), adminToken: Self.adminToken, artistRequestsPerSecond: 0)
-            try await Application(router: router).test(.router) { client in
+            try await DocumentedResponses.test(Application(router: router)) { client in
                 func get(_ uri: String, _ token: String?) async throws -> (HTTPResponse.Status, String) {
                     var headers: HTTPFields = [:]
                     if let token { headers[.authorization] = "Bearer \(token)" }

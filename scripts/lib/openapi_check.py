@@ -4,12 +4,13 @@
 usage: openapi_check.py DOCUMENT lint
        openapi_check.py DOCUMENT routes < lines of "METHOD /path/{param}" (the router's routes)
        openapi_check.py DOCUMENT responses < JSON lines {"method", "path", "status", "content_type", "body"}
-           (path: the route's template, as in the document; body: the response's text)
+           (path: as asked, or the route's template; body: the response's text)
 
 lint: every object schema lists `required` and sets `additionalProperties: false`; no operation has a `default`
 response; every $ref resolves. routes: the router's routes and the document's operations are the same set.
 responses: each response's status is documented for its operation, with its content type, and a JSON body validates
-against the documented schema (JSON Schema 2020-12, as OpenAPI 3.1 uses it).
+against the documented schema (JSON Schema 2020-12, as OpenAPI 3.1 uses it); a path or method the document does not
+have must be refused, 404 or 405 with an error body.
 Prints what is wrong, one line each, and exits 1 when anything is."""
 import json, sys
 
@@ -77,6 +78,19 @@ def routes(document, lines):
            [f"in the document, not routed: {d}" for d in sorted(documented - routed)]
 
 
+def template_of(document, path):
+    """The document's path that `path` is (a `{name}` segment matches any one segment), else `path` itself."""
+    paths = document.get("paths", {})
+    if path in paths:
+        return path
+    segments = path.strip("/").split("/")
+    for template in paths:
+        parts = template.strip("/").split("/")
+        if len(parts) == len(segments) and all(p == s or (p.startswith("{") and p.endswith("}")) for p, s in zip(parts, segments)):
+            return template
+    return path
+
+
 def response_schema(document, operation, status):
     responses = operation.get("responses", {})
     response = responses.get(str(status))
@@ -94,10 +108,14 @@ def responses(document, lines):
             continue
         seen = json.loads(line)
         where = f"{seen['method']} {seen['path']} -> {seen['status']}"
-        operation = document.get("paths", {}).get(seen["path"], {}).get(seen["method"].lower())
+        template = template_of(document, seen["path"])
+        operation = document.get("paths", {}).get(template, {}).get(seen["method"].lower())
         if operation is None:
-            problems.append(f"{where}: no such operation in the document")
-            continue
+            # A path or method the document does not have: refused as the API refuses what it does not route.
+            if seen["status"] not in (404, 405):
+                problems.append(f"{where}: not an operation of the document, and not refused with 404 or 405")
+                continue
+            operation = {"responses": {str(seen["status"]): {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
         response = response_schema(document, operation, seen["status"])
         if response is None:
             problems.append(f"{where}: status not documented")
