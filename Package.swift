@@ -15,6 +15,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        // A client generated from docs/openapi.yaml, as the portal's apps would make one (tests only).
+        .package(url: "https://github.com/apple/swift-openapi-generator", exact: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", exact: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", exact: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
@@ -103,6 +107,17 @@ let package = Package(
         ),
         // Test inputs shared by both test targets.
         .target(name: "BackbeatTestSupport", dependencies: ["BackbeatCore"], path: "Tests/BackbeatTestSupport"),
+        // The API client swift-openapi-generator makes from docs/openapi.yaml (Tests/BackbeatAPIClient/openapi.yaml links to it).
+        .target(
+            name: "BackbeatAPIClient",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/BackbeatAPIClient",
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
         .testTarget(
             name: "BackbeatCoreTests",
             dependencies: ["BackbeatCore", "BackbeatTestSupport"]
@@ -120,7 +135,7 @@ let package = Package(
         .testTarget(
             name: "BackbeatIntegrationTests",
             dependencies: [
-                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive", "BackbeatReplay", "BackbeatTestSupport",
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive", "BackbeatReplay", "BackbeatTestSupport", "BackbeatAPIClient",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
