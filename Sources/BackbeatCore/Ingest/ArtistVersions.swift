@@ -61,9 +61,7 @@ public struct ArtistVersions: Sendable {
             changes.append(Span(days: days, version: version))
             if changes.count > Self.spansKept {
                 changes.sort { $0.version < $1.version }
-                let joined = Span(
-                    days: min(changes[0].days.lowerBound, changes[1].days.lowerBound)...max(changes[0].days.upperBound, changes[1].days.upperBound),
-                    version: changes[1].version)
+                let joined = Span(days: changes[0].days.joined(with: changes[1].days), version: changes[1].version)
                 changes.replaceSubrange(0...1, with: [joined])
             }
         }
@@ -101,11 +99,7 @@ public struct ArtistDays: Sendable, Equatable {
     }
 
     private mutating func insert(slot: Int, days: ClosedRange<Int64>) {
-        if let noted = spans[slot] {
-            spans[slot] = min(noted.lowerBound, days.lowerBound)...max(noted.upperBound, days.upperBound)
-        } else {
-            spans[slot] = days
-        }
+        spans[slot] = spans[slot].map { $0.joined(with: days) } ?? days
     }
 
     /// The set as text that fits a PostgreSQL notification: the counters as bits (each word of 64 as 16 hexadecimal
@@ -135,5 +129,12 @@ public struct ArtistDays: Sendable, Equatable {
                 word &= word - 1
             }
         }
+    }
+}
+
+extension ClosedRange<Int64> {
+    /// The smallest span holding both.
+    func joined(with other: ClosedRange<Int64>) -> ClosedRange<Int64> {
+        Swift.min(lowerBound, other.lowerBound)...Swift.max(upperBound, other.upperBound)
     }
 }

@@ -36,8 +36,8 @@ public struct MemoryLayers: Sendable {
     /// Changes to what the layers answer for each artist: an answer made from them stays right while its artist's
     /// stamp stays (`stamp(of:days:)`).
     private var versions = ArtistVersions()
-    /// The artists of `pending` and of `inFlight`, with their days. Days before the horizon are read from PostgreSQL and `pending`
-    /// alone, so a flush starting, failing or committing changes those artists' answers for them.
+    /// The artists of `pending` and of `inFlight`, with their days. Days before the horizon are read from PostgreSQL
+    /// and `pending` alone, so a flush starting, failing or committing changes those artists' answers for them.
     private var pendingArtists = ArtistDays()
     private var inFlightArtists = ArtistDays()
 

@@ -79,11 +79,7 @@ public struct InternedDelta: Sendable {
         var spans = [ClosedRange<Int64>?](repeating: nil, count: values.count)
         func note(_ artist: UInt32, _ hour: Int64) {
             let day = hour.floorDiv(24)
-            if let span = spans[Int(artist)] {
-                if !span.contains(day) { spans[Int(artist)] = min(span.lowerBound, day)...max(span.upperBound, day) }
-            } else {
-                spans[Int(artist)] = day...day
-            }
+            spans[Int(artist)] = spans[Int(artist)].map { $0.joined(with: day...day) } ?? day...day
         }
         for (cell, _) in streams.rows { note(cell.artist, cell.hour) }
         for (cell, _) in revenue.rows { note(cell.artist, cell.hour) }
