@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "BackbeatServer",
             dependencies: [
-                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive", "CMalloc",
+                "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive", "CMalloc", "CZstd",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // Queries forwarded to the instance that holds an artist in memory.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -264,6 +264,42 @@ import Testing
         }
     }
 
+    /// Large answers are kept compressed: 100 answers of some 100 KB of series JSON, each different, fit a cache of
+    /// 1 MB, and each comes back byte for byte without being made again; a small answer is kept as it is.
+    @Test func largeAnswersAreKeptCompressedAndServedByteForByte() async throws {
+        let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
+        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a", days: 0..<1), day: 1)
+        func series(_ seed: Int) -> ByteBuffer {
+            var text = "{\"series\":["
+            for point in 0..<1_120 {
+                let count = (point * 7 + seed * 13) % 23
+                text += "{\"period_start\":\"2026-10-\(10 + point % 28)T00:00:00Z\",\"platform\":\"p\(point % 5)\",\"action\":\"a\(point % 8)\",\"count\":\(count)},"
+            }
+            return ByteBuffer(string: text + "{}]}")
+        }
+        let makes = Count()
+        func ask(_ seed: Int) async throws -> ByteBuffer {
+            try await cache.answer("answer-\(seed)", validity) {
+                makes.value.add(1, ordering: .relaxed)
+                return (series(seed), true)
+            }
+        }
+        #expect(series(0).readableBytes > 90_000)
+        for seed in 0..<100 { _ = try await ask(seed) }
+        #expect(makes.value.load(ordering: .relaxed) == 100)
+        #expect(cache.bytesKept < 1 << 20, "\(cache.bytesKept) bytes")
+        for seed in 0..<100 {
+            #expect(try await ask(seed) == series(seed), "answer \(seed) comes back as made")
+        }
+        #expect(makes.value.load(ordering: .relaxed) == 100, "every answer was kept")
+
+        let small = ByteBuffer(string: "{\"platforms\":[]}")
+        let before = cache.bytesKept
+        _ = try await cache.answer("small", validity) { (small, true) }
+        #expect(try await cache.answer("small", validity) { (ByteBuffer(), true) } == small)
+        #expect(cache.bytesKept - before >= small.readableBytes, "a small answer is kept as it is")
+    }
+
     /// A burst of requests for one answer makes it once, and the others are handed it; when the making fails, each
     /// waiting request makes it itself.
     @Test func aBurstForOneAnswerMakesItOnce() async throws {

@@ -5,7 +5,8 @@ import Synchronization
 /// Encoded answers of the artist endpoints, each reused while nothing it read changed: the artist's stamp over the
 /// days it read in the memory layers (`MemoryLayers.stamp(of:days:)`) and the UTC day (answers default to today) are
 /// those it was made under.
-/// Only answers memory held whole are kept (`QueryService`). Bounded by `capacityBytes`: the oldest entries go first.
+/// Only answers memory held whole are kept (`QueryService`), large ones compressed (`KeptBody`). Bounded by
+/// `capacityBytes` of what is held: the oldest entries go first.
 final class AnswerCache: Sendable {
     struct Validity: Sendable, Equatable {
         var stamp: ArtistVersions.Stamp
@@ -14,7 +15,7 @@ final class AnswerCache: Sendable {
 
     private struct Entry {
         var validity: Validity
-        var body: ByteBuffer
+        var body: KeptBody
     }
 
     /// An answer being made, and the requests waiting for it.
@@ -58,9 +59,10 @@ final class AnswerCache: Sendable {
         }
         metrics?.recordAnswerLookup(role.outcome)
         switch role {
-        case .kept(let body):
+        case .kept(let kept):
             hitCount.add(1, ordering: .relaxed)
-            return body
+            if let body = kept.body { return body }
+            return try await make().body
         case .waiter:
             sharedCount.add(1, ordering: .relaxed)
             if let shared = await madeElsewhere(key, validity) { return shared }
@@ -83,7 +85,7 @@ final class AnswerCache: Sendable {
     }
 
     private enum Role {
-        case kept(ByteBuffer)
+        case kept(KeptBody)
         /// Another request makes it under the same validity.
         case waiter
         /// Another request makes it under another validity: made here too, not kept.
@@ -108,7 +110,7 @@ final class AnswerCache: Sendable {
                     return .none
                 }
                 // Made meanwhile: kept, or failed or retired (nil: make it here).
-                if let entry = state.entries[key], entry.validity == validity { return .some(entry.body) }
+                if let entry = state.entries[key], entry.validity == validity { return .some(entry.body.body) }
                 return .some(nil)
             }
             if let ready { waiter.resume(returning: ready) }
@@ -117,15 +119,17 @@ final class AnswerCache: Sendable {
 
     /// The making of `key` ended: the waiters get its answer (nil when it failed), which is kept when `keep`.
     private func finish(_ key: String, _ validity: Validity, _ body: ByteBuffer?, keep: Bool) {
-        let waiters = state.withLock { state -> [CheckedContinuation<ByteBuffer?, Never>] in
+        let kept = keep ? body.map(KeptBody.init) : nil
+        let (waiters, bytes) = state.withLock { state in
             let waiters = state.making.removeValue(forKey: key)?.waiters ?? []
-            if keep, let body { store(key, body, validity, in: &state) }
-            return waiters
+            if let kept { store(key, kept, validity, in: &state) }
+            return (waiters, state.bytes)
         }
+        if kept != nil { metrics?.recordAnswerCacheBytes(bytes) }
         for waiter in waiters { waiter.resume(returning: body) }
     }
 
-    private func store(_ key: String, _ body: ByteBuffer, _ validity: Validity, in state: inout State) {
+    private func store(_ key: String, _ body: KeptBody, _ validity: Validity, in state: inout State) {
         let size = Self.size(key, body)
         guard size <= capacityBytes / 4 else { return }
         if let old = state.entries.updateValue(Entry(validity: validity, body: body), forKey: key) {
@@ -150,8 +154,11 @@ final class AnswerCache: Sendable {
         (hitCount.load(ordering: .relaxed), missCount.load(ordering: .relaxed), sharedCount.load(ordering: .relaxed))
     }
 
-    /// Bytes an entry is counted for: its key, its body and some bookkeeping.
-    private static func size(_ key: String, _ body: ByteBuffer) -> Int {
-        key.utf8.count * 2 + body.readableBytes + 96
+    /// Bytes held: entries, as `size` counts them.
+    var bytesKept: Int { state.withLock { $0.bytes } }
+
+    /// Bytes an entry is counted for: its key, its body as kept and some bookkeeping.
+    private static func size(_ key: String, _ body: KeptBody) -> Int {
+        key.utf8.count * 2 + body.keptBytes + 96
     }
 }

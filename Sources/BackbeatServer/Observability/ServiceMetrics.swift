@@ -85,6 +85,11 @@ public final class ServiceMetrics: Sendable {
         counter("backbeat_answer_cache_lookups_total", ["outcome": outcome]).increment()
     }
 
+    /// Bytes `AnswerCache` holds (large answers compressed).
+    func recordAnswerCacheBytes(_ bytes: Int) {
+        gauge("backbeat_answer_cache_bytes", [:]).record(bytes)
+    }
+
     func recordDeadLetters(_ count: Int) {
         counter("backbeat_dead_letters_total", [:]).increment(by: count)
     }
