@@ -63,9 +63,11 @@ func buildRouter(
     OpenAPIRoute().add(to: router)
     let memory = ingest?.memory
     let artistPartitions = memory == nil ? nil : ArtistPartitionCache(store: store)
+    // What answers from memory read from PostgreSQL is kept beside the answers, in half as many bytes again.
+    let storedParts = answerCache.flatMap { StoredParts(bytes: $0.capacityBytes / 2, metrics: metrics) }
     let queries = QueryService(
-        store: store, memory: memory, artistPartitions: artistPartitions, cache: answerCache, storedChanges: storedChanges, clock: clock,
-        plansMade: plansMade)
+        store: store, memory: memory, artistPartitions: artistPartitions, cache: answerCache, storedParts: storedParts,
+        storedChanges: storedChanges, clock: clock, plansMade: plansMade)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistListRoute(store: store).add(to: v1)
     let artist = v1.group("artists/:artist_id")

@@ -46,20 +46,8 @@ import Testing
             try await install()
             try await Self.withAndWithoutCache(store: store, ingest: ingest, clock: now) { ask in
                 var offset: Int64 = 0
-                /// Consumes `events` and flushes them: to PostgreSQL and through the layers, as the ingest does.
                 func flush(_ events: [Event]) async throws {
-                    let delta = InternedDelta(events: events)
-                    memory.consumed([Self.partition: delta])
-                    let flight = await memory.flushStarted().value()
-                    try await store.write(FlushBatch(parts: [FlushBatch.Part(
-                        topicPartition: Self.partition, generation: 0, expectedOffset: offset == 0 ? nil : offset,
-                        newOffset: offset + Int64(events.count), delta: delta)]))
-                    offset += Int64(events.count)
-                    memory.flushCommitted(epoch: flight.epoch)
-                }
-                func play(_ artist: String, on day: CivilDate, _ id: String) -> Event {
-                    .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: day.daysSinceEpoch * 86_400 + 7_200),
-                                        artistID: artist, trackID: "track-x", platform: "spotify", listenerID: "listener-\(id)"))
+                    try await Self.flush(events, memory: memory, store: store, offset: &offset)
                 }
                 // Another artist on another of the shared counters (`ArtistVersions`).
                 let other = (1...50).map { "artist-other-\($0)" }.first { ArtistDays([$0], days: 0...0) != ArtistDays([Self.artist], days: 0...0) }!
@@ -68,27 +56,27 @@ import Testing
                 #expect(try await ask("first") == 0)
                 #expect(try await ask("nothing changed") == count)
 
-                try await flush([play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 5), "a1")])
+                try await flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 5), "a1")])
                 #expect(try await ask("a flush of the artist's event") == 0)
                 #expect(try await ask("after it") == count)
 
-                try await flush([play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 12), "a2")])
+                try await flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 12), "a2")])
                 #expect(try await ask("the artist's event of today, which no answer reads") == count)
-                try await flush([play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 11), "a3")])
+                try await flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 11), "a3")])
                 #expect(try await ask("the artist's event of yesterday") == count - Self.readingOctober11)
                 #expect(try await ask("after it") == count)
 
-                try await flush([play(other, on: CivilDate(year: 2026, month: 10, day: 5), "o1")])
+                try await flush([Self.play(other, on: CivilDate(year: 2026, month: 10, day: 5), "o1")])
                 #expect(try await ask("another artist's flush") == count)
 
-                memory.consumed([Self.partition: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")])])
+                memory.consumed([Self.partition: InternedDelta(events: [Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")])])
                 await memory.settled()
                 #expect(try await ask("a late event consumed") == count - Self.readingSeptember20)
                 let lateFlight = await memory.flushStarted().value()
                 #expect(try await ask("its flush started") == count - Self.readingSeptember20)
                 try await store.write(FlushBatch(parts: [FlushBatch.Part(
                     topicPartition: Self.partition, generation: 0, expectedOffset: offset, newOffset: offset + 1,
-                    delta: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")]))]))
+                    delta: InternedDelta(events: [Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")]))]))
                 offset += 1
                 memory.flushCommitted(epoch: lateFlight.epoch)
                 #expect(try await ask("the late event's flush committed") == count - Self.readingSeptember20)
@@ -97,7 +85,7 @@ import Testing
                 await ingest.noticeStoredChanges()
                 try await store.write(FlushBatch(parts: [FlushBatch.Part(
                     topicPartition: TopicPartition(topic: "replay:cache-test", partition: 0), generation: 0, expectedOffset: nil,
-                    newOffset: 1, delta: InternedDelta(events: [play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 6), "r1")]))]))
+                    newOffset: 1, delta: InternedDelta(events: [Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 6), "r1")]))]))
                 await ingest.noticeStoredChanges()
                 #expect(try await ask("a replay by another process") == 0)
                 try await install()
@@ -191,6 +179,81 @@ import Testing
         }
     }
 
+    /// Consumes `events` and flushes them on `partition` from `offset` on: to PostgreSQL and through the layers, as
+    /// the ingest does.
+    static func flush(_ events: [Event], memory: LiveMemory, store: Store, offset: inout Int64) async throws {
+        let delta = InternedDelta(events: events)
+        memory.consumed([Self.partition: delta])
+        let flight = await memory.flushStarted().value()
+        try await store.write(FlushBatch(parts: [FlushBatch.Part(
+            topicPartition: Self.partition, generation: 0, expectedOffset: offset == 0 ? nil : offset,
+            newOffset: offset + Int64(events.count), delta: delta)]))
+        offset += Int64(events.count)
+        memory.flushCommitted(epoch: flight.epoch)
+    }
+
+    /// An ingest whose memory holds every partition and the stored days from 2026-10-01 (the horizon) on.
+    static func ingestHoldingOctober(_ store: Store) async throws -> (IngestService, LiveMemory) {
+        let ingest = IngestService(
+            configuration: IngestConfiguration(brokers: "unused", memory: MemoryConfiguration(retentionDays: 35)), store: store,
+            logger: RouteTests.logger)
+        let memory = try #require(ingest.memory)
+        let snapshot = try await store.snapshot(fromDay: CivilDate(year: 2026, month: 10, day: 1).daysSinceEpoch)
+        await memory.install(snapshot.memory, owned: [Self.partition], everyPartition: true, sealedDays: 0, droppedDays: 0).value()
+        return (ingest, memory)
+    }
+
+    /// A play of `artist` on `day`, by a listener of its own.
+    static func play(_ artist: String, on day: CivilDate, _ id: String) -> Event {
+        .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: day.daysSinceEpoch * 86_400 + 7_200),
+                            artistID: artist, trackID: "track-x", platform: "spotify", listenerID: "listener-\(id)"))
+    }
+
+    /// What an answer from memory reads from PostgreSQL (the months before the horizon) is kept: made again after
+    /// the artist's events of yesterday, it asks PostgreSQL nothing and counts them; after a late event of a day in
+    /// those months it reads them again. Its answers equal those of a router that keeps nothing.
+    @Test func theMonthsAnAnswerReadsFromPostgresAreKeptAcrossRecentChanges() async throws {
+        try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
+            let (ingest, memory) = try await Self.ingestHoldingOctober(store)
+            let now: @Sendable () -> Timestamp = { Timestamp(seconds: Self.today * 86_400 + 3_600) }
+            let keeping = Application(router: buildRouter(
+                store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,
+                answerCache: AnswerCache(bytes: 1 << 20, metrics: nil), clock: now))
+            let plain = Application(router: buildRouter(
+                store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,
+                answerCache: nil, clock: now))
+            let year = "/v1/artists/\(Self.artist)/streams?from=2026-08-01&to=2026-10-12&granularity=month"
+            let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
+            try await DocumentedResponses.test(keeping) { keeping in
+                try await DocumentedResponses.test(plain) { plain in
+                    /// The answer kept or made, the statements it sent, and the answer of the router keeping nothing.
+                    func ask() async throws -> (answer: String, statements: Int, plain: String) {
+                        let before = store.queryStatementCount
+                        let answer = try await keeping.execute(uri: year, method: .get, headers: headers) { String(buffer: $0.body) }
+                        let statements = store.queryStatementCount - before
+                        return (answer, statements, try await plain.execute(uri: year, method: .get, headers: headers) { String(buffer: $0.body) })
+                    }
+                    var offset: Int64 = 0
+                    let first = try await ask()
+                    #expect(first.statements > 0, "the months before the horizon are read once")
+                    #expect(first.answer == first.plain)
+
+                    try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 11), "y1")], memory: memory, store: store, offset: &offset)
+                    let afterYesterday = try await ask()
+                    #expect(afterYesterday.answer != first.answer, "the answer is made again with yesterday's play")
+                    #expect(afterYesterday.statements == 0, "made again without PostgreSQL: \(afterYesterday.statements) statements")
+                    #expect(afterYesterday.answer == afterYesterday.plain)
+
+                    try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "l1")], memory: memory, store: store, offset: &offset)
+                    let afterLate = try await ask()
+                    #expect(afterLate.statements > 0, "a late event of September reads September again")
+                    #expect(afterLate.answer != afterYesterday.answer)
+                    #expect(afterLate.answer == afterLate.plain)
+                }
+            }
+        }
+    }
+
     /// Runs `body` with `ask`, which asks every endpoint of two routers over `store` and `ingest`, one keeping answers
     /// (by `storedChanges` when there is no memory) and one not, expects their answers equal, and answers how many the
     /// cache answered.
@@ -234,12 +297,7 @@ import Testing
     /// no PostgreSQL statement at all; one that reaches before the horizon does.
     @Test func aMemoryAnswerIsPlannedOnceAndAsksPostgresNothing() async throws {
         try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
-            let ingest = IngestService(
-                configuration: IngestConfiguration(brokers: "unused", memory: MemoryConfiguration(retentionDays: 35)), store: store,
-                logger: RouteTests.logger)
-            let memory = try #require(ingest.memory)
-            let snapshot = try await store.snapshot(fromDay: CivilDate(year: 2026, month: 10, day: 1).daysSinceEpoch)
-            await memory.install(snapshot.memory, owned: [Self.partition], everyPartition: true, sealedDays: 0, droppedDays: 0).value()
+            let (ingest, memory) = try await Self.ingestHoldingOctober(store)
             let plans = SharedCount()
             let app = Application(router: buildRouter(
                 store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,

@@ -60,12 +60,18 @@ public enum Granularity: String, CaseIterable, Sendable {
 }
 
 /// A half-open interval `[from, to)` of whole hours.
-public struct QueryInterval: Equatable, Sendable {
+public struct QueryInterval: Hashable, Sendable {
     public var from: Timestamp
     public var to: Timestamp
 
     public init(from: Timestamp, to: Timestamp) {
         self.from = from
         self.to = to
+    }
+
+    /// The UTC days the interval touches (days since the epoch, half-open; empty when the interval is).
+    public var days: Range<Int64> {
+        let first = from.seconds.floorDiv(86_400)
+        return first..<max(first, -(-to.seconds).floorDiv(86_400))
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// Sketches exist per artist and day and per track and day, so listeners are available only for whole UTC days,
 /// for granularity day or coarser, and for queries filtered on one artist and at most one track.
-public struct ListenerScope: Equatable, Sendable {
+public struct ListenerScope: Hashable, Sendable {
     public var artistID: String
     public var trackID: String?
     /// Days since the epoch, half-open.

@@ -88,7 +88,7 @@ public enum SortDirection: String, Sendable {
 }
 
 /// A validated aggregate query: the one model every endpoint is answered through.
-public struct Query: Equatable, Sendable {
+public struct Query: Hashable, Sendable {
     public var dataset: Dataset
     public var interval: QueryInterval
     public var granularity: Granularity
@@ -115,6 +115,17 @@ public struct Query: Equatable, Sendable {
         lhs.dataset == rhs.dataset && lhs.interval == rhs.interval && lhs.granularity == rhs.granularity
             && lhs.groupBy == rhs.groupBy && lhs.filters == rhs.filters && lhs.limit == rhs.limit
             && lhs.orderBy?.metric == rhs.orderBy?.metric && lhs.orderBy?.direction == rhs.orderBy?.direction
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(dataset)
+        hasher.combine(interval)
+        hasher.combine(granularity)
+        hasher.combine(groupBy)
+        hasher.combine(filters)
+        hasher.combine(orderBy?.metric)
+        hasher.combine(orderBy?.direction)
+        hasher.combine(limit)
     }
 }
 

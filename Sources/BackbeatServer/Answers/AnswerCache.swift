@@ -25,17 +25,13 @@ final class AnswerCache: Sendable {
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
+        var entries: OldestFirstEntries<String, Entry>
         var making: [String: Making] = [:]
-        /// Keys in the order they were first stored (from `orderStart` on).
-        var order: [String] = []
-        var orderStart = 0
-        var bytes = 0
     }
 
     let capacityBytes: Int
     private let metrics: ServiceMetrics?
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let hitCount = Atomic<Int>(0)
     private let missCount = Atomic<Int>(0)
     private let sharedCount = Atomic<Int>(0)
@@ -45,6 +41,7 @@ final class AnswerCache: Sendable {
         guard bytes > 0 else { return nil }
         self.capacityBytes = bytes
         self.metrics = metrics
+        self.state = Mutex(State(entries: OldestFirstEntries(capacityBytes: bytes)))
     }
 
     /// The answer for `key` under `validity`: the one kept; else the one another request is making under the same
@@ -122,31 +119,11 @@ final class AnswerCache: Sendable {
         let kept = keep ? body.map(KeptBody.init) : nil
         let (waiters, bytes) = state.withLock { state in
             let waiters = state.making.removeValue(forKey: key)?.waiters ?? []
-            if let kept { store(key, kept, validity, in: &state) }
-            return (waiters, state.bytes)
+            if let kept { state.entries.store(Entry(validity: validity, body: kept), for: key, bytes: Self.size(key, kept)) }
+            return (waiters, state.entries.bytes)
         }
         if kept != nil { metrics?.recordAnswerCacheBytes(bytes) }
         for waiter in waiters { waiter.resume(returning: body) }
-    }
-
-    private func store(_ key: String, _ body: KeptBody, _ validity: Validity, in state: inout State) {
-        let size = Self.size(key, body)
-        guard size <= capacityBytes / 4 else { return }
-        if let old = state.entries.updateValue(Entry(validity: validity, body: body), forKey: key) {
-            state.bytes -= Self.size(key, old.body)
-        } else {
-            state.order.append(key)
-        }
-        state.bytes += size
-        while state.bytes > capacityBytes, state.orderStart < state.order.count {
-            let oldest = state.order[state.orderStart]
-            state.orderStart += 1
-            if let removed = state.entries.removeValue(forKey: oldest) { state.bytes -= Self.size(oldest, removed.body) }
-        }
-        if state.orderStart > 1024, state.orderStart * 2 > state.order.count {
-            state.order.removeFirst(state.orderStart)
-            state.orderStart = 0
-        }
     }
 
     /// Lookups answered from the cache, made here, and answered by another request's making.
@@ -155,7 +132,7 @@ final class AnswerCache: Sendable {
     }
 
     /// Bytes held: entries, as `size` counts them.
-    var bytesKept: Int { state.withLock { $0.bytes } }
+    var bytesKept: Int { state.withLock { $0.entries.bytes } }
 
     /// Bytes an entry is counted for: its key, its body as kept and some bookkeeping.
     private static func size(_ key: String, _ body: KeptBody) -> Int {

@@ -22,6 +22,8 @@ public struct QueryService: Sendable {
     /// Where each artist's messages arrive (nil: memory answers only when it holds every partition).
     let artistPartitions: ArtistPartitionCache?
     let cache: AnswerCache?
+    /// What answers from memory read from PostgreSQL, kept (nil: nothing kept, or no memory).
+    let storedParts: StoredParts?
     /// The stored changes announced (an instance without memory keeps answers by them; nil: it keeps none).
     let storedChanges: StoredChangeListener?
     /// Plans made (`plan(artist:)`): one per request.
@@ -31,7 +33,7 @@ public struct QueryService: Sendable {
 
     init(
         store: Store, memory: LiveMemory?, artistPartitions: ArtistPartitionCache?, cache: AnswerCache?,
-        storedChanges: StoredChangeListener? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock,
+        storedParts: StoredParts? = nil, storedChanges: StoredChangeListener? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock,
         plansMade: SharedCount = SharedCount()
     ) {
         self.plansMade = plansMade
@@ -41,6 +43,7 @@ public struct QueryService: Sendable {
         precondition(memory == nil || storedChanges == nil, "an instance with memory keeps answers by its memory's stamps")
         self.storedChanges = storedChanges
         self.cache = memory == nil && storedChanges == nil ? nil : cache
+        self.storedParts = memory == nil ? nil : storedParts
         self.clock = clock
     }
 
@@ -90,11 +93,13 @@ public struct QueryService: Sendable {
     /// interval's days and today's day, and kept there when nothing of the artist on those days changed while it
     /// was made.
     public func answer(key: String?, over interval: QueryInterval, plan: QueryPlan, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
-        let reads = Reads(store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll)
+        let reads = Reads(
+            store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll, artist: plan.artist,
+            storedParts: storedParts)
         let answerAlone = plan.memoryAnswersAlone(from: interval.from)
         guard let cache, let key, let artist = plan.artist else { return try await read(reads, alone: answerAlone, body) }
         // What says whether the answer's reads changed: the memory layers, or without memory the announced changes.
-        let days = interval.from.seconds.floorDiv(86_400)..<max(interval.from.seconds.floorDiv(86_400), -(-interval.to.seconds).floorDiv(86_400))
+        let days = interval.days
         let stamp: @Sendable () -> ArtistVersions.Stamp?
         if let memory, let layers = plan.layers, plan.memoryHoldsAll {
             let planned = layers.stamp(of: artist, days: days)
@@ -115,9 +120,17 @@ public struct QueryService: Sendable {
         return answer
     }
 
-    /// `body`'s answer from `reads`: inside one database snapshot unless memory answers `alone`.
+    /// `body`'s answer from `reads`: inside one database snapshot unless memory answers `alone`, or answers with the
+    /// parts it reads from PostgreSQL all kept (`StoredParts`; made again in a snapshot when one is not).
     private func read(_ reads: Reads, alone: Bool, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
         if alone { return try await body(reads) }
+        if reads.storedParts != nil, reads.memoryHoldsAll, reads.artist != nil {
+            var keptOnly = reads
+            keptOnly.keptPartsOnly = true
+            do {
+                return try await body(keptOnly)
+            } catch is Reads.PartNotKept {}
+        }
         return try await store.withReadSnapshot { try await body(reads) }
     }
 
@@ -129,6 +142,15 @@ public struct QueryService: Sendable {
         let layers: MemoryLayers?
         /// Whether the layers hold everything these reads read (from the horizon on).
         let memoryHoldsAll: Bool
+        /// The one artist read (nil: any).
+        let artist: String?
+        /// What reads from memory read from PostgreSQL, kept.
+        let storedParts: StoredParts?
+        /// Read PostgreSQL only through the parts kept: a part not kept throws `PartNotKept`.
+        var keptPartsOnly = false
+
+        /// A part of the reads that PostgreSQL would have to answer is not kept (`keptPartsOnly`).
+        struct PartNotKept: Error {}
 
         public func answer(_ query: Query) async throws -> [QueryRow] {
             try ResultShaper.shape(try await rows(for: query), for: query)
@@ -149,14 +171,21 @@ public struct QueryService: Sendable {
         }
 
         private func listenerSketches(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: HyperLogLog] {
-            try await merged(days: scope.days, wholeMonths: [.month, .all].contains(granularity)) { memory, days in
+            @Sendable func part(_ days: Range<Int64>) -> ListenerScope {
                 var part = scope
                 part.days = days
-                return memory.listenerSketches(part, granularity: granularity)
+                return part
+            }
+            return try await merged(days: scope.days, wholeMonths: [.month, .all].contains(granularity)) { memory, days in
+                memory.listenerSketches(part(days), granularity: granularity)
             } stored: { [store] days in
-                var part = scope
-                part.days = days
-                return try await store.listenerSketches(part, granularity: granularity)
+                try await store.listenerSketches(part(days), granularity: granularity)
+            } kept: {
+                .listeners(part($0), granularity)
+            } as: {
+                .periodSketches($0)
+            } from: {
+                if case .periodSketches(let sketches) = $0 { sketches } else { nil }
             }
         }
 
@@ -166,6 +195,12 @@ public struct QueryService: Sendable {
                 memory.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
             } stored: { [store] days in
                 try await store.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
+            } kept: {
+                .trackListeners(artistID: artistID, trackIDs: trackIDs, days: $0)
+            } as: {
+                .trackSketches($0)
+            } from: {
+                if case .trackSketches(let sketches) = $0 { sketches } else { nil }
             }
             return sketches.mapValues(\.cardinality)
         }
@@ -202,18 +237,27 @@ public struct QueryService: Sendable {
                     stored = nil
                 }
             }
-            if let stored { parts.append(try await store.rows(for: stored)) }
+            if let stored {
+                parts.append(try await kept(.rows(stored), days: stored.interval.days, { try await store.rows(for: stored) }, as: StoredParts.Part.rows) {
+                    if case .rows(let rows) = $0 { rows } else { nil }
+                })
+            }
             parts.append(layers.pending.rows(for: query) ?? [])
             memory.record(stored == nil ? .memory : stored == query ? .postgres : .memoryAndPostgres)
             return QueryService.sum(parts)
         }
 
         /// Sketches of `days`, merged the same way as rows: unions are idempotent, but the split keeps PostgreSQL out
-        /// of the queries memory can answer.
+        /// of the queries memory can answer. What PostgreSQL answers is read (and kept, as `key` names it) in up to
+        /// two parts: the days before the first whole month, then the whole months, which the answers over a year
+        /// ending on different days share.
         private func merged<Key: Hashable>(
             days: Range<Int64>, wholeMonths: Bool,
             memory read: (CubeMemory, Range<Int64>) -> [Key: HyperLogLog],
-            stored readStored: @escaping @Sendable (Range<Int64>) async throws -> [Key: HyperLogLog]
+            stored readStored: @escaping @Sendable (Range<Int64>) async throws -> [Key: HyperLogLog],
+            kept key: (Range<Int64>) -> StoredParts.Key,
+            as wrap: ([Key: HyperLogLog]) -> StoredParts.Part,
+            from unwrap: (StoredParts.Part) -> [Key: HyperLogLog]?
         ) async throws -> [Key: HyperLogLog] {
             guard let layers else { return try await readStored(days) }
             var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
@@ -224,12 +268,38 @@ public struct QueryService: Sendable {
                 if let inFlight = layers.inFlight { parts.append(read(inFlight, split..<days.upperBound)) }
                 storedDays = split > days.lowerBound ? days.lowerBound..<split : nil
             }
-            if let storedDays { parts.append(try await readStored(storedDays)) }
+            if let storedDays {
+                let firstWholeMonth = CivilDate(daysSinceEpoch: storedDays.lowerBound - 1).firstOfNextMonth.daysSinceEpoch
+                for piece in [storedDays.lowerBound..<min(firstWholeMonth, storedDays.upperBound), firstWholeMonth..<max(firstWholeMonth, storedDays.upperBound)] where !piece.isEmpty {
+                    parts.append(try await kept(key(piece), days: piece, { try await readStored(piece) }, as: wrap, unwrap))
+                }
+            }
             var result: [Key: HyperLogLog] = [:]
             for part in parts {
                 for (key, sketch) in part { result[key, default: HyperLogLog()].formUnion(sketch) }
             }
             return result
+        }
+
+        /// What `read` reads from PostgreSQL over `days`: with memory holding the artist whole, the part kept under
+        /// the artist's stamp over `days` if there is one; else read, and kept when the stamp did not move while it
+        /// was read (nothing of the artist on those days was consumed or flushed meanwhile). With `keptPartsOnly`, a
+        /// part not kept throws `PartNotKept` rather than being read.
+        private func kept<Value>(
+            _ key: StoredParts.Key, days: Range<Int64>, _ read: () async throws -> Value,
+            as wrap: (Value) -> StoredParts.Part, _ unwrap: (StoredParts.Part) -> Value?
+        ) async throws -> Value {
+            guard let storedParts, let artist, let memory, let layers, memoryHoldsAll else { return try await read() }
+            let planned = layers.stamp(of: artist, days: days)
+            if let part = storedParts.part(key, planned).flatMap(unwrap) {
+                storedParts.record(hit: true)
+                return part
+            }
+            if keptPartsOnly { throw PartNotKept() }
+            storedParts.record(hit: false)
+            let value = try await read()
+            if memory.stamp(of: artist, days: days) == planned { storedParts.keep(wrap(value), for: key, planned) }
+            return value
         }
     }
 

@@ -85,6 +85,12 @@ public final class ServiceMetrics: Sendable {
         counter("backbeat_answer_cache_lookups_total", ["outcome": outcome]).increment()
     }
 
+    /// A lookup of what an answer from memory reads from PostgreSQL among the parts kept (`StoredParts`): `hit`
+    /// (kept under the current stamp; PostgreSQL is not asked) or `miss`.
+    func recordStoredPartLookup(hit: Bool) {
+        counter("backbeat_stored_part_lookups_total", ["outcome": hit ? "hit" : "miss"]).increment()
+    }
+
     /// Bytes `AnswerCache` holds (large answers compressed).
     func recordAnswerCacheBytes(_ bytes: Int) {
         gauge("backbeat_answer_cache_bytes", [:]).record(bytes)
