@@ -36,6 +36,9 @@ import Testing
                 net_followers_28d: -number))
         }
         try Self.same(StreamsResponse(series: [], totals: StreamsTotals(streams: 0, skips: 0, listening_ms: 0, listeners: nil)))
+        for number: Int64 in [.max, .min, .min + 1, -1, 9, 10, 99, 100, 1_000_000_007] {
+            try Self.same(SocialResponse(series: [], totals: [SocialTotal(platform: "x", action: "like", count: number)]))
+        }
     }
 
     static func same(_ answer: some JSONWritable & Encodable, sourceLocation: SourceLocation = #_sourceLocation) throws {
