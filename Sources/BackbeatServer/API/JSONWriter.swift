@@ -121,14 +121,13 @@ struct JSONWriter {
     /// A string literal: quotes, backslashes and control characters escaped; everything else as its UTF-8.
     private mutating func writeString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        var plain = true
-        for byte in text.utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            plain = false
-            break
+        var text = text
+        let plain = text.withUTF8 { utf8 in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
         }
-        if plain {
-            bytes.append(contentsOf: text.utf8)
-        } else {
+        if !plain {
             for byte in text.utf8 {
                 switch byte {
                 case UInt8(ascii: "\""): bytes.append(contentsOf: "\\\"".utf8)
