@@ -82,6 +82,12 @@ extension Store {
         return answer.rows
     }
 
+    /// The statements `rows(for:)` sends answering `query`: one, and a second when the full dimensions by day read the
+    /// daily rows retention rolled the hourly detail into.
+    public static func statements(answering query: Query) -> Int {
+        BlockAnswer(query).cube.isDailyDetail ? 2 : 1
+    }
+
     /// Refuses a query on `cube` from before `keptFrom`, the first day retention kept of it, saying what to ask
     /// instead.
     private func requireKept(_ cube: Cube, from: Timestamp, keptFrom: Int64?) throws {

@@ -322,6 +322,47 @@ import Testing
         }
     }
 
+    /// From PostgreSQL alone, an answer made of one read (platforms, revenue, social) sends that one statement and no
+    /// database snapshot; one of more reads sends them inside a snapshot (BEGIN and COMMIT besides). A body said to
+    /// read once that reads twice is made again inside a snapshot, and answers the same.
+    @Test func anAnswerOfOneReadSendsOneStatement() async throws {
+        try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
+            let app = Application(router: buildRouter(
+                store: store, ingest: nil, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,
+                answerCache: nil, clock: { Timestamp(seconds: Self.today * 86_400) }))
+            try await DocumentedResponses.test(app) { client in
+                let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
+                for (route, query) in RouteTests.artistRoutes {
+                    let before = store.queryStatementCount
+                    let status = try await client.execute(uri: "/v1/artists/\(Self.artist)/\(route)?\(query)", method: .get, headers: headers) { $0.status }
+                    #expect(status == .ok)
+                    let sent = store.queryStatementCount - before
+                    if ["platforms", "revenue", "social"].contains(route) {
+                        #expect(sent == 1, "\(route): \(sent) statements")
+                    } else {
+                        #expect(sent >= 4, "\(route): its reads in a snapshot, \(sent) statements")
+                    }
+                }
+            }
+            let queries = QueryService(store: store, memory: nil, artistPartitions: nil, cache: nil)
+            var builder = QueryBuilder()
+            builder.dataset = "streams"
+            builder.from = "2026-10-01"
+            builder.to = "2026-10-11"
+            builder.granularity = "day"
+            builder.filters = [("artist_id", [Self.artist])]
+            let query = try builder.build()
+            let plan = try await queries.plan(for: query)
+            let twoReads: @Sendable (QueryService.Reads) async throws -> ByteBuffer = { reads in
+                ByteBuffer(string: "\(try await reads.answer(query)) \(try await reads.listeners(try #require(ListenerScope(query)), granularity: .day).sorted { $0.key! < $1.key! })")
+            }
+            let before = store.queryStatementCount
+            let saidOnce = try await queries.answer(key: nil, over: query.interval, plan: plan, oneStatement: true, twoReads)
+            #expect(store.queryStatementCount - before == 1 + 4, "one statement, then the answer made again in a snapshot")
+            #expect(saidOnce == (try await queries.answer(key: nil, over: query.interval, plan: plan, twoReads)))
+        }
+    }
+
     /// Large answers are kept compressed: 100 answers of some 100 KB of series JSON, each different, fit a cache of
     /// 1 MB, and each comes back byte for byte without being made again; a small answer is kept as it is.
     @Test func largeAnswersAreKeptCompressedAndServedByteForByte() async throws {

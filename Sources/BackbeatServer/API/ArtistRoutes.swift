@@ -58,7 +58,10 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     @Sendable func platforms(_ request: Request, context: Context) async throws -> Response {
         let query = try sharesQuery(by: .platform, request, context)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
+        // One read: no database snapshot needed beyond its statement's own.
+        return EncodedAnswer.response(try await queries.answer(
+            key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
+        ) { reads in
             let shares = try await streamShares(query, reads)
             return EncodedAnswer.written(PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) }))
         })
@@ -133,11 +136,14 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     // MARK: - Helpers
 
-    /// The answer `shape` makes of a series and its totals: the series read, the totals summed from it.
+    /// The answer `shape` makes of a series and its totals: the series read (one read: no database snapshot needed
+    /// beyond its statement's own), the totals summed from it.
     private func seriesAndTotals(
         _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some JSONWritable
     ) async throws -> Response {
-        EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: series.interval, plan: try await queries.plan(context, for: series)) { reads in
+        EncodedAnswer.response(try await queries.answer(
+            key: request.answerKey, over: series.interval, plan: try await queries.plan(context, for: series), oneStatement: true
+        ) { reads in
             let rows = try await answer(series, reads)
             return EncodedAnswer.written(shape(rows, try Self.totals(of: rows, in: series, as: totals)))
         })

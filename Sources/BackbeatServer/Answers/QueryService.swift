@@ -1,6 +1,7 @@
 import BackbeatCore
 import BackbeatStore
 import NIOCore
+import Synchronization
 
 /// Answers validated queries from memory where this instance can answer completely, from PostgreSQL otherwise,
 /// and merges the two without counting anything twice:
@@ -92,12 +93,14 @@ public struct QueryService: Sendable {
     /// one artist memory holds whole is taken from the cache when one was made under the artist's stamp over the
     /// interval's days and today's day, and kept there when nothing of the artist on those days changed while it
     /// was made.
-    public func answer(key: String?, over interval: QueryInterval, plan: QueryPlan, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
+    public func answer(
+        key: String?, over interval: QueryInterval, plan: QueryPlan, oneStatement: Bool = false, _ body: @Sendable (Reads) async throws -> ByteBuffer
+    ) async throws -> ByteBuffer {
         let reads = Reads(
             store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll, artist: plan.artist,
             storedParts: storedParts)
         let answerAlone = plan.memoryAnswersAlone(from: interval.from)
-        guard let cache, let key, let artist = plan.artist else { return try await read(reads, alone: answerAlone, body) }
+        guard let cache, let key, let artist = plan.artist else { return try await read(reads, alone: answerAlone, oneStatement: oneStatement, body) }
         // What says whether the answer's reads changed: the memory layers, or without memory the announced changes.
         let days = interval.days
         let stamp: @Sendable () -> ArtistVersions.Stamp?
@@ -107,22 +110,24 @@ public struct QueryService: Sendable {
         } else if memory == nil, let storedChanges {
             stamp = { storedChanges.stamp(of: artist, days: days) }
         } else {
-            return try await read(reads, alone: answerAlone, body)
+            return try await read(reads, alone: answerAlone, oneStatement: oneStatement, body)
         }
-        guard let before = stamp() else { return try await read(reads, alone: answerAlone, body) }
+        guard let before = stamp() else { return try await read(reads, alone: answerAlone, oneStatement: oneStatement, body) }
         let validity = AnswerCache.Validity(stamp: before, day: clock().daysSinceEpoch)
         var made = false
         let answer = try await cache.answer(key, validity) {
             made = true
-            return (try await read(reads, alone: answerAlone, body), stamp() == before)
+            return (try await read(reads, alone: answerAlone, oneStatement: oneStatement, body), stamp() == before)
         }
         if !made { memory?.record(.cache) }
         return answer
     }
 
     /// `body`'s answer from `reads`: inside one database snapshot unless memory answers `alone`, or answers with the
-    /// parts it reads from PostgreSQL all kept (`StoredParts`; made again in a snapshot when one is not).
-    private func read(_ reads: Reads, alone: Bool, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
+    /// parts it reads from PostgreSQL all kept (`StoredParts`), or (`oneStatement`: the body reads PostgreSQL once)
+    /// it sends PostgreSQL one statement, which is a snapshot of its own. Each is tried in turn: a body that finds a
+    /// part not kept, or sends a second statement, is made again the next way.
+    private func read(_ reads: Reads, alone: Bool, oneStatement: Bool, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
         if alone { return try await body(reads) }
         if reads.storedParts != nil, reads.memoryHoldsAll, reads.artist != nil {
             var keptOnly = reads
@@ -130,6 +135,13 @@ public struct QueryService: Sendable {
             do {
                 return try await body(keptOnly)
             } catch is Reads.PartNotKept {}
+        }
+        if oneStatement {
+            var once = reads
+            once.statementOutsideSnapshot = Reads.OneStatement()
+            do {
+                return try await body(once)
+            } catch is Reads.SnapshotNeeded {}
         }
         return try await store.withReadSnapshot { try await body(reads) }
     }
@@ -148,9 +160,30 @@ public struct QueryService: Sendable {
         let storedParts: StoredParts?
         /// Read PostgreSQL only through the parts kept: a part not kept throws `PartNotKept`.
         var keptPartsOnly = false
+        /// Without a database snapshot, the one statement these reads may send to PostgreSQL (nil: as many as they
+        /// need, inside a snapshot): a second throws `SnapshotNeeded`.
+        var statementOutsideSnapshot: OneStatement?
 
         /// A part of the reads that PostgreSQL would have to answer is not kept (`keptPartsOnly`).
         struct PartNotKept: Error {}
+
+        /// The reads send PostgreSQL more than the one statement they may outside a snapshot.
+        struct SnapshotNeeded: Error {}
+
+        /// The one statement an answer's reads may send without a database snapshot, taken by the first.
+        final class OneStatement: Sendable {
+            private let taken = Atomic<Bool>(false)
+
+            func take() throws(SnapshotNeeded) {
+                guard !taken.exchange(true, ordering: .relaxed) else { throw SnapshotNeeded() }
+            }
+        }
+
+        /// `read`, `statements` statements to PostgreSQL: counted against `statementOutsideSnapshot`.
+        private func fromStore<Value>(_ statements: Int = 1, _ read: () async throws -> Value) async throws -> Value {
+            for _ in 0..<statements { try statementOutsideSnapshot?.take() }
+            return try await read()
+        }
 
         public func answer(_ query: Query) async throws -> [QueryRow] {
             try ResultShaper.shape(try await rows(for: query), for: query)
@@ -219,7 +252,7 @@ public struct QueryService: Sendable {
         }
 
         private func rows(for query: Query) async throws -> [QueryRow] {
-            guard let memory, let layers else { return try await store.rows(for: query) }
+            guard let memory, let layers else { return try await fromStore(Store.statements(answering: query)) { try await store.rows(for: query) } }
             var parts: [[QueryRow]] = []
             var stored: Query? = query
             if memoryHoldsAll, CubeMemory.holds(Cube.plan(for: query)) {
@@ -238,7 +271,7 @@ public struct QueryService: Sendable {
                 }
             }
             if let stored {
-                parts.append(try await kept(.rows(stored), days: stored.interval.days, { try await store.rows(for: stored) }, as: StoredParts.Part.rows) {
+                parts.append(try await kept(.rows(stored), days: stored.interval.days, { try await fromStore(Store.statements(answering: stored)) { try await store.rows(for: stored) } }, as: StoredParts.Part.rows) {
                     if case .rows(let rows) = $0 { rows } else { nil }
                 })
             }
@@ -259,7 +292,7 @@ public struct QueryService: Sendable {
             as wrap: ([Key: HyperLogLog]) -> StoredParts.Part,
             from unwrap: (StoredParts.Part) -> [Key: HyperLogLog]?
         ) async throws -> [Key: HyperLogLog] {
-            guard let layers else { return try await readStored(days) }
+            guard let layers else { return try await fromStore { try await readStored(days) } }
             var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
             var storedDays: Range<Int64>? = days
             if memoryHoldsAll {
@@ -271,7 +304,7 @@ public struct QueryService: Sendable {
             if let storedDays {
                 let firstWholeMonth = CivilDate(daysSinceEpoch: storedDays.lowerBound - 1).firstOfNextMonth.daysSinceEpoch
                 for piece in [storedDays.lowerBound..<min(firstWholeMonth, storedDays.upperBound), firstWholeMonth..<max(firstWholeMonth, storedDays.upperBound)] where !piece.isEmpty {
-                    parts.append(try await kept(key(piece), days: piece, { try await readStored(piece) }, as: wrap, unwrap))
+                    parts.append(try await kept(key(piece), days: piece, { try await fromStore { try await readStored(piece) } }, as: wrap, unwrap))
                 }
             }
             var result: [Key: HyperLogLog] = [:]
