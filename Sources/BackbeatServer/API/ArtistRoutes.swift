@@ -44,12 +44,13 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let periodListeners = listeners?.perPeriod ?? [:]
         let totalListeners = listeners.map { ListenerScope.count($0.inAll) }
         var totals = StreamsTotals(streams: 0, skips: 0, listening_ms: 0, listeners: totalListeners)
+        var periods = PeriodTexts(query)
         let series = rows.map { row in
             totals.streams += row.metrics[0].integer
             totals.skips += row.metrics[1].integer
             totals.listening_ms += row.metrics[2].integer
             return StreamsPoint(
-                period_start: RFC3339.format(row.periodStart ?? query.interval.from),
+                period_start: periods.text(row.periodStart),
                 streams: row.metrics[0].integer, skips: row.metrics[1].integer, listening_ms: row.metrics[2].integer,
                 listeners: totalListeners == nil ? nil : ListenerScope.count(periodListeners[row.periodStart] ?? 0))
         }
@@ -109,9 +110,10 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         totalsBuilder.groupBy = [Dimension.currency.rawValue]
         totalsBuilder.granularity = Granularity.all.rawValue
         return try await seriesAndTotals(request, context, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
-            RevenueResponse(
+            var periods = PeriodTexts(query)
+            return RevenueResponse(
                 series: rows.map {
-                    RevenuePoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), source: $0.groupValues[0],
+                    RevenuePoint(period_start: periods.text($0.periodStart), source: $0.groupValues[0],
                                  currency: $0.groupValues[1], amount: $0.metrics[0].money.decimalString)
                 },
                 totals: totals.map { CurrencyTotal(currency: $0.groupValues[0], amount: $0.metrics[0].money.decimalString) })
@@ -125,9 +127,10 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         var totalsBuilder = builder
         totalsBuilder.granularity = Granularity.all.rawValue
         return try await seriesAndTotals(request, context, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
-            SocialResponse(
+            var periods = PeriodTexts(query)
+            return SocialResponse(
                 series: rows.map {
-                    SocialPoint(period_start: RFC3339.format($0.periodStart ?? query.interval.from), platform: $0.groupValues[0],
+                    SocialPoint(period_start: periods.text($0.periodStart), platform: $0.groupValues[0],
                                 action: $0.groupValues[1], count: $0.metrics[0].integer)
                 },
                 totals: totals.map { SocialTotal(platform: $0.groupValues[0], action: $0.groupValues[1], count: $0.metrics[0].integer) })
@@ -135,6 +138,26 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// Each period's start as RFC 3339 text, formatted once however many groups of a series share it (a social
+    /// series of 28 days has some 40 groups a day).
+    struct PeriodTexts {
+        /// The start of an answer without periods (granularity `all`).
+        let whole: Timestamp
+        private var texts: [Timestamp: String] = [:]
+
+        init(_ query: Query) {
+            whole = query.interval.from
+        }
+
+        mutating func text(_ start: Timestamp?) -> String {
+            let start = start ?? whole
+            if let text = texts[start] { return text }
+            let text = RFC3339.format(start)
+            texts[start] = text
+            return text
+        }
+    }
 
     /// The answer `shape` makes of a series and its totals: the series read (one read: no database snapshot needed
     /// beyond its statement's own), the totals summed from it.
@@ -154,18 +177,18 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     static func totals(of rows: [QueryRow], in series: Query, as totals: Query) throws -> [QueryRow] {
         let positions = totals.groupBy.compactMap { series.groupBy.firstIndex(of: $0) }
         precondition(positions.count == totals.groupBy.count, "a total groups by dimensions of its series")
-        var sums: [[String]: [MetricValue]] = [:]
-        var order: [[String]] = []
+        var places: [[String]: Int] = [:]
+        var sums: [QueryRow] = []
         for row in rows {
             let group = positions.map { row.groupValues[$0] }
-            if let sum = sums[group] {
-                sums[group] = zip(sum, row.metrics).map { $0.adding($1) }
+            if let place = places[group] {
+                for index in row.metrics.indices { sums[place].metrics[index] = sums[place].metrics[index].adding(row.metrics[index]) }
             } else {
-                sums[group] = row.metrics
-                order.append(group)
+                places[group] = sums.count
+                sums.append(QueryRow(periodStart: nil, groupValues: group, metrics: row.metrics))
             }
         }
-        return try ResultShaper.shape(order.map { QueryRow(periodStart: nil, groupValues: $0, metrics: sums[$0]!) }, for: totals)
+        return try ResultShaper.shape(sums, for: totals)
     }
 
     /// Streams split by one dimension, most streamed first: the query.
