@@ -72,12 +72,16 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let ages = try sharesQuery(by: .ageRange, request, context)
         let genders = try sharesQuery(by: .gender, request, context)
         let countries = try sharesQuery(by: .country, request, context)
+        // Ages and genders are both sums of the demographics cube: read once, grouped by both, and totalled each way.
+        let agesAndGenders = try sharesQuery(by: [.ageRange, .gender], request, context)
         return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: ages.interval, plan: try await queries.plan(context, for: ages)) { reads in
-            async let ageShares = streamShares(ages, reads)
-            async let genderShares = streamShares(genders, reads)
+            async let bothRows = answer(agesAndGenders, reads)
             async let countryShares = streamShares(countries, reads)
-            return EncodedAnswer.written(
-                DemographicsResponse(age_ranges: try await ageShares, genders: try await genderShares, countries: try await countryShares))
+            let both = try await bothRows
+            return EncodedAnswer.written(DemographicsResponse(
+                age_ranges: Self.shares(try Self.totals(of: both, in: agesAndGenders, as: ages), by: .ageRange),
+                genders: Self.shares(try Self.totals(of: both, in: agesAndGenders, as: genders), by: .gender),
+                countries: try await countryShares))
         })
     }
 
@@ -193,8 +197,13 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     /// Streams split by one dimension, most streamed first: the query.
     private func sharesQuery(by dimension: Dimension, _ request: Request, _ context: Context) throws -> Query {
+        try sharesQuery(by: [dimension], request, context)
+    }
+
+    /// Streams split by `dimensions`, most streamed first: the query.
+    private func sharesQuery(by dimensions: [Dimension], _ request: Request, _ context: Context) throws -> Query {
         var builder = try baseQuery(.streams, request, context, granularity: false)
-        builder.groupBy = [dimension.rawValue]
+        builder.groupBy = dimensions.map(\.rawValue)
         builder.orderByMetric = Metric.streams.rawValue
         builder.orderByDirection = SortDirection.desc.rawValue
         return try build(builder, defaultGranularity: .all)
@@ -202,8 +211,11 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     /// The answer to a `sharesQuery`, with each value's share of the total.
     private func streamShares(_ query: Query, _ reads: QueryService.Reads) async throws -> [DimensionShare] {
-        let rows = try await answer(query, reads)
-        let dimension = query.groupBy[0]
+        Self.shares(try await answer(query, reads), by: query.groupBy[0])
+    }
+
+    /// Each row's streams (rows of one dimension, `dimension`) with its share of their total.
+    private static func shares(_ rows: [QueryRow], by dimension: Dimension) -> [DimensionShare] {
         let total = rows.reduce(Int64(0)) { $0 + $1.metrics[0].integer }
         return rows.map { row in
             let streams = row.metrics[0].integer
