@@ -44,29 +44,34 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         let lastDay = CivilDate(daysSinceEpoch: asOfDay - 1)
         let monthStart = CivilDate(year: lastDay.year, month: lastDay.month, day: 1).daysSinceEpoch
 
-        // Five independent reads, run at once, from one snapshot.
+        // Four independent reads, run at once, from one snapshot; the streams of both windows are one read by day.
         let read = QueryInterval(from: Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400), to: Timestamp(seconds: asOfDay * 86_400))
         return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID)) { reads in
-            async let currentRows = rows(.streams, artistID, days: asOfDay - window..<asOfDay, reads)
-            async let previousRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay - window, reads)
+            async let dailyRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay, granularity: .day, reads)
             async let listenerCounts = reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
             async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency], reads)
             async let followRows = rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"], reads)
+            let daily = try await dailyRows
+            let splitAt = Timestamp(seconds: (asOfDay - window) * 86_400)
             return EncodedAnswer.written(Self.summary(
-                artistID, asOfDay: asOfDay, current: try await currentRows, previous: try await previousRows,
+                artistID, asOfDay: asOfDay, current: Self.streams(daily.filter { $0.periodStart.map { $0 >= splitAt } ?? false }),
+                previous: Self.streams(daily.filter { $0.periodStart.map { $0 < splitAt } ?? false }),
                 listeners: try await listenerCounts, revenue: try await revenueRows, follows: try await followRows))
         })
     }
 
-    /// The summary of the five reads.
+    /// The streams of some days' rows.
+    private static func streams(_ rows: [QueryRow]) -> Int64 {
+        rows.reduce(0) { $0 + $1.metrics[0].integer }
+    }
+
+    /// The summary of the reads.
     private static func summary(
-        _ artistID: String, asOfDay: Int64, current: [QueryRow], previous: [QueryRow], listeners: [Timestamp?: Double],
+        _ artistID: String, asOfDay: Int64, current streams: Int64, previous previousStreams: Int64, listeners: [Timestamp?: Double],
         revenue: [QueryRow], follows: [QueryRow]
     ) -> SummaryResponse {
         let followCount = { (action: String) in follows.first { $0.groupValues[0] == action }?.metrics[0].integer ?? 0 }
 
-        let streams = current.first?.metrics[0].integer ?? 0
-        let previousStreams = previous.first?.metrics[0].integer ?? 0
         return SummaryResponse(
             artist_id: artistID,
             as_of: RFC3339.formatDate(CivilDate(daysSinceEpoch: asOfDay)),
@@ -79,8 +84,8 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
     }
 
     private func rows(
-        _ dataset: Dataset, _ artistID: String, days: Range<Int64>, groupBy: [BackbeatCore.Dimension] = [], actions: [String]? = nil,
-        _ reads: QueryService.Reads
+        _ dataset: Dataset, _ artistID: String, days: Range<Int64>, granularity: Granularity = .all, groupBy: [BackbeatCore.Dimension] = [],
+        actions: [String]? = nil, _ reads: QueryService.Reads
     ) async throws -> [QueryRow] {
         guard days.lowerBound < days.upperBound else { return [] }
         var filters: [BackbeatCore.Dimension: [String]] = [.artistID: [artistID]]
@@ -88,7 +93,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         let query = Query(
             dataset: dataset,
             interval: QueryInterval(from: Timestamp(seconds: days.lowerBound * 86_400), to: Timestamp(seconds: days.upperBound * 86_400)),
-            granularity: .all, groupBy: groupBy, filters: filters)
+            granularity: granularity, groupBy: groupBy, filters: filters)
         return try await reads.answer(query)
     }
 }
