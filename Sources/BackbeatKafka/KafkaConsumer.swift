@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// On every assignment librdkafka calls `onAssign` (on the polling thread, inside `poll`) with the partitions added;
 /// it returns the offset to start each one from (absent: from the beginning). On revocation `onRevoke` runs
-/// first, then the partitions are released. Rebalancing is incremental (`cooperative-sticky`): a rebalance hands
+/// first, then the partitions are released. Both should return at once: the group's rebalance waits for them. The
+/// log lines `partitions assigned` and `partitions revoked` (or `lost`) say how long each took (`callback_ms`). Rebalancing is incremental (`cooperative-sticky`): a rebalance hands
 /// over only the partitions that move, and the others are consumed on throughout. A partition whose position is
 /// no longer on the broker (`auto.offset.reset=error`) stops being fetched and is reported to `onOffsetOutOfRange`:
 /// nothing is skipped unless the caller moves it on (`restartFetching`).
@@ -278,12 +279,13 @@ private func rebalanceCallback(
         callbacks.assigned.store(true, ordering: .releasing)
         // A cooperative rebalance that moves nothing to this member still calls here, with no partition.
         if !list.isEmpty {
+            let started = ContinuousClock.now
             let offsets = callbacks.onAssign(list)
             for index in 0..<Int(partitions.pointee.cnt) {
                 let key = list[index]
                 partitions.pointee.elems[index].offset = offsets[key] ?? KafkaOffset.beginning
             }
-            callbacks.logger.info("partitions assigned", metadata: ["partitions": "\(names)"])
+            callbacks.logger.info("partitions assigned", metadata: ["partitions": "\(names)", "callback_ms": "\(milliseconds(since: started))"])
         }
         if cooperative {
             logFailure(rd_kafka_incremental_assign(handle, partitions), "incremental assign failed", callbacks.logger)
@@ -293,8 +295,10 @@ private func rebalanceCallback(
     default:
         let lost = rd_kafka_assignment_lost(handle) != 0
         if !list.isEmpty {
+            let started = ContinuousClock.now
             callbacks.onRevoke(list, lost)
-            callbacks.logger.info(lost ? "partitions lost" : "partitions revoked", metadata: ["partitions": "\(names)"])
+            callbacks.logger.info(lost ? "partitions lost" : "partitions revoked", metadata: [
+                "partitions": "\(names)", "callback_ms": "\(milliseconds(since: started))"])
         }
         if cooperative {
             logFailure(rd_kafka_incremental_unassign(handle, partitions), "incremental unassign failed", callbacks.logger)
@@ -302,6 +306,12 @@ private func rebalanceCallback(
             logFailure(rd_kafka_assign(handle, nil), "unassign failed", callbacks.logger)
         }
     }
+}
+
+/// The whole milliseconds since `start`.
+private func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
+    let elapsed = (ContinuousClock.now - start).components
+    return elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
 }
 
 /// Whether the group of consumer `handle` rebalances incrementally (the cooperative protocol). While the consumer

@@ -106,15 +106,50 @@ import Testing
         }
         let none = ledger.takeBatch()
         #expect(none == nil)
-        let stale = ledger.takeStale()
-        #expect(stale == [partition])
+        let taken1 = ledger.takeStale()
+        let read = try #require(taken1)
+        #expect(read.partitions == [partition] && ledger.isReading(partition, for: read))
         let again = ledger.takeStale()
-        #expect(again.isEmpty)
+        #expect(again == nil)
         ledger.assign(partition, storedOffset: 7)
+        #expect(!ledger.isReading(partition, for: read))
         do {
             let outcome = ledger.ingest(message(7), now: now)
             #expect(outcome == .accepted)
         }
+    }
+
+    /// An assigned partition waits for a read of its stored offset; a read that fails is followed by another, and a
+    /// read that a revocation or a newer read overtook is not used.
+    @Test func storedOffsetReadsAreUsedOnlyByThePartitionsStillWaitingForThem() throws {
+        var ledger = IngestLedger()
+        let other = TopicPartition(topic: "streams", partition: 9)
+        ledger.markStale(partition)
+        ledger.markStale(other)
+        do {
+            let outcome = ledger.ingest(message(0), now: now)
+            #expect(outcome == .ignored, "not owned until its stored offset is read")
+        }
+        let taken2 = ledger.takeStale()
+        let first = try #require(taken2)
+        #expect(first.partitions == [partition, other].sorted())
+        ledger.readFailed(first)
+        #expect(!ledger.isReading(partition, for: first))
+        let taken3 = ledger.takeStale()
+        let second = try #require(taken3, "a failed read is made again")
+        #expect(second.partitions == first.partitions && second.id != first.id)
+        ledger.revoke(other)
+        #expect(ledger.isReading(partition, for: second) && !ledger.isReading(other, for: second))
+        ledger.markStale(partition)
+        #expect(!ledger.isReading(partition, for: second), "marked stale again: a newer read is needed")
+        let taken4 = ledger.takeStale()
+        let third = try #require(taken4)
+        #expect(third.partitions == [partition])
+        ledger.readFailed(second)
+        #expect(ledger.isReading(partition, for: third), "an older read's failure leaves the newer one alone")
+        ledger.assign(partition, storedOffset: 0)
+        let none = ledger.takeStale()
+        #expect(none == nil && ledger.assigned == [partition])
     }
 
     /// Each partition interns its own values, and a failed batch goes back under newer work interned apart: the

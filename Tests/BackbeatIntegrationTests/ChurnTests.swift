@@ -87,6 +87,8 @@ import Testing
         print("churn: \(workload.messages.count) messages at \(Self.eventsPerSecond)/s, \(changes.count) changes (\(changes.joined(separator: ", "))); longest unowned stretch \(stall.seconds) s (\(stall.partition)); longest wait reported by an instance \(wait.seconds) s (\(wait.partition))")
         #expect(stall.seconds < 30, "partition \(stall.partition) had no owner for \(stall.seconds) s")
         #expect(wait.seconds < 30, "a message of \(wait.partition) waited \(wait.seconds) s to be consumed")
+        let skipped = PartitionOwnership.startsPastTheStoredOffset(lives.map(\.log))
+        #expect(skipped.isEmpty, "every partition consumed from its stored offset on: \(skipped)")
         for instance in instances { #expect(instance.terminate() == 0) }
         withExtendedLifetime(broker) {}
     }

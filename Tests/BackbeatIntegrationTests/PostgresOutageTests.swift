@@ -85,6 +85,21 @@ import Testing
             }
         }
 
+        /// A service (memory off) that flushed the first half of `workload`, then consumed the rest while PostgreSQL
+        /// hangs.
+        static func consumingWhilePostgresHangs(_ workload: Workload) async throws -> Flushing {
+            let half = workload.messages.count / 2
+            let run = try await Flushing(workload, upTo: half, arguments: ["--memory-days", "0"])
+            do {
+                try run.freezeAndPublish(workload, half..<workload.messages.count)
+                try await PostgresOutageTests.waitUntilConsumed(workload.messages.count, by: run.service)
+            } catch {
+                remove(run.directory)
+                throw error
+            }
+            return run
+        }
+
         /// Makes PostgreSQL hang (`pg-instance freeze`), then publishes `range` of `workload`.
         func freezeAndPublish(_ workload: Workload, _ range: Range<Int>) throws {
             try PostgresOutageTests.pgInstance(["freeze", directory])
@@ -172,18 +187,42 @@ import Testing
     }
 
     /// PostgreSQL hangs (its processes stopped: connections stay open, nothing answers) when the service is told to
+    /// PostgreSQL hangs while the group rebalances twice (a second member joins and takes a share of the partitions,
+    /// then leaves and hands them back): the service's rebalance callbacks return within 100 ms each, since none waits
+    /// for PostgreSQL, and the group never evicts it (none of its partitions is lost); once PostgreSQL answers again,
+    /// every event is counted exactly once.
+    @Test func aRebalanceWhilePostgreSQLHangsDoesNotWaitForIt() async throws {
+        let workload = Workload(events: 6_000, seed: 43, invalidFraction: 0.01)
+        let run = try await Flushing.consumingWhilePostgresHangs(workload)
+        defer { Flushing.remove(run.directory) }
+        let service = run.service
+
+        let member = try GroupMember(brokers: run.broker.bootstrapServers, group: "backbeat-test")
+        try await waitUntil(timeout: .seconds(60), "the second member to be assigned partitions") { member.owned > 0 }
+        try await service.waitForLog("partitions revoked")
+        member.leave()
+        try await service.waitForLog("partitions assigned", count: 2, timeout: .seconds(60))
+        let callbacks = service.log().split(separator: "\n").filter {
+            $0.hasSuffix("partitions assigned") || $0.hasSuffix("partitions revoked") || $0.hasSuffix("partitions lost")
+        }
+        let took = callbacks.compactMap { $0.firstMatch(of: /callback_ms=([0-9]+)/).flatMap { Int($0.1) } }
+        print("rebalances while PostgreSQL hangs: the callbacks took \(took) ms")
+        #expect(took.count == callbacks.count && took.count >= 3, "\(callbacks)")
+        #expect(took.allSatisfy { $0 < 100 }, "each callback returned within 100 ms: \(callbacks)")
+        #expect(!callbacks.contains { $0.hasSuffix("partitions lost") }, "the group did not evict the service: \(callbacks)")
+
+        try await run.thawAndExpectTheNextInstanceToCountEverything(workload)
+    }
+
     /// stop, with a flush stuck on it: at default settings the stop ends within `--shutdown-timeout` (30 s) + 5 s,
     /// naming the offsets the next start resumes from, and nothing is lost: the next instance consumes what was not
     /// flushed and counts everything once.
     @Test func aStopWhilePostgreSQLHangsIsBoundedAndLosesNothing() async throws {
         let workload = Workload(events: 6_000, seed: 37, invalidFraction: 0.01)
-        let half = workload.messages.count / 2
-        let run = try await Flushing(workload, upTo: half, arguments: ["--memory-days", "0"])
+        let run = try await Flushing.consumingWhilePostgresHangs(workload)
         defer { Flushing.remove(run.directory) }
         let service = run.service
 
-        try run.freezeAndPublish(workload, half..<workload.messages.count)
-        try await Self.waitUntilConsumed(workload.messages.count, by: service)
         try await Task.sleep(for: .seconds(1))  // five flush intervals: a flush is stuck on the hung database
         let stopping = ContinuousClock.now
         let status = service.terminate(deadline: .seconds(60))

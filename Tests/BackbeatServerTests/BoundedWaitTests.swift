@@ -2,35 +2,8 @@
 import Foundation
 import Testing
 
-/// The bounded waits: the Kafka polling thread's for PostgreSQL inside a rebalance callback, and the awaits of calls that
-/// may never return.
+/// The bounded awaits of calls that may never return.
 @Suite struct BoundedWaitTests {
-    /// Runs `body` on a plain OS thread, as librdkafka's callbacks run, and hands back its result.
-    static func onPlainThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
-    }
-
-    @Test func aWaitReturnsTheWorksResultOrItsError() async throws {
-        let value = await Self.onPlainThread { Result { try blockingAwait(limit: .seconds(5)) { 42 } } }
-        #expect(try value.get() == 42)
-        struct Failed: Error {}
-        let failed = await Self.onPlainThread { Result { try blockingAwait(limit: .seconds(5)) { () async throws -> Int in throw Failed() } } }
-        #expect(throws: Failed.self) { try failed.get() }
-    }
-
-    /// Work that does not finish (an unresponsive database) ends the wait at the limit, not when the work ends.
-    @Test func aWaitEndsAtItsLimit() async {
-        let started = ContinuousClock.now
-        let outcome = await Self.onPlainThread {
-            Result { try blockingAwait(limit: .milliseconds(200)) { try await Task.sleep(for: .seconds(30)) } }
-        }
-        let waited = ContinuousClock.now - started
-        #expect(throws: WaitTimedOut.self) { try outcome.get() }
-        #expect(waited < .seconds(20), "waited \(waited)")
-    }
-
     /// A blocking call awaited with a limit (leaving a group whose broker is gone): its result when it returns in
     /// time; at the limit, or when the awaiting task is cancelled, the wait ends while the call goes on alone.
     @Test func aBlockingCallIsAwaitedAtMostItsLimit() async throws {

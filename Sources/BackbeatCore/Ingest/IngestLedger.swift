@@ -1,7 +1,9 @@
 /// The consumer's book of owned partitions: what each has consumed since its last durable flush.
 ///
 /// This is the exactly-once bookkeeping, kept pure so it is tested without Kafka or PostgreSQL:
-/// - a partition is owned from `assign` (with the offset stored in PostgreSQL) until `revoke`;
+/// - a partition assigned by the group first waits for its stored offset (`markStale`; `takeStale` starts a read of
+///   it, `readFailed` or `isReading` say how it went), and is owned from `assign` (with the offset stored in
+///   PostgreSQL) until `revoke`: so no rebalance waits for PostgreSQL;
 /// - `consume` validates a poll's messages and adds each to its partition's delta (an `InternedDelta`: each
 ///   partition interns its own values, and a batch's deltas are read as one when written, `CombinedDeltas`),
 ///   ignoring anything not owned or already seen;
@@ -55,7 +57,10 @@ public struct IngestLedger: Sendable {
     private var partitions: [TopicPartition: PartitionState] = [:]
     private var resumptions: [Resumption] = []
     private var generationCounter: UInt64 = 0
+    /// Partitions whose stored offset must be read before they are owned (their messages are ignored until then).
     private var stale: Set<TopicPartition> = []
+    /// Partitions whose stored offset is being read, and the read they wait for.
+    private var reading: [TopicPartition: UInt64] = [:]
     /// Whether consumed messages are also kept as archive lines.
     public let archiving: Bool
 
@@ -65,6 +70,9 @@ public struct IngestLedger: Sendable {
 
     /// The partitions this consumer owns now.
     public var assigned: [TopicPartition] { partitions.keys.sorted() }
+
+    /// Whether this consumer owns `partition` now.
+    public func owns(_ partition: TopicPartition) -> Bool { partitions[partition] != nil }
 
     /// Number of rows waiting across all partitions.
     public var pendingRowCount: Int { partitions.values.reduce(0) { $0 + $1.delta.rowCount } }
@@ -137,12 +145,14 @@ public struct IngestLedger: Sendable {
         generationCounter += 1
         partitions[partition] = PartitionState(generation: generationCounter, storedOffset: storedOffset, nextOffset: storedOffset)
         stale.remove(partition)
+        reading[partition] = nil
     }
 
     /// Stops owning `partition`; its unflushed work is dropped and will be consumed again by the next owner.
     public mutating func revoke(_ partition: TopicPartition) {
         partitions[partition] = nil
         stale.remove(partition)
+        reading[partition] = nil
     }
 
     /// What happened to one message.
@@ -280,17 +290,40 @@ public struct IngestLedger: Sendable {
         return restored
     }
 
-    /// Drops `partition` (when its stored offset turned out to differ from ours, or could not be read): it must be
-    /// sought again from the stored offset and re-assigned. Its messages are ignored until then.
+    /// Has `partition` wait for its stored offset, dropping what it consumed (just assigned; its stored offset turned
+    /// out to differ from ours; a read of it failed): it is sought from the stored offset and assigned once that is
+    /// read (`takeStale`). Its messages are ignored until then.
     public mutating func markStale(_ partition: TopicPartition) {
         partitions[partition] = nil
+        reading[partition] = nil
         stale.insert(partition)
     }
 
-    /// Partitions waiting to be sought again from their stored offsets.
-    public mutating func takeStale() -> [TopicPartition] {
-        defer { stale.removeAll() }
-        return stale.sorted()
+    /// A read of stored offsets that partitions wait for (`takeStale`).
+    public struct StoredOffsetRead: Hashable, Sendable {
+        public let id: UInt64
+        public let partitions: [TopicPartition]
+    }
+
+    /// The partitions waiting for their stored offsets, now read by `StoredOffsetRead` (nil: none waits). Once it is
+    /// read, those still `isReading` it are sought there and assigned; if it fails, `readFailed`.
+    public mutating func takeStale() -> StoredOffsetRead? {
+        guard !stale.isEmpty else { return nil }
+        generationCounter += 1
+        let read = StoredOffsetRead(id: generationCounter, partitions: stale.sorted())
+        for partition in read.partitions { reading[partition] = read.id }
+        stale.removeAll()
+        return read
+    }
+
+    /// Whether `partition` still waits for `read` (not revoked, assigned or marked stale again since).
+    public func isReading(_ partition: TopicPartition, for read: StoredOffsetRead) -> Bool {
+        reading[partition] == read.id
+    }
+
+    /// `read` failed: the partitions still waiting for it wait for the next read.
+    public mutating func readFailed(_ read: StoredOffsetRead) {
+        for partition in read.partitions where isReading(partition, for: read) { markStale(partition) }
     }
 }
 

@@ -1,32 +1,9 @@
 import Dispatch
 import Synchronization
 
-// Waits with a bound between Swift concurrency and calls that block a thread (librdkafka's) or may never return.
+// Waits with a bound for calls that block a thread (librdkafka's) or may never return.
 
-/// Runs async `work` and blocks the calling thread until it finishes, or throws `WaitTimedOut` after `limit`
-/// (the work is then cancelled and its result dropped).
-///
-/// Only for the Kafka polling thread, a plain OS thread that librdkafka calls back on and that must wait for
-/// PostgreSQL before it can answer (the stored offsets of newly assigned partitions). Never call it from a
-/// Swift concurrency thread. The limit keeps a rebalance callback from hanging on an unresponsive database: the
-/// caller treats the timeout as any other failure of the work.
-func blockingAwait<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () async throws -> T) throws -> T {
-    let result = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    let task = Task {
-        let outcome: Result<T, any Error>
-        do { outcome = .success(try await work()) } catch { outcome = .failure(error) }
-        result.withLock { $0 = outcome }
-        done.signal()
-    }
-    guard done.wait(timeout: .now() + DispatchTimeInterval(limit)) == .success else {
-        task.cancel()
-        throw WaitTimedOut(limit: limit)
-    }
-    return try result.withLock { $0! }.get()
-}
-
-/// The work of a bounded wait (`blockingAwait`, `awaitBlocking(limit:)`, `awaitTask`) did not finish within its limit.
+/// The work of a bounded wait (`awaitBlocking(limit:)`, `awaitTask`) did not finish within its limit.
 struct WaitTimedOut: Error, CustomStringConvertible {
     var limit: Duration
     var description: String { "no answer within \(limit)" }

@@ -43,9 +43,7 @@ extension IngestService {
 
     /// Flushes until a graceful shutdown, then flushes what is left, closes the archive and leaves the group.
     fileprivate func flushUntilShutdown(_ consumer: KafkaConsumer) async throws {
-        flusherRunning.store(true, ordering: .relaxed)
         let hung = await withGracefulShutdownHandler { () -> Bool in
-            defer { flusherRunning.store(false, ordering: .relaxed) }
             var failures = 0
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 do {
@@ -100,11 +98,10 @@ extension IngestService {
     }
 
     /// Returns when a flush is due: `flushInterval` after the last one ended, or sooner once unflushed work (as of
-    /// the last poll or batch taken) reaches `IngestConfiguration.earlyFlushBytes`, or a hand-over asks for one.
+    /// the last poll or batch taken) reaches `IngestConfiguration.earlyFlushBytes`.
     fileprivate func sleepUntilFlushIsDue() async throws {
         let due = ContinuousClock.now + configuration.flushInterval
         while ContinuousClock.now < due, pendingBytes.load(ordering: .relaxed) < configuration.earlyFlushBytes {
-            if flushRequested.exchange(false, ordering: .relaxed) { return }
             try await Task.sleep(for: min(.milliseconds(10), due - ContinuousClock.now))
         }
     }
@@ -164,15 +161,11 @@ extension IngestService {
         guard await settleArchive() else { return .failed }
         let taken = ledger.withLock { ledger -> (FlushBatch, ChangeApplied<MemoryLayers.Flight>?)? in
             guard let batch = ledger.takeBatch() else { return nil }
-            // Under the ledger's lock, so that a hand-over sees the batch either unflushed or in flight.
-            flushInFlight.store(true, ordering: .relaxed)
             // What is left unflushed: the early flush (`sleepUntilFlushIsDue`) must not see the batch just taken.
             pendingBytes.store(ledger.pendingBytes, ordering: .relaxed)
             return (batch, memory?.flushStarted())
         }
         guard let (batch, moved) = taken else { return .done }
-        // Cleared once the batch is durable or back in the ledger.
-        defer { flushInFlight.store(false, ordering: .relaxed) }
         let inFlight = await moved?.value()
         let started = ContinuousClock.now
         var writing = false

@@ -52,12 +52,6 @@ public final class IngestService: Service, Sendable {
     let postgresAtStop: PostgresAtStop
     /// The gaps this instance found since it started (`OffsetGap`), the latest last, at most `recentGapLimit`.
     let recentGaps = Mutex<[OffsetGap]>([])
-    /// Set by a hand-over (`KafkaSource`) to have the flusher write at once rather than when its interval ends.
-    let flushRequested = Atomic<Bool>(false)
-    /// Whether a flush holds a batch taken from the ledger (set and cleared under the ledger's lock or after it).
-    let flushInFlight = Atomic<Bool>(false)
-    /// Whether the flusher's loop runs, so that a hand-over may wait for it.
-    let flusherRunning = Atomic<Bool>(false)
 
     public init(
         configuration: IngestConfiguration, store: Store, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger,

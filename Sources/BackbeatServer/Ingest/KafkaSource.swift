@@ -3,14 +3,16 @@ import BackbeatKafka
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// The ingest's Kafka source: joins the consumer group and polls on a thread of its own (librdkafka's calls block),
 /// feeding each message to the `IngestLedger` and what it adds to the in-memory layers; pauses the owned partitions
-/// while unflushed work is over `--pending-limit`. Rebalances are handled on the polling thread: an assignment reads
-/// the stored offsets from PostgreSQL with a time limit (`storeWaitLimit`); a revocation first has the flusher write
-/// the revoked partitions' consumed work (up to `handOverLimit`), so that the next owner starts where this one
-/// stopped, then drops what is left. A position the broker no longer has becomes an `OffsetGap`, stored with the
-/// next flush, and the partition goes on from the log's start or waits (`--offset-gap-policy`).
+/// while unflushed work is over `--pending-limit`. Rebalance callbacks run on the polling thread and never wait for
+/// PostgreSQL, so that no rebalance of the group waits for it: an assigned partition starts at offset 0 and waits
+/// for its stored offset, read by a task of its own (`StoredOffsetReads`); once read, the polling thread seeks the
+/// partition there and owns it. A revocation drops the revoked partitions' unflushed work, which their next
+/// owner consumes again from the stored offsets. A position the broker no longer has becomes an `OffsetGap`, stored
+/// with the next flush, and the partition goes on from the log's start or waits (`--offset-gap-policy`).
 ///
 /// Runs until a graceful shutdown (or cancellation), then stops polling and returns once the thread has exited. It
 /// does not close the consumer: the flusher's last flush comes first, then it leaves the group.
@@ -33,9 +35,10 @@ struct KafkaSource: Service {
 }
 
 extension IngestService {
-    /// How long the polling thread waits for PostgreSQL (stored offsets, inside a rebalance callback) before it
-    /// treats the read as failed: the partitions are then marked stale and sought again on a later poll.
+    /// How long a read of stored offsets may take before it counts as failed: the partitions then wait for the next
+    /// one, made `readRetryDelay` later.
     static let storeWaitLimit: Duration = .seconds(10)
+    static let readRetryDelay: Duration = .milliseconds(500)
 
     /// Creates the consumer, subscribed with this service's rebalance callbacks, and shares it (`consumer`).
     fileprivate func makeConsumer() throws -> KafkaConsumer {
@@ -65,8 +68,10 @@ extension IngestService {
     }
 
     private func pollLoop(_ consumer: KafkaConsumer) {
+        let reads = StoredOffsetReads()
         while !stopPolling.load(ordering: .relaxed) {
-            reseekStalePartitions(consumer)
+            readStoredOffsets(reads)
+            ownPartitionsRead(reads, consumer)
             applyBackpressure(consumer)
             let messages = consumer.poll(timeoutMs: 100, maxMessages: configuration.pollBatchSize)
             guard !messages.isEmpty else { continue }
@@ -125,51 +130,71 @@ extension IngestService {
         }
     }
 
-    /// librdkafka assigned partitions: read their stored offsets and start owning them from there.
-    /// If PostgreSQL cannot be read, the partitions stay unowned (their messages are ignored) and are retried.
+    /// librdkafka assigned partitions: they wait for their stored offsets (`takeStale`, read by `readStoredOffsets`),
+    /// their messages ignored until then. Meanwhile they start at offset 0, an offset no later than any stored one:
+    /// messages fetched from there before the seek to the stored offset, if librdkafka hands some over after it, come
+    /// in order from before the stored offset, and the ledger ignores those below it. (From the log's end, as tried
+    /// first, such messages came from after it, and the ledger, taking them as the next ones, skipped the rest.) Not
+    /// the logical beginning either: a position librdkafka must ask the broker for can be answered after the seek.
     private func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
-        do {
-            let stored = try blockingAwait(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: partitions) }
-            refreshPartitionList()
-            changeOwnership(of: partitions) { $0.assign($1, storedOffset: stored[$1]) }
-            return stored
-        } catch {
-            logger.error("cannot read stored offsets; partitions will be retried", metadata: ["error": "\(error)"])
-            changeOwnership(of: partitions) { $0.markStale($1) }
-            return [:]
-        }
+        changeOwnership(of: partitions) { $0.markStale($1) }
+        return Dictionary(uniqueKeysWithValues: partitions.map { ($0, 0) })
     }
 
-    /// How long a revocation waits for the flusher to write the revoked partitions' consumed work.
-    static let handOverLimit: Duration = .seconds(5)
-
-    /// librdkafka takes partitions away: unless they are lost (already another member's), their consumed work is
-    /// flushed first, then whatever is left of it is dropped (the next owner consumes it again).
+    /// librdkafka takes partitions away: their consumed work not yet flushed is dropped (the next owner consumes it
+    /// again from the stored offsets; a flush in flight commits, or meets an offset conflict if it comes second).
     private func revoked(_ partitions: [TopicPartition], lost: Bool) {
-        if lost {
-            metrics.recordHandOver(outcome: "lost")
-        } else {
-            metrics.recordHandOver(outcome: flushBeforeHandOver(partitions) ? "flushed" : "unflushed")
-        }
+        let unflushed = ledger.withLock { $0.hasUnflushedWork(partitions) }
+        metrics.recordHandOver(outcome: lost ? "lost" : unflushed ? "unflushed" : "flushed")
         changeOwnership(of: partitions) { $0.revoke($1) }
     }
 
-    /// Has the flusher write now and waits until none of `partitions`' consumed work is unflushed or in flight, up
-    /// to `handOverLimit`; true when it got there. Does not wait when the flusher's loop is not running (at the
-    /// stop the final flush has come first).
-    private func flushBeforeHandOver(_ partitions: [TopicPartition]) -> Bool {
-        let handedOver = { [self] in ledger.withLock { !flushInFlight.load(ordering: .relaxed) && !$0.hasUnflushedWork(partitions) } }
-        if handedOver() { return true }
-        guard flusherRunning.load(ordering: .relaxed) else { return false }
-        flushRequested.store(true, ordering: .relaxed)
-        let deadline = ContinuousClock.now + Self.handOverLimit
-        while ContinuousClock.now < deadline, flusherRunning.load(ordering: .relaxed) {
-            if handedOver() { return true }
-            Thread.sleep(forTimeInterval: 0.01)
+    /// Starts a read of the stored offsets the ledger's waiting partitions need, on a task of its own; its outcome
+    /// joins `reads` (a failed one after `readRetryDelay`).
+    private func readStoredOffsets(_ reads: StoredOffsetReads) {
+        guard let read = ledger.withLock({ $0.takeStale() }) else { return }
+        Task { [store] in
+            do {
+                let stored = try await awaitTask(limit: Self.storeWaitLimit) { try await store.storedOffsets(for: read.partitions) }
+                reads.finished(read, .success(stored))
+            } catch {
+                try? await Task.sleep(for: Self.readRetryDelay)
+                reads.finished(read, .failure(error))
+            }
         }
-        logger.warning("hand-over: the revoked partitions' consumed work was not flushed in time; their next owner consumes it again", metadata: [
-            "partitions": "\(partitions.map(\.description).joined(separator: ","))", "limit": "\(Self.handOverLimit)"])
-        return false
+    }
+
+    /// Seeks the partitions whose stored offsets were read, and still wait for them, to those offsets, and owns them
+    /// from there. A read or a seek that failed has them wait for the next read.
+    private func ownPartitionsRead(_ reads: StoredOffsetReads, _ consumer: KafkaConsumer) {
+        for (read, outcome) in reads.take() {
+            let waiting = ledger.withLock { ledger in read.partitions.filter { ledger.isReading($0, for: read) } }
+            guard !waiting.isEmpty else { continue }
+            let stored: [TopicPartition: Int64]
+            switch outcome {
+            case .failure(let error):
+                logger.error("cannot read stored offsets; partitions will be retried", metadata: [
+                    "partitions": "\(waiting.map(\.description).joined(separator: ","))", "error": "\(error)"])
+                ledger.withLock { $0.readFailed(read) }
+                continue
+            case .success(let offsets):
+                stored = offsets
+            }
+            do {
+                // Restarted rather than sought: a partition that waited at a gap is no longer fetched, and seek would
+                // not start it again.
+                try consumer.restartFetching(Dictionary(uniqueKeysWithValues: waiting.map { ($0, stored[$0] ?? KafkaOffset.beginning) }))
+            } catch {
+                logger.warning("cannot seek partitions to their stored offsets; will retry", metadata: ["error": "\(error)"])
+                ledger.withLock { $0.readFailed(read) }
+                Thread.sleep(forTimeInterval: 0.5)
+                continue
+            }
+            refreshPartitionList()
+            changeOwnership(of: waiting) { $0.assign($1, storedOffset: stored[$1]) }
+            logger.info("consuming partitions from their stored offsets", metadata: [
+                "partitions": "\(waiting.map { "\($0):\(stored[$0].map(String.init) ?? "start")" }.joined(separator: ","))"])
+        }
     }
 
     /// The broker no longer has `position`: reads where its log starts and ends, notes the gap in the ledger (the
@@ -180,6 +205,8 @@ extension IngestService {
     private func offsetOutOfRange(_ position: MessagePosition) {
         guard let consumer = consumer.withLock({ $0 }) else { return }
         let partition = position.topicPartition
+        // Not owned (yet): nothing of it is consumed; its seek to the stored offset comes, and meets the gap, if any.
+        guard ledger.withLock({ $0.owns(partition) }) else { return }
         // No position yet (a logical offset: librdkafka looked for a committed one, and Backbeat commits none by
         // default): nothing was skipped; the partition is sought to its stored offset instead.
         guard position.offset >= 0 else {
@@ -224,26 +251,7 @@ extension IngestService {
         }
     }
 
-    /// Seeks partitions whose stored offset moved under us back to the stored offset, then owns them again.
-    private func reseekStalePartitions(_ consumer: KafkaConsumer) {
-        let stale = ledger.withLock { $0.takeStale() }
-        guard !stale.isEmpty else { return }
-        do {
-            let stored = try blockingAwait(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: stale) }
-            let positions = Dictionary(uniqueKeysWithValues: stale.map { ($0, stored[$0] ?? KafkaOffset.beginning) })
-            // Restarted rather than sought: a partition that waited at a gap is no longer fetched, and seek would not
-            // start it again.
-            try consumer.restartFetching(positions)
-            changeOwnership(of: stale) { $0.assign($1, storedOffset: stored[$1]) }
-            logger.info("partitions sought to their stored offsets", metadata: ["partitions": "\(stale.map(\.description).joined(separator: ","))"])
-        } catch {
-            logger.warning("cannot seek stale partitions; will retry", metadata: ["error": "\(error)"])
-            changeOwnership(of: stale) { $0.markStale($1) }
-            Thread.sleep(forTimeInterval: 0.5)
-        }
-    }
-
-    /// Reads the partition list of the subscribed topics (on the polling thread, inside a rebalance).
+    /// Reads the partition list of the subscribed topics (on the polling thread, as partitions start being owned).
     private func refreshPartitionList() {
         guard memory != nil, let consumer = consumer.withLock({ $0 }) else { return }
         do {
@@ -252,6 +260,22 @@ extension IngestService {
         } catch {
             allPartitions.withLock { $0 = nil }
             logger.warning("cannot list the topics' partitions; queries go to PostgreSQL until the next rebalance", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// The reads of stored offsets that finished, with their outcome, until the polling thread takes them.
+final class StoredOffsetReads: Sendable {
+    private let done = Mutex<[(IngestLedger.StoredOffsetRead, Result<[TopicPartition: Int64], any Error>)]>([])
+
+    func finished(_ read: IngestLedger.StoredOffsetRead, _ outcome: Result<[TopicPartition: Int64], any Error>) {
+        done.withLock { $0.append((read, outcome)) }
+    }
+
+    func take() -> [(IngestLedger.StoredOffsetRead, Result<[TopicPartition: Int64], any Error>)] {
+        done.withLock { taken in
+            defer { taken.removeAll() }
+            return taken
         }
     }
 }
