@@ -52,17 +52,15 @@ public final class DevBroker: @unchecked Sendable {
 
     /// Delays every response of broker `id` (1-based; -1: all) by `milliseconds` (0: none), for fault tests: a broker
     /// that takes requests and does not answer, as over a hung network.
-    public func delayResponses(of id: Int32, milliseconds: Int32) {
-        rd_kafka_mock_broker_set_rtt(cluster, id, milliseconds)
+    public func delayResponses(of id: Int32, milliseconds: Int32) throws {
+        let error = rd_kafka_mock_broker_set_rtt(cluster, id, milliseconds)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, context: "cannot delay the responses of broker \(id)") }
     }
 
     /// Takes broker `id` (1-based; -1: all) down or brings it back, for fault tests. Down, a broker drops its
     /// connections and refuses new ones; its partitions keep it as leader.
-    public func setBroker(_ id: Int32, up: Bool) {
-        if up {
-            rd_kafka_mock_broker_set_up(cluster, id)
-        } else {
-            rd_kafka_mock_broker_set_down(cluster, id)
-        }
+    public func setBroker(_ id: Int32, up: Bool) throws {
+        let error = up ? rd_kafka_mock_broker_set_up(cluster, id) : rd_kafka_mock_broker_set_down(cluster, id)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, context: "cannot take broker \(id) \(up ? "up" : "down")") }
     }
 }

@@ -72,7 +72,12 @@ public final class KafkaConsumer: @unchecked Sendable {
         }
         self.handle = handle
         self.callbacks = callbacks
-        rd_kafka_poll_set_consumer(handle)
+        let redirected = rd_kafka_poll_set_consumer(handle)
+        guard redirected == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            rd_kafka_destroy(handle)
+            callbacks.release()
+            throw KafkaError(redirected, context: "cannot serve the consumer's events from its poll")
+        }
 
         let list = rd_kafka_topic_partition_list_new(Int32(topics.count))!
         defer { rd_kafka_topic_partition_list_destroy(list) }
@@ -148,7 +153,8 @@ public final class KafkaConsumer: @unchecked Sendable {
         let error = rd_kafka_assignment(handle, &current)
         guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let current else { throw KafkaError(error, context: "cannot read the assignment") }
         defer { rd_kafka_topic_partition_list_destroy(current) }
-        _ = rd_kafka_position(handle, current)
+        let positions = rd_kafka_position(handle, current)
+        guard positions == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(positions, context: "cannot read the positions") }
         for index in 0..<Int(current.pointee.cnt) {
             let element = current.pointee.elems[index]
             let key = TopicPartition(topic: String(cString: element.topic), partition: element.partition)
@@ -183,7 +189,8 @@ public final class KafkaConsumer: @unchecked Sendable {
         guard !offsets.isEmpty else { return }
         let list = makePartitionList(offsets.map { ($0.key, $0.value) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        _ = rd_kafka_commit(handle, list, 1)
+        // Asynchronous: only what fails at once is answered here (the outcome of the request is not).
+        logFailure(rd_kafka_commit(handle, list, 1), "cannot commit the group offsets", callbacks.takeUnretainedValue().logger)
     }
 
     /// The low and high watermarks of `partition` as the last fetch response reported them (no request is sent);
@@ -230,7 +237,7 @@ public final class KafkaConsumer: @unchecked Sendable {
     public func close() {
         guard !closed else { return }
         closed = true
-        rd_kafka_consumer_close(handle)
+        logFailure(rd_kafka_consumer_close(handle), "leaving the consumer group failed", callbacks.takeUnretainedValue().logger)
     }
 
     // MARK: - Callbacks

@@ -39,8 +39,10 @@ import Testing
         // Each broker down in turn for 3 s (15 flush intervals) while a chunk is published: the publish waits for
         // the broker to come back, the service reconnects.
         for id in Int32(1)...3 {
-            broker.setBroker(id, up: false)
-            DispatchQueue.global().asyncAfter(deadline: .now() + 3) { broker.setBroker(id, up: true) }
+            try broker.setBroker(id, up: false)
+            DispatchQueue.global().asyncAfter(deadline: .now() + 3) {
+                do { try broker.setBroker(id, up: true) } catch { Issue.record(error) }
+            }
             try workload.publish(Int(id) * fifth..<(Int(id) + 1) * fifth, to: broker.bootstrapServers)
             try await Task.sleep(for: .seconds(1))
         }
