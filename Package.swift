@@ -40,7 +40,6 @@ let package = Package(
             dependencies: [
                 "BackbeatCore", "CRdKafka",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(

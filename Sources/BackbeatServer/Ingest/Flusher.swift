@@ -12,11 +12,11 @@ import ServiceLifecycle
 /// snapshot installed while no flush is in flight, days sealed).
 struct Flusher: Service {
     let ingest: IngestService
+    let consumer: KafkaConsumer
 
     func run() async throws {
         try await ingest.openArchive()
         try ingest.openDeadLetters()
-        let consumer = try await ingest.sharedConsumer()
         try await ingest.flushUntilShutdown(consumer)
     }
 }
@@ -31,14 +31,6 @@ extension IngestService {
         let producer = try DeadLetterTopic(brokers: configuration.brokers, topic: topic, extra: configuration.kafka, logger: logger)
         deadLetters.withLock { $0 = producer }
         logger.info("sending rejected messages to the dead-letter topic", metadata: ["topic": "\(topic)"])
-    }
-
-    /// The consumer, once `KafkaSource` has created it.
-    fileprivate func sharedConsumer() async throws -> KafkaConsumer {
-        while true {
-            if let consumer = consumer.withLock({ $0 }) { return consumer }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 
     /// Flushes until a graceful shutdown, then flushes what is left, closes the archive and leaves the group.

@@ -39,7 +39,7 @@ public final class IngestService: Service, Sendable {
     let pendingBytes = Atomic<Int>(0)
     /// Messages of the owned partitions not yet durable (high watermark less stored offset), as of the last gauges.
     let lag = Atomic<Int64>(0)
-    /// Set by `KafkaSource` once it is created; closed (leaving the group) by the flusher's last step.
+    /// Set once `run` made it (nil before, and once closed, leaving the group, by the flusher's last step).
     let consumer = Mutex<KafkaConsumer?>(nil)
     /// Where rejected messages go besides `rejected_events` (nil: nowhere else); set up by the flusher.
     let deadLetters = Mutex<DeadLetterTopic?>(nil)
@@ -66,11 +66,14 @@ public final class IngestService: Service, Sendable {
         self.memory = configuration.memory.isEnabled ? LiveMemory(configuration: configuration.memory) : nil
     }
 
-    /// Runs the three parts until a graceful shutdown (or the failure of one of them).
+    /// Runs the three parts until a graceful shutdown (or the failure of one of them). The source polls the consumer
+    /// made here; the flusher closes it after the last flush.
     public func run() async throws {
+        let consumer = try makeConsumer()
         // Shut down in reverse order: gauges, then the source (polling stops), then the flusher (the last flush).
         let parts = ServiceGroup(configuration: .init(
-            services: [.init(service: Flusher(ingest: self)), .init(service: KafkaSource(ingest: self)), .init(service: IngestGauges(ingest: self))],
+            services: [.init(service: Flusher(ingest: self, consumer: consumer)), .init(service: KafkaSource(ingest: self, consumer: consumer)),
+                       .init(service: IngestGauges(ingest: self))],
             logger: logger))
         try await parts.run()
         logger.info("ingest stopped", metadata: ["accepted": "\(stats.accepted)", "rejected": "\(stats.rejected)"])

@@ -18,9 +18,9 @@ import Synchronization
 /// does not close the consumer: the flusher's last flush comes first, then it leaves the group.
 struct KafkaSource: Service {
     let ingest: IngestService
+    let consumer: KafkaConsumer
 
     func run() async throws {
-        let consumer = try ingest.makeConsumer()
         let polling = ingest.startPollingThread(consumer)
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
@@ -41,7 +41,7 @@ extension IngestService {
     static let readRetryDelay: Duration = .milliseconds(500)
 
     /// Creates the consumer, subscribed with this service's rebalance callbacks, and shares it (`consumer`).
-    fileprivate func makeConsumer() throws -> KafkaConsumer {
+    func makeConsumer() throws -> KafkaConsumer {
         let consumer = try KafkaConsumer(
             brokers: configuration.brokers, groupID: configuration.groupID, topics: configuration.topics,
             extra: configuration.consumerProperties, logger: logger,
