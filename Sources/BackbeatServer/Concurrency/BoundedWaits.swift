@@ -76,3 +76,9 @@ extension DispatchTimeInterval {
         self = .nanoseconds(wholeSeconds * 1_000_000_000 + Int(max(attoseconds, 0) / 1_000_000_000))
     }
 }
+
+/// Whether `work` finishes without error within `limit` (`awaitTask`). For probes that must answer even when a
+/// connection attempt hangs (PostgreSQL down: the pool keeps trying).
+func succeeds(within limit: Duration, _ work: @escaping @Sendable () async throws -> Void) async -> Bool {
+    (try? await awaitTask(limit: limit, work)) != nil
+}
