@@ -98,43 +98,26 @@ struct ServeCommand: AsyncParsableCommand {
         guard let token = setting(adminToken, "BACKBEAT_ADMIN_TOKEN"), token.utf8.count >= 16 else {
             throw ValidationError("--admin-token or BACKBEAT_ADMIN_TOKEN is required (at least 16 characters)")
         }
-        let portText = setting(httpPort.map(String.init), "BACKBEAT_HTTP_PORT") ?? "8080"
-        guard let port = Int(portText), (0...65535).contains(port) else { throw ValidationError("--http-port must be 0-65535") }
-        let intervalText = setting(flushInterval, "BACKBEAT_FLUSH_INTERVAL") ?? "1s"
-        guard let interval = parseDuration(intervalText) else { throw ValidationError("--flush-interval \(intervalText) is not a duration such as 1s or 500ms") }
-
-        let flushTimeoutText = setting(flushTimeout, "BACKBEAT_FLUSH_TIMEOUT") ?? "300s"
-        guard let flushLimit = parseDuration(flushTimeoutText) else {
-            throw ValidationError("--flush-timeout \(flushTimeoutText) is not a duration such as 300s")
-        }
-
-        let shutdownText = setting(shutdownTimeout, "BACKBEAT_SHUTDOWN_TIMEOUT") ?? "30s"
-        guard let shutdownLimit = parseDuration(shutdownText) else {
-            throw ValidationError("--shutdown-timeout \(shutdownText) is not a duration such as 30s")
-        }
-
-        let daysText = setting(memoryDays.map(String.init), "BACKBEAT_MEMORY_DAYS") ?? "62"
-        guard let days = Int(daysText), (0...3660).contains(days) else { throw ValidationError("--memory-days must be 0-3660, not \(daysText)") }
-        let budgetText = setting(memoryBudget, "BACKBEAT_MEMORY_BUDGET") ?? "512MB"
-        guard let budget = parseByteSize(budgetText) else { throw ValidationError("--memory-budget \(budgetText) is not a size such as 512MB") }
-
-        let answerCacheText = setting(answerCache, "BACKBEAT_ANSWER_CACHE") ?? "64MB"
-        guard let answerCacheBytes = parseByteSize(answerCacheText) else {
-            throw ValidationError("--answer-cache \(answerCacheText) is not a size such as 64MB")
-        }
-
-        let segmentText = setting(archiveSegmentSize, "BACKBEAT_ARCHIVE_SEGMENT_SIZE") ?? "128MB"
-        guard let segmentBytes = parseByteSize(segmentText), segmentBytes > 0 else {
-            throw ValidationError("--archive-segment-size \(segmentText) is not a positive size such as 128MB")
-        }
-
-        let rateText = setting(artistRateLimit.map { String($0) }, "BACKBEAT_ARTIST_RATE_LIMIT") ?? "20"
-        guard let rate = Double(rateText), rate >= 0, rate.isFinite else { throw ValidationError("--artist-rate-limit must be a number >= 0, not \(rateText)") }
-
-        let pendingText = setting(pendingLimit, "BACKBEAT_PENDING_LIMIT") ?? "128MB"
-        guard let pendingBytes = parseByteSize(pendingText), pendingBytes > 0 else {
-            throw ValidationError("--pending-limit \(pendingText) is not a positive size such as 128MB")
-        }
+        let port = try setting(httpPort.map(String.init), "BACKBEAT_HTTP_PORT", default: "8080", name: "--http-port",
+                               expected: "a port 0-65535", wholeNumber(in: 0...65535))
+        let interval = try setting(flushInterval, "BACKBEAT_FLUSH_INTERVAL", default: "1s", name: "--flush-interval",
+                                   expected: "a duration such as 1s or 500ms", parseDuration)
+        let flushLimit = try setting(flushTimeout, "BACKBEAT_FLUSH_TIMEOUT", default: "300s", name: "--flush-timeout",
+                                     expected: "a duration such as 300s", parseDuration)
+        let shutdownLimit = try setting(shutdownTimeout, "BACKBEAT_SHUTDOWN_TIMEOUT", default: "30s", name: "--shutdown-timeout",
+                                        expected: "a duration such as 30s", parseDuration)
+        let days = try setting(memoryDays.map(String.init), "BACKBEAT_MEMORY_DAYS", default: "62", name: "--memory-days",
+                               expected: "a number of days 0-3660", wholeNumber(in: 0...3660))
+        let budget = try setting(memoryBudget, "BACKBEAT_MEMORY_BUDGET", default: "512MB", name: "--memory-budget",
+                                 expected: "a size such as 512MB", parseByteSize)
+        let answerCacheBytes = try setting(answerCache, "BACKBEAT_ANSWER_CACHE", default: "64MB", name: "--answer-cache",
+                                           expected: "a size such as 64MB", parseByteSize)
+        let segmentBytes = try setting(archiveSegmentSize, "BACKBEAT_ARCHIVE_SEGMENT_SIZE", default: "128MB", name: "--archive-segment-size",
+                                       expected: "a positive size such as 128MB", positiveByteSize)
+        let rate = try setting(artistRateLimit.map { String($0) }, "BACKBEAT_ARTIST_RATE_LIMIT", default: "20", name: "--artist-rate-limit",
+                               expected: "a number >= 0") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
+        let pendingBytes = try setting(pendingLimit, "BACKBEAT_PENDING_LIMIT", default: "128MB", name: "--pending-limit",
+                                       expected: "a positive size such as 128MB", positiveByteSize)
 
         let advertised = setting(advertiseURL, "BACKBEAT_ADVERTISE_URL") ?? "http://\(ProcessInfo.processInfo.hostName):\(port)"
         guard let advertisedURL = URL(string: advertised), ["http", "https"].contains(advertisedURL.scheme ?? ""), advertisedURL.host != nil else {
@@ -144,10 +127,10 @@ struct ServeCommand: AsyncParsableCommand {
             instanceID: "\(ProcessInfo.processInfo.hostName)-\(port)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))",
             advertisedURL: advertised.hasSuffix("/") ? String(advertised.dropLast()) : advertised)
 
-        let detailText = setting(detailDays.map(String.init), "BACKBEAT_DETAIL_DAYS") ?? "90"
-        guard let detail = Int(detailText), (0...36_500).contains(detail) else { throw ValidationError("--detail-days must be 0-36500, not \(detailText)") }
-        let cubeText = setting(cubeMonths.map(String.init), "BACKBEAT_CUBE_MONTHS") ?? "0"
-        guard let cubes = Int(cubeText), (0...1_200).contains(cubes) else { throw ValidationError("--cube-months must be 0-1200, not \(cubeText)") }
+        let detail = try setting(detailDays.map(String.init), "BACKBEAT_DETAIL_DAYS", default: "90", name: "--detail-days",
+                                 expected: "a number of days 0-36500", wholeNumber(in: 0...36_500))
+        let cubes = try setting(cubeMonths.map(String.init), "BACKBEAT_CUBE_MONTHS", default: "0", name: "--cube-months",
+                                expected: "a number of months 0-1200", wholeNumber(in: 0...1_200))
         if cubes > 0 && (detail == 0 || detail > cubes * 28) {
             throw ValidationError("--cube-months \(cubes) would drop days whose hourly detail --detail-days \(detail) keeps: keep detail at most \(cubes * 28) days")
         }
@@ -169,10 +152,8 @@ struct ServeCommand: AsyncParsableCommand {
 
         let instanceName = setting(groupInstanceID, "BACKBEAT_GROUP_INSTANCE_ID") ?? "\(ProcessInfo.processInfo.hostName)-\(port)"
         guard !instanceName.isEmpty, instanceName.utf8.count <= 249 else { throw ValidationError("--group-instance-id must be 1-249 characters (none: no static membership)") }
-        let policyText = setting(offsetGapPolicy, "BACKBEAT_OFFSET_GAP_POLICY") ?? "resume"
-        guard let gapPolicy = OffsetGapPolicy(rawValue: policyText) else {
-            throw ValidationError("--offset-gap-policy must be resume or stop, not \(policyText)")
-        }
+        let gapPolicy = try setting(offsetGapPolicy, "BACKBEAT_OFFSET_GAP_POLICY", default: "resume", name: "--offset-gap-policy",
+                                    expected: "resume or stop", OffsetGapPolicy.init(rawValue:))
 
         var devBroker: DevBroker?
         var brokerList = setting(brokers, "BACKBEAT_KAFKA_BROKERS") ?? ""

@@ -11,6 +11,26 @@ func setting(_ flag: String?, _ variable: String) -> String? {
     return nil
 }
 
+/// Resolves a setting and parses it: the flag if given, else the environment variable, else `fallback`. Text that
+/// `parse` refuses stops the command with `<name> <text> is not <expected>`.
+func setting<Value>(
+    _ flag: String?, _ variable: String, default fallback: String, name: String, expected: String, _ parse: (String) -> Value?
+) throws -> Value {
+    let text = setting(flag, variable) ?? fallback
+    guard let value = parse(text) else { throw ValidationError("\(name) \(text) is not \(expected)") }
+    return value
+}
+
+/// Parses a whole number within `range`.
+func wholeNumber(in range: ClosedRange<Int>) -> (String) -> Int? {
+    { text in Int(text).flatMap { range.contains($0) ? $0 : nil } }
+}
+
+/// Parses a byte size above zero (`parseByteSize`).
+func positiveByteSize(_ text: String) -> Int? {
+    parseByteSize(text).flatMap { $0 > 0 ? $0 : nil }
+}
+
 /// Options every command that touches PostgreSQL shares.
 struct DatabaseOptions: ParsableArguments {
     @Option(name: .customLong("postgres-url"), help: "PostgreSQL URL, postgres://user:pass@host:port/db (env BACKBEAT_POSTGRES_URL).")
