@@ -8,8 +8,9 @@ import Synchronization
 /// On every assignment librdkafka calls `onAssign` (on the polling thread, inside `poll`) with the partitions added;
 /// it returns the offset to start each one from (absent: from the beginning). On revocation `onRevoke` runs
 /// first, then the partitions are released. Both should return at once: the group's rebalance waits for them. The
-/// log lines `partitions assigned` and `partitions revoked` (or `lost`) say how long each took (`callback_ms`). Rebalancing is incremental (`cooperative-sticky`): a rebalance hands
-/// over only the partitions that move, and the others are consumed on throughout. A partition whose position is
+/// log lines `partitions assigned` and `partitions revoked` (or `lost`) say how long each took (`callback_ms`).
+/// Rebalancing is incremental (`cooperative-sticky`): a rebalance hands over only the partitions that move, and the
+/// others are consumed on throughout. A partition whose position is
 /// no longer on the broker (`auto.offset.reset=error`) stops being fetched and is reported to `onOffsetOutOfRange`:
 /// nothing is skipped unless the caller moves it on (`restartFetching`).
 ///
