@@ -69,10 +69,10 @@ import Testing
                 try await flush([Self.play(other, on: CivilDate(year: 2026, month: 10, day: 5), "o1")])
                 #expect(try await ask("another artist's flush") == count)
 
-                memory.consumed([Self.partition: InternedDelta(events: [Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")])])
+                memory.apply([.consumed([Self.partition: InternedDelta(events: [Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")])])])
                 await memory.settled()
                 #expect(try await ask("a late event consumed") == count - Self.readingSeptember20)
-                let lateFlight = await memory.flushStarted().value()
+                let lateFlight = try #require(await memory.apply([.flushStarted]).value())
                 #expect(try await ask("its flush started") == count - Self.readingSeptember20)
                 try await store.write(FlushBatch(parts: [FlushBatch.Part(
                     topicPartition: Self.partition, generation: 0, expectedOffset: offset, newOffset: offset + 1,
@@ -100,7 +100,7 @@ import Testing
                 await ingest.noticeStoredChanges()
                 #expect(try await ask("retention dropped stored numbers") == 0)
 
-                memory.ownershipChanged(of: [Self.partition], rebuildingFrom: nil)
+                memory.apply([.ownershipChanged([Self.partition], rebuildingFrom: nil)])
                 await memory.settled()
                 try await install()
                 #expect(try await ask("a change of ownership") == 0)
@@ -183,8 +183,8 @@ import Testing
     /// the ingest does.
     static func flush(_ events: [Event], memory: LiveMemory, store: Store, offset: inout Int64) async throws {
         let delta = InternedDelta(events: events)
-        memory.consumed([Self.partition: delta])
-        let flight = await memory.flushStarted().value()
+        memory.apply([.consumed([Self.partition: delta])])
+        let flight = try #require(await memory.apply([.flushStarted]).value())
         try await store.write(FlushBatch(parts: [FlushBatch.Part(
             topicPartition: Self.partition, generation: 0, expectedOffset: offset == 0 ? nil : offset,
             newOffset: offset + Int64(events.count), delta: delta)]))

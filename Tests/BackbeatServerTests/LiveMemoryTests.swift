@@ -48,46 +48,46 @@ import Testing
         LiveMemory(configuration: MemoryConfiguration())
     }
 
-    @Test func aFlushTakesExactlyWhatWasConsumedBeforeItStarted() async {
+    @Test func aFlushTakesExactlyWhatWasConsumedBeforeItStarted() async throws {
         let memory = Self.memory()
         let d = Self.deltas
-        memory.consumed([Self.partition: d[0]])
-        memory.consumed([Self.partition: d[1]])
-        let first = memory.flushStarted()
-        memory.consumed([Self.partition: d[2]])
-        let second = memory.flushStarted()
+        memory.apply([.consumed([Self.partition: d[0]])])
+        memory.apply([.consumed([Self.partition: d[1]])])
+        let first = memory.apply([.flushStarted])
+        memory.apply([.consumed([Self.partition: d[2]])])
+        let second = memory.apply([.flushStarted])
 
-        let flight = await first.value()
+        let flight = try #require(await first.value())
         #expect(Self.answers(flight.layer) == Self.answers(Self.layer([d[0], d[1]])))
-        #expect(Self.answers(await second.value().layer) == Self.answers(Self.layer([d[2]])))
+        #expect(Self.answers(try #require(await second.value()).layer) == Self.answers(Self.layer([d[2]])))
         let layers = memory.snapshot()
         #expect(Self.answers(layers.pending) == Self.answers(CubeMemory()))
         #expect(Self.answers(layers.inFlight) == Self.answers(Self.layer([d[2]])))
     }
 
-    @Test func aFailedFlushMakesItsCubesPendingAgain() async {
+    @Test func aFailedFlushMakesItsCubesPendingAgain() async throws {
         let memory = Self.memory()
         let d = Self.deltas
-        memory.consumed([Self.partition: d[0]])
-        _ = await memory.flushStarted().value()
-        memory.consumed([Self.partition: d[1]])
+        memory.apply([.consumed([Self.partition: d[0]])])
+        _ = try #require(await memory.apply([.flushStarted]).value())
+        memory.apply([.consumed([Self.partition: d[1]])])
         // The ledger took the whole batch back: the flight's cubes are pending again, ahead of the second poll's.
-        memory.flushFailed(rebuildingFrom: nil)
-        memory.consumed([Self.partition: d[2]])
+        memory.apply([.flushFailed(rebuildingFrom: nil)])
+        memory.apply([.consumed([Self.partition: d[2]])])
 
-        let retried = await memory.flushStarted().value()
+        let retried = try #require(await memory.apply([.flushStarted]).value())
         #expect(Self.answers(retried.layer) == Self.answers(Self.layer([d[0], d[1], d[2]])))
     }
 
-    @Test func aCommittedFlushJoinsTheDurableLayerEvenWhenItsPartitionChangedHandsMeanwhile() async {
+    @Test func aCommittedFlushJoinsTheDurableLayerEvenWhenItsPartitionChangedHandsMeanwhile() async throws {
         let memory = Self.memory()
         let d = Self.deltas
-        memory.consumed([Self.partition: d[1]])
+        memory.apply([.consumed([Self.partition: d[1]])])
         await memory.install(Self.layer([d[0]]), owned: [Self.partition], everyPartition: true, sealedDays: 0, droppedDays: 0).value()
         #expect(memory.isComplete)
         #expect(Self.answers(memory.snapshot().pending) == Self.answers(Self.layer([d[1]])))
 
-        let flight = await memory.flushStarted().value()
+        let flight = try #require(await memory.apply([.flushStarted]).value())
         memory.flushCommitted(epoch: flight.epoch)
         var layers = memory.snapshot()
         #expect(Self.answers(layers.durable) == Self.answers(Self.layer([d[0], d[1]])))
@@ -96,9 +96,9 @@ import Testing
         // A revocation that drops unflushed work while the next flush is written: memory is no longer complete and no
         // longer covers the partition, pending becomes the ledger's work as the revocation left it, and the flush's
         // cells, durable once it commits, join the durable layer.
-        memory.consumed([Self.partition: d[2]])
-        let next = await memory.flushStarted().value()
-        memory.ownershipChanged(of: [Self.partition], rebuildingFrom: [d[3]])
+        memory.apply([.consumed([Self.partition: d[2]])])
+        let next = try #require(await memory.apply([.flushStarted]).value())
+        memory.apply([.ownershipChanged([Self.partition], rebuildingFrom: [d[3]])])
         await memory.settled()
         memory.flushCommitted(epoch: next.epoch)
         layers = memory.snapshot()

@@ -57,10 +57,9 @@ public struct IngestLedger: Sendable {
     private var partitions: [TopicPartition: PartitionState] = [:]
     private var resumptions: [Resumption] = []
     private var generationCounter: UInt64 = 0
-    /// Partitions whose stored offset must be read before they are owned (their messages are ignored until then).
-    private var stale: Set<TopicPartition> = []
-    /// Partitions whose stored offset is being read, and the read they wait for.
-    private var reading: [TopicPartition: UInt64] = [:]
+    /// Partitions whose stored offset must be read before they are owned (their messages are ignored until then),
+    /// with the read they wait for (nil: none started yet).
+    private var waitingForRead: [TopicPartition: UInt64?] = [:]
     /// Whether consumed messages are also kept as archive lines.
     public let archiving: Bool
 
@@ -144,15 +143,13 @@ public struct IngestLedger: Sendable {
     public mutating func assign(_ partition: TopicPartition, storedOffset: Int64?) {
         generationCounter += 1
         partitions[partition] = PartitionState(generation: generationCounter, storedOffset: storedOffset, nextOffset: storedOffset)
-        stale.remove(partition)
-        reading[partition] = nil
+        waitingForRead[partition] = nil
     }
 
     /// Stops owning `partition`; its unflushed work is dropped and will be consumed again by the next owner.
     public mutating func revoke(_ partition: TopicPartition) {
         partitions[partition] = nil
-        stale.remove(partition)
-        reading[partition] = nil
+        waitingForRead[partition] = nil
     }
 
     /// What happened to one message.
@@ -295,8 +292,7 @@ public struct IngestLedger: Sendable {
     /// read (`takeStale`). Its messages are ignored until then.
     public mutating func markStale(_ partition: TopicPartition) {
         partitions[partition] = nil
-        reading[partition] = nil
-        stale.insert(partition)
+        waitingForRead[partition] = .some(nil)
     }
 
     /// A read of stored offsets that partitions wait for (`takeStale`).
@@ -308,18 +304,21 @@ public struct IngestLedger: Sendable {
     /// The partitions waiting for their stored offsets, now read by `StoredOffsetRead` (nil: none waits). Once it is
     /// read, those still `isReading` it are sought there and assigned; if it fails, `readFailed`.
     public mutating func takeStale() -> StoredOffsetRead? {
-        guard !stale.isEmpty else { return nil }
+        let unread = waitingForRead.filter { $0.value == nil }.keys.sorted()
+        guard !unread.isEmpty else { return nil }
         generationCounter += 1
-        let read = StoredOffsetRead(id: generationCounter, partitions: stale.sorted())
-        for partition in read.partitions { reading[partition] = read.id }
-        stale.removeAll()
+        let read = StoredOffsetRead(id: generationCounter, partitions: unread)
+        for partition in unread { waitingForRead[partition] = read.id }
         return read
     }
 
     /// Whether `partition` still waits for `read` (not revoked, assigned or marked stale again since).
     public func isReading(_ partition: TopicPartition, for read: StoredOffsetRead) -> Bool {
-        reading[partition] == read.id
+        waitingForRead[partition] == read.id
     }
+
+    /// Whether any partition waits for its stored offset.
+    public var isWaitingForStoredOffsets: Bool { !waitingForRead.isEmpty }
 
     /// `read` failed: the partitions still waiting for it wait for the next read.
     public mutating func readFailed(_ read: StoredOffsetRead) {

@@ -3,15 +3,14 @@
 /// - `inFlight`: the cubes of the batch a flush is writing now;
 /// - `pending`: the cubes of what was consumed and no flush has taken yet (all days, also those before the horizon).
 ///
-/// The transitions mirror the `IngestLedger`'s, applied in the ledger's order: what a poll consumed joins the
-/// pending cubes (`consumed`, given the per-partition deltas `IngestLedger.consume` answers, so an event is interned
-/// once); a flush takes them in flight (`flushStarted`, as `takeBatch` takes every partition's delta); a committed
-/// flush moves its cubes into `durable` without projecting its events again (`flushCommitted`); a failed one returns
-/// them to pending, ahead of what was consumed since (`flushFailed`). Only a transition that drops part of the
-/// ledger's unflushed work (a partition revoked, reassigned or stale with work pending, a failed batch not taken back
-/// whole) rebuilds `pending` from what the ledger still holds: the layers are one aggregate per layer, not one per
-/// partition, because a partition's cubes apart cost far more memory when partitions do not split the artists
-/// (docs/performance.md).
+/// The transitions are the changes the ingest's state makes (`IngestState.MemoryChange`, `apply`), in its order: what
+/// a poll consumed joins the pending cubes (`consumed`, given the per-partition deltas `IngestLedger.consume`
+/// answers, so an event is interned once); a flush takes them in flight (`flushStarted`, as `takeBatch` takes every
+/// partition's delta); a committed flush moves its cubes into `durable` without projecting its events again
+/// (`flushCommitted`); a failed one returns them to pending, ahead of what was consumed since (`flushFailed`). Only a
+/// change that drops part of the ledger's unflushed work (the state decides) rebuilds `pending` from what the ledger
+/// still holds: the layers are one aggregate per layer, not one per partition, because a partition's cubes apart
+/// cost far more memory when partitions do not split the artists (docs/performance.md).
 ///
 /// Which answers the layers hold whole (`covers`): `loaded` is the partitions owned without a break since the snapshot
 /// was installed. For an artist whose messages all arrive on loaded partitions, durable + in flight + pending is
@@ -55,6 +54,18 @@ public struct MemoryLayers: Sendable {
     public struct Flight: Sendable {
         public var epoch: UInt64
         public var layer: CubeMemory
+    }
+
+    /// Applies a change the ingest's state made (`IngestState.MemoryChange`); a flush's start answers its flight.
+    @discardableResult
+    public mutating func apply(_ change: IngestState.MemoryChange) -> Flight? {
+        switch change {
+        case .consumed(let polled): consumed(polled)
+        case .ownershipChanged(let partitions, let unflushed): ownershipChanged(of: partitions, rebuildingFrom: unflushed)
+        case .flushStarted: return flushStarted()
+        case .flushFailed(let unflushed): flushFailed(rebuildingFrom: unflushed)
+        }
+        return nil
     }
 
     /// Adds a poll's per-partition deltas to the pending cubes.

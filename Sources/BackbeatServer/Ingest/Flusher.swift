@@ -64,7 +64,7 @@ extension IngestService {
         await stopPollingAndWait()
         if hung { try await stopAfterHungFlush(consumer) }
         // Final flush, when PostgreSQL answers: retry for a while so that a clean stop leaves nothing to consume again.
-        if ledger.withLock({ $0.hasUnflushedWork($0.assigned) }), await postgresAtStop.answers() {
+        if state.withLock({ $0.ledger.hasUnflushedWork($0.ledger.assigned) }), await postgresAtStop.answers() {
             for attempt in 1...10 {
                 let outcome = await flushOnce(consumer: consumer)
                 if outcome == .hung { try await stopAfterHungFlush(consumer) }
@@ -93,7 +93,7 @@ extension IngestService {
     /// the last poll or batch taken) reaches `IngestConfiguration.earlyFlushBytes`.
     fileprivate func sleepUntilFlushIsDue() async throws {
         let due = ContinuousClock.now + configuration.flushInterval
-        while ContinuousClock.now < due, pendingBytes.load(ordering: .relaxed) < configuration.earlyFlushBytes {
+        while ContinuousClock.now < due, state.withLock({ $0.pendingBytes }) < configuration.earlyFlushBytes {
             try await Task.sleep(for: min(.milliseconds(10), due - ContinuousClock.now))
         }
     }
@@ -101,19 +101,19 @@ extension IngestService {
     /// When owned partitions wait at a gap (`--offset-gap-policy stop`) and `backbeat offsets reset` moved their
     /// stored offset, consumes them again from there.
     fileprivate func resumeWaitingPartitions() async {
-        let waiting = ledger.withLock { ledger in ledger.waitingGaps.map { ($0.topicPartition, ledger.storedOffsets[$0.topicPartition] ?? nil) } }
+        let waiting = state.withLock { state in state.ledger.waitingGaps.map { ($0.topicPartition, state.ledger.storedOffsets[$0.topicPartition] ?? nil) } }
         guard !waiting.isEmpty, let stored = try? await store.storedOffsets(for: waiting.map(\.0)) else { return }
         let moved = waiting.filter { partition, offset in stored[partition] != offset }.map(\.0)
         guard !moved.isEmpty else { return }
         logger.notice("the stored offsets of partitions waiting at a gap were reset; consuming them from there", metadata: [
             "partitions": "\(moved.map { "\($0):\(stored[$0].map(String.init) ?? "none")" }.joined(separator: ","))"])
-        changeOwnership(of: moved) { $0.markStale($1) }
+        change { $0.mustSeekStoredOffsets(moved) }
     }
 
     /// When consumed events are left unflushed at the stop, says where the next start resumes: the offsets PostgreSQL
     /// stored, as this instance knows them (a partition never stored resumes where `auto.offset.reset` says).
     fileprivate func logResumeOffsets() {
-        let (unflushed, stored) = ledger.withLock { ($0.hasUnflushedWork($0.assigned), $0.storedOffsets) }
+        let (unflushed, stored) = state.withLock { ($0.ledger.hasUnflushedWork($0.ledger.assigned), $0.ledger.storedOffsets) }
         guard unflushed else { return }
         let sorted = stored.sorted { $0.key < $1.key }
         logger.warning("stopping with consumed events not flushed; the next start resumes from the offsets PostgreSQL stored", metadata: [
@@ -151,14 +151,9 @@ extension IngestService {
     @discardableResult
     fileprivate func flushOnce(consumer: KafkaConsumer) async -> FlushOutcome {
         guard await settleArchive() else { return .failed }
-        let taken = ledger.withLock { ledger -> (FlushBatch, ChangeApplied<MemoryLayers.Flight>?)? in
-            guard let batch = ledger.takeBatch() else { return nil }
-            // What is left unflushed: the early flush (`sleepUntilFlushIsDue`) must not see the batch just taken.
-            pendingBytes.store(ledger.pendingBytes, ordering: .relaxed)
-            return (batch, memory?.flushStarted())
-        }
-        guard let (batch, moved) = taken else { return .done }
-        let inFlight = await moved?.value()
+        let (taken, moved) = changeTellingMemory { $0.flushStarted() }
+        guard let batch = taken else { return .done }
+        let inFlight = await moved?.value() ?? nil
         let started = ContinuousClock.now
         var writing = false
         do {
@@ -181,7 +176,7 @@ extension IngestService {
             if configuration.commitGroupOffsets {
                 consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             }
-            counters.withLock { $0.flushes += 1 }
+            change { $0.flushCommitted(batch) }
             metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: batch.rowCount)
             logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
             return .done
@@ -189,15 +184,14 @@ extension IngestService {
             rollBackArchive()
             metrics.recordFlush(outcome: "conflict", duration: ContinuousClock.now - started, rows: 0)
             logger.warning("offset conflict; partition will be consumed again from its stored offset", metadata: ["detail": "\(conflict)"])
-            takeBack(batch)
-            changeOwnership(of: [conflict.topicPartition]) { $0.markStale($1) }
+            change { $0.offsetConflict(batch, on: conflict.topicPartition) }
             return .done
         } catch is PostgresDoesNotAnswer {
             // Nothing more is written by this process; its transaction, if it began, commits or not: the next start
             // reads the offsets PostgreSQL stored either way.
             metrics.recordFlush(outcome: "abandoned", duration: ContinuousClock.now - started, rows: 0)
             logger.warning("the stop abandons the flush in flight: PostgreSQL does not answer; its events will be consumed again")
-            takeBack(batch)
+            change { $0.flushFailed(batch) }
             return .abandoned
         } catch is WaitTimedOut {
             // Its transaction may still commit once PostgreSQL answers again: nothing more is written by this process.
@@ -216,18 +210,8 @@ extension IngestService {
             } else {
                 logger.error("flush failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
             }
-            takeBack(batch)
+            change { $0.flushFailed(batch) }
             return cutShort ? .cutShort : .failed
-        }
-    }
-
-    /// Puts the batch of a failed flush back in the ledger and tells the in-memory layers: its cubes are pending
-    /// again, or, when a partition changed hands during the flight and its part was not taken back, pending becomes
-    /// the cubes of the ledger's unflushed work.
-    fileprivate func takeBack(_ batch: FlushBatch) {
-        ledger.withLock { ledger in
-            let whole = ledger.restore(batch).count == batch.parts.count
-            memory?.flushFailed(rebuildingFrom: whole ? nil : ledger.pendingDeltas)
         }
     }
 }
@@ -282,7 +266,7 @@ extension IngestService {
                       metadata: ["partitions": "\(landed.map(\.description).joined(separator: ","))"])
         // Its batch went back to the ledger as failed, but PostgreSQL stored these partitions' offsets past it: they
         // are consumed again from there, as after an offset conflict, rather than written again to meet one.
-        changeOwnership(of: landed) { $0.markStale($1) }
+        change { $0.mustSeekStoredOffsets(landed) }
         return true
     }
 
@@ -300,7 +284,7 @@ extension IngestService {
     /// Seals segments that are full, past their hour, or of partitions no longer owned. A segment that cannot be
     /// sealed stays open on disk, and the next start seals it.
     fileprivate func sealArchiveSegments() {
-        let owned = Set(ledger.withLock { $0.assigned })
+        let owned = Set(state.withLock { $0.ledger.assigned })
         do {
             try archive.withLock { try $0?.sealFinished(now: Self.now(), keeping: owned) }
         } catch {
@@ -336,8 +320,8 @@ extension IngestService {
     /// alone for the artists whose messages arrive on owned partitions only (it loads only those), and for
     /// everything when it owns them all.
     fileprivate func loadSnapshotOfOwnedPartitions() async {
-        guard let memory, let all = allPartitions.withLock({ $0 }), !all.isEmpty else { return }
-        let owned = Set(ledger.withLock { $0.assigned })
+        guard let memory, let all = state.withLock({ $0.allPartitions }), !all.isEmpty else { return }
+        let owned = Set(state.withLock { $0.ledger.assigned })
         guard !owned.isEmpty, !memory.isLoaded(owned) else { return }
         let started = ContinuousClock.now
         let snapshot: StoredSnapshot
@@ -352,9 +336,8 @@ extension IngestService {
         // Seal and trim before installing, outside every lock: loaded rows arrive as open cells.
         var loaded = snapshot.memory
         let (sealed, dropped) = memory.trim(&loaded, today: Self.today())
-        let installed = ledger.withLock { ledger -> ChangeApplied<Void>? in
-            let stored = ledger.storedOffsets
-            guard Set(stored.keys) == owned, stored.allSatisfy({ $0.value == snapshot.offsets[$0.key] }) else { return nil }
+        let installed = state.withLock { state -> ChangeApplied<Void>? in
+            guard state.standsAt(snapshot.offsets, owning: owned) else { return nil }
             return memory.install(loaded, owned: owned, everyPartition: owned == all, sealedDays: sealed, droppedDays: dropped)
         }
         if let installed {

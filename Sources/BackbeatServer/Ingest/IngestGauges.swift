@@ -20,7 +20,7 @@ extension IngestService {
     /// Updates the gauges of `/metrics`: lag of each owned partition (its high watermark as last fetched, less the
     /// offset stored in PostgreSQL: what is not yet flushed), unflushed bytes, pause state and memory held.
     fileprivate func recordGauges(_ consumer: KafkaConsumer) {
-        let (stored, trail, waiting) = ledger.withLock { ($0.storedOffsets, $0.storedOffsetTrail, $0.waitingGaps.count) }
+        let (stored, trail, waiting) = state.withLock { ($0.ledger.storedOffsets, $0.ledger.storedOffsetTrail, $0.ledger.waitingGaps.count) }
         let now = Self.now()
         metrics.recordStoredOffsetTrail(
             messages: trail.values.map(\.messages).max() ?? 0,
@@ -32,7 +32,6 @@ extension IngestService {
             lag[partition] = max(0, watermarks.high - (offset ?? watermarks.low))
         }
         metrics.recordLag(lag)
-        self.lag.store(lag.values.reduce(0, +), ordering: .relaxed)
         let state = backpressure
         metrics.recordIngestState(pendingBytes: state.pendingBytes, paused: state.paused)
         if let footprint = memory?.footprint() {

@@ -23,35 +23,26 @@ public final class IngestService: Service, Sendable {
     let store: Store
     let logger: Logger
     let metrics: ServiceMetrics
-    let ledger: Mutex<IngestLedger>
+    /// The ingest's one state (`IngestState`): the ledger of owned partitions, backpressure, gaps and totals. Changed
+    /// through `change`, which hands the in-memory layers their part under the same lock.
+    let state: Mutex<IngestState>
     /// The archive of every consumed message (nil without `archiveDirectory`); only the flusher touches it.
     let archive = Mutex<ArchiveWriter?>(nil)
     /// The in-memory cubes (nil when memory is disabled: PostgreSQL answers everything).
     let memory: LiveMemory?
-    /// Every partition of the subscribed topics, as of the last assignment (nil: unknown).
-    let allPartitions = Mutex<Set<TopicPartition>?>(nil)
     let stopPolling = Atomic<Bool>(false)
     /// Ends when the polling thread has exited (nil before it starts).
     let pollingDone = Mutex<Task<Void, Never>?>(nil)
-    /// Whether consumption is paused because unflushed work exceeds `pendingLimitBytes`.
-    let paused = Atomic<Bool>(false)
-    /// `IngestLedger.pendingBytes` as of the last poll or the last batch taken by a flush.
-    let pendingBytes = Atomic<Int>(0)
-    /// Messages of the owned partitions not yet durable (high watermark less stored offset), as of the last gauges.
-    let lag = Atomic<Int64>(0)
     /// Set once `run` made it (nil before, and once closed, leaving the group, by the flusher's last step).
     let consumer = Mutex<KafkaConsumer?>(nil)
     /// Where rejected messages go besides `rejected_events` (nil: nowhere else); set up by the flusher.
     let deadLetters = Mutex<DeadLetterTopic?>(nil)
-    let counters = Mutex(IngestCounters())
     /// The artists on partitions the flushes have stored (`artist_partitions`): a flush stores only pairs not in here.
     let storedArtistPartitions = Mutex<Set<ArtistPartition>>([])
     /// The stored changes of other processes last seen (`Store.storedChanges`; nil: not read yet).
     let seenStoredChanges = Mutex<Store.StoredChanges?>(nil)
     /// Whether PostgreSQL answers at the stop: the flush in flight is abandoned and the final one skipped when not.
     let postgresAtStop: PostgresAtStop
-    /// The gaps this instance found since it started (`OffsetGap`), the latest last, at most `recentGapLimit`.
-    let recentGaps = Mutex<[OffsetGap]>([])
 
     public init(
         configuration: IngestConfiguration, store: Store, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger,
@@ -62,7 +53,7 @@ public final class IngestService: Service, Sendable {
         self.store = store
         self.metrics = metrics
         self.logger = logger
-        self.ledger = Mutex(IngestLedger(archiving: configuration.archiveDirectory != nil))
+        self.state = Mutex(IngestState(archiving: configuration.archiveDirectory != nil, pendingLimitBytes: configuration.pendingLimitBytes))
         self.memory = configuration.memory.isEnabled ? LiveMemory(configuration: configuration.memory) : nil
     }
 
@@ -76,11 +67,9 @@ public final class IngestService: Service, Sendable {
                        .init(service: IngestGauges(ingest: self))],
             logger: logger))
         try await parts.run()
-        logger.info("ingest stopped", metadata: ["accepted": "\(stats.accepted)", "rejected": "\(stats.rejected)"])
+        let totals = state.withLock { $0.totals }
+        logger.info("ingest stopped", metadata: ["accepted": "\(totals.accepted)", "rejected": "\(totals.rejected)"])
     }
-
-    /// Totals since start, for logs and tests.
-    public var stats: IngestCounters { counters.withLock { $0 } }
 
     /// Whether a Kafka broker answers (false before the consumer exists).
     public func isBrokerReachable() async -> Bool {
@@ -88,27 +77,31 @@ public final class IngestService: Service, Sendable {
         return (try? await awaitBlocking { consumer.isBrokerReachable() }) ?? false
     }
 
-    /// How many of the latest gaps `recentGaps` keeps.
-    static let recentGapLimit = 20
-
     /// The gaps found since the start (the latest last) and those the owned partitions wait at.
     public var offsetGaps: (recent: [OffsetGap], waiting: [OffsetGap]) {
-        (recentGaps.withLock { $0 }, ledger.withLock { $0.waitingGaps })
+        state.withLock { ($0.recentGaps, $0.ledger.waitingGaps) }
     }
 
     /// Whether consumption is paused by backpressure, and the unflushed bytes as of the last poll.
     public var backpressure: (paused: Bool, pendingBytes: Int) {
-        (paused.load(ordering: .relaxed), pendingBytes.load(ordering: .relaxed))
+        state.withLock { ($0.paused, $0.pendingBytes) }
     }
 
-    /// Applies `change` (assign, revoke, mark stale) to each of `partitions` in the ledger and tells the in-memory
-    /// layers, under the ledger's lock: the partitions are no longer loaded, and when the change dropped unflushed
-    /// work, the pending cubes become those of the work left.
-    func changeOwnership(of partitions: [TopicPartition], _ change: (inout IngestLedger, TopicPartition) -> Void) {
-        ledger.withLock { ledger in
-            let dropping = ledger.hasUnflushedWork(partitions)
-            for partition in partitions { change(&ledger, partition) }
-            memory?.ownershipChanged(of: partitions, rebuildingFrom: dropping ? ledger.pendingDeltas : nil)
+    /// Runs `transition` on the state under its lock and hands the in-memory layers the changes it queued, under the
+    /// same lock so that they apply them in the state's order.
+    @discardableResult
+    func change<Result>(_ transition: (inout IngestState) -> Result) -> Result {
+        changeTellingMemory(transition).result
+    }
+
+    /// `change`, answering also the layers' application of its changes (nil without memory): what a flush awaits.
+    func changeTellingMemory<Result>(
+        _ transition: (inout IngestState) -> Result
+    ) -> (result: Result, memory: ChangeApplied<MemoryLayers.Flight?>?) {
+        state.withLock { state in
+            let result = transition(&state)
+            let changes = state.takeMemoryChanges()
+            return (result, changes.isEmpty ? nil : memory?.apply(changes))
         }
     }
 
@@ -136,11 +129,4 @@ public struct FlushHung: Error, CustomStringConvertible {
     public var description: String {
         "a flush to PostgreSQL did not return within \(limit) (--flush-timeout): PostgreSQL or the connection to it hangs; a restart resumes from the stored offsets"
     }
-}
-
-/// Running totals of the ingest path.
-public struct IngestCounters: Sendable {
-    public var accepted = 0
-    public var rejected = 0
-    public var flushes = 0
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// feeding each message to the `IngestLedger` and what it adds to the in-memory layers; pauses the owned partitions
 /// while unflushed work is over `--pending-limit`. Rebalance callbacks run on the polling thread and never wait for
 /// PostgreSQL, so that no rebalance of the group waits for it: an assigned partition starts at offset 0 and waits
-/// for its stored offset, read by a task of its own (`StoredOffsetReads`); once read, the polling thread seeks the
+/// for its stored offset, read by a task of its own; once read, the polling thread seeks the
 /// partition there and owns it. A revocation drops the revoked partitions' unflushed work, which their next
 /// owner consumes again from the stored offsets. A position the broker no longer has becomes an `OffsetGap`, stored
 /// with the next flush, and the partition goes on from the log's start or waits (`--offset-gap-policy`).
@@ -68,29 +68,22 @@ extension IngestService {
     }
 
     private func pollLoop(_ consumer: KafkaConsumer) {
-        let reads = StoredOffsetReads()
         while !stopPolling.load(ordering: .relaxed) {
-            readStoredOffsets(reads)
-            ownPartitionsRead(reads, consumer)
+            readStoredOffsets()
+            seekPartitionsRead(consumer)
             applyBackpressure(consumer)
             let messages = consumer.poll(timeoutMs: 100, maxMessages: configuration.pollBatchSize)
             guard !messages.isEmpty else { continue }
             let now = Timestamp.wallClock()
             var tally = ServiceMetrics.PollTally()
-            let resumptions = ledger.withLock { ledger in
-                let polled = ledger.consume(messages, now: now, outcome: { message, outcome in
+            let resumptions = change { state in
+                state.consumed(messages, now: now, outcome: { message, outcome in
                     tally.add(topic: message.position.topicPartition.topic, outcome)
                 })
-                memory?.consumed(polled)
-                return ledger.takeResumptions()
             }
             memory?.keepUp()
             metrics.record(tally)
             for resumption in resumptions { report(resumption) }
-            counters.withLock {
-                $0.accepted += tally.accepted.values.reduce(0, +)
-                $0.rejected += tally.rejected.values.reduce(0, +)
-            }
         }
     }
 
@@ -105,95 +98,81 @@ extension IngestService {
     /// Pauses every owned partition while unflushed work is over the limit (again on each poll, so that partitions
     /// assigned meanwhile are paused too) and resumes them once flushes bring it under half the limit.
     private func applyBackpressure(_ consumer: KafkaConsumer) {
-        let (owned, bytes) = ledger.withLock { ($0.assigned, $0.pendingBytes) }
-        pendingBytes.store(bytes, ordering: .relaxed)
-        let limit = configuration.pendingLimitBytes
-        let wasPaused = paused.load(ordering: .relaxed)
-        let pause = wasPaused ? bytes > limit / 2 : bytes > limit
+        guard let action = change({ $0.backpressure() }) else { return }
         do {
-            if pause {
-                try consumer.setPaused(true, owned)
-            } else if wasPaused {
-                try consumer.setPaused(false, owned)
+            switch action {
+            case .pause(let partitions): try consumer.setPaused(true, partitions)
+            case .resume(let partitions): try consumer.setPaused(false, partitions)
             }
         } catch {
             logger.warning("cannot pause or resume partitions", metadata: ["error": "\(error)"])
             return
         }
-        guard pause != wasPaused else { return }
-        paused.store(pause, ordering: .relaxed)
-        if pause {
+        let (flipped, bytes) = change { ($0.backpressureApplied(action), $0.pendingBytes) }
+        guard flipped else { return }
+        if case .pause = action {
             logger.warning("pausing consumption: unflushed work is over the limit (are flushes to PostgreSQL failing?)", metadata: [
-                "pending_bytes": "\(bytes)", "limit_bytes": "\(limit)"])
+                "pending_bytes": "\(bytes)", "limit_bytes": "\(configuration.pendingLimitBytes)"])
         } else {
             logger.notice("resuming consumption: flushes caught up", metadata: ["pending_bytes": "\(bytes)"])
         }
     }
 
-    /// librdkafka assigned partitions: they wait for their stored offsets (`takeStale`, read by `readStoredOffsets`),
-    /// their messages ignored until then. Meanwhile they start at offset 0, an offset no later than any stored one:
-    /// messages fetched from there before the seek to the stored offset, if librdkafka hands some over after it, come
-    /// in order from before the stored offset, and the ledger ignores those below it. (From the log's end, as tried
-    /// first, such messages came from after it, and the ledger, taking them as the next ones, skipped the rest.) Not
-    /// the logical beginning either: a position librdkafka must ask the broker for can be answered after the seek.
+    /// librdkafka assigned partitions: they wait for their stored offsets (`IngestState.nextStoredOffsetRead`, read
+    /// by `readStoredOffsets`), their messages ignored until then. Meanwhile they start at offset 0, an offset no
+    /// later than any stored one: messages fetched from there before the seek to the stored offset, if librdkafka
+    /// hands some over after it, come in order from before the stored offset, and the ledger ignores those below it.
+    /// (From the log's end, as tried first, such messages came from after it, and the ledger, taking them as the next
+    /// ones, skipped the rest.) Not the logical beginning either: a position librdkafka must ask the broker for can
+    /// be answered after the seek.
     private func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
-        changeOwnership(of: partitions) { $0.markStale($1) }
+        change { $0.assigned(partitions) }
         return Dictionary(uniqueKeysWithValues: partitions.map { ($0, 0) })
     }
 
     /// librdkafka takes partitions away: their consumed work not yet flushed is dropped (the next owner consumes it
     /// again from the stored offsets; a flush in flight commits, or meets an offset conflict if it comes second).
     private func revoked(_ partitions: [TopicPartition], lost: Bool) {
-        let unflushed = ledger.withLock { $0.hasUnflushedWork(partitions) }
-        metrics.recordHandOver(outcome: lost ? "lost" : unflushed ? "unflushed" : "flushed")
-        changeOwnership(of: partitions) { $0.revoke($1) }
+        let handOver = change { $0.revoked(partitions, lost: lost) }
+        metrics.recordHandOver(outcome: handOver.rawValue)
     }
 
-    /// Starts a read of the stored offsets the ledger's waiting partitions need, on a task of its own; its outcome
-    /// joins `reads` (a failed one after `readRetryDelay`).
-    private func readStoredOffsets(_ reads: StoredOffsetReads) {
-        guard let read = ledger.withLock({ $0.takeStale() }) else { return }
-        Task { [store] in
+    /// Starts the read of stored offsets the state's waiting partitions need, on a task of its own (after
+    /// `readRetryDelay` when the last one failed); its outcome goes back to the state, which has the polling thread
+    /// seek the partitions still waiting (`seekPartitionsRead`).
+    private func readStoredOffsets() {
+        guard let (read, afterFailure) = change({ $0.nextStoredOffsetRead() }) else { return }
+        Task { [self] in
+            if afterFailure { try? await Task.sleep(for: Self.readRetryDelay) }
+            let stored: [TopicPartition: Int64]?
             do {
-                let stored = try await awaitTask(limit: Self.storeWaitLimit) { try await store.storedOffsets(for: read.partitions) }
-                reads.finished(read, .success(stored))
+                stored = try await awaitTask(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: read.partitions) }
             } catch {
-                try? await Task.sleep(for: Self.readRetryDelay)
-                reads.finished(read, .failure(error))
+                logger.error("cannot read stored offsets; partitions will be retried", metadata: [
+                    "partitions": "\(read.partitions.map(\.description).joined(separator: ","))", "error": "\(error)"])
+                stored = nil
             }
+            change { $0.storedOffsetsRead(read, stored) }
         }
     }
 
     /// Seeks the partitions whose stored offsets were read, and still wait for them, to those offsets, and owns them
-    /// from there. A read or a seek that failed has them wait for the next read.
-    private func ownPartitionsRead(_ reads: StoredOffsetReads, _ consumer: KafkaConsumer) {
-        for (read, outcome) in reads.take() {
-            let waiting = ledger.withLock { ledger in read.partitions.filter { ledger.isReading($0, for: read) } }
-            guard !waiting.isEmpty else { continue }
-            let stored: [TopicPartition: Int64]
-            switch outcome {
-            case .failure(let error):
-                logger.error("cannot read stored offsets; partitions will be retried", metadata: [
-                    "partitions": "\(waiting.map(\.description).joined(separator: ","))", "error": "\(error)"])
-                ledger.withLock { $0.readFailed(read) }
-                continue
-            case .success(let offsets):
-                stored = offsets
-            }
+    /// from there. A seek that failed has them wait for the next read.
+    private func seekPartitionsRead(_ consumer: KafkaConsumer) {
+        for seek in change({ $0.takeSeeks() }) {
             do {
                 // Restarted rather than sought: a partition that waited at a gap is no longer fetched, and seek would
                 // not start it again.
-                try consumer.restartFetching(Dictionary(uniqueKeysWithValues: waiting.map { ($0, stored[$0] ?? KafkaOffset.beginning) }))
+                try consumer.restartFetching(seek.offsets.mapValues { $0 ?? KafkaOffset.beginning })
             } catch {
                 logger.warning("cannot seek partitions to their stored offsets; will retry", metadata: ["error": "\(error)"])
-                ledger.withLock { $0.readFailed(read) }
-                Thread.sleep(forTimeInterval: 0.5)
+                change { $0.seekFailed(seek) }
                 continue
             }
             refreshPartitionList()
-            changeOwnership(of: waiting) { $0.assign($1, storedOffset: stored[$1]) }
+            let owned = change { $0.sought(seek) }
             logger.info("consuming partitions from their stored offsets", metadata: [
-                "partitions": "\(waiting.map { "\($0):\(stored[$0].map(String.init) ?? "start")" }.joined(separator: ","))"])
+                "partitions": "\(owned.map { "\($0):\((seek.offsets[$0] ?? nil).map(String.init) ?? "start")" }.joined(separator: ","))"])
         }
     }
 
@@ -206,12 +185,12 @@ extension IngestService {
         guard let consumer = consumer.withLock({ $0 }) else { return }
         let partition = position.topicPartition
         // Not owned (yet): nothing of it is consumed; its seek to the stored offset comes, and meets the gap, if any.
-        guard ledger.withLock({ $0.owns(partition) }) else { return }
+        guard state.withLock({ $0.ledger.owns(partition) }) else { return }
         // No position yet (a logical offset: librdkafka looked for a committed one, and Backbeat commits none by
         // default): nothing was skipped; the partition is sought to its stored offset instead.
         guard position.offset >= 0 else {
             logger.notice("a partition without a position was reset; seeking it to its stored offset", metadata: ["partition": "\(partition)"])
-            changeOwnership(of: [partition]) { $0.markStale($1) }
+            change { $0.mustSeekStoredOffsets([partition]) }
             return
         }
         let log: (low: Int64, high: Int64)
@@ -220,18 +199,13 @@ extension IngestService {
         } catch {
             logger.warning("offset out of range, and the broker's log offsets cannot be read; will try again", metadata: [
                 "partition": "\(partition)", "offset": "\(position.offset)", "error": "\(error)"])
-            changeOwnership(of: [partition]) { $0.markStale($1) }
-            Thread.sleep(forTimeInterval: 0.5)
+            change { $0.mustSeekStoredOffsets([partition], afterFailure: true) }
             return
         }
         var gap = OffsetGap(topicPartition: partition, firstMissing: position.offset, logStart: log.low, logEnd: log.high,
                             detectedAt: Self.now(), resumedAt: nil)
         if gap.isDeletedRange && configuration.gapPolicy == .resume { gap.resumedAt = log.low }
-        guard ledger.withLock({ $0.recordGap(gap) }) else { return }
-        recentGaps.withLock { gaps in
-            gaps.append(gap)
-            if gaps.count > Self.recentGapLimit { gaps.removeFirst(gaps.count - Self.recentGapLimit) }
-        }
+        guard change({ $0.gapFound(gap) }) else { return }
         metrics.recordOffsetGap(gap)
         var metadata: Logger.Metadata = [
             "topic": "\(partition.topic)", "partition": "\(partition.partition)", "first_missing": "\(gap.firstMissing)",
@@ -247,7 +221,7 @@ extension IngestService {
             try consumer.restartFetching([partition: resumedAt])
         } catch {
             logger.warning("cannot move past the gap; the partition is sought again from its stored offset", metadata: ["error": "\(error)"])
-            changeOwnership(of: [partition]) { $0.markStale($1) }
+            change { $0.mustSeekStoredOffsets([partition]) }
         }
     }
 
@@ -256,26 +230,10 @@ extension IngestService {
         guard memory != nil, let consumer = consumer.withLock({ $0 }) else { return }
         do {
             let partitions = try consumer.partitions(of: configuration.topics)
-            allPartitions.withLock { $0 = partitions }
+            change { $0.partitionsListed(partitions) }
         } catch {
-            allPartitions.withLock { $0 = nil }
+            change { $0.partitionsListed(nil) }
             logger.warning("cannot list the topics' partitions; queries go to PostgreSQL until the next rebalance", metadata: ["error": "\(error)"])
-        }
-    }
-}
-
-/// The reads of stored offsets that finished, with their outcome, until the polling thread takes them.
-final class StoredOffsetReads: Sendable {
-    private let done = Mutex<[(IngestLedger.StoredOffsetRead, Result<[TopicPartition: Int64], any Error>)]>([])
-
-    func finished(_ read: IngestLedger.StoredOffsetRead, _ outcome: Result<[TopicPartition: Int64], any Error>) {
-        done.withLock { $0.append((read, outcome)) }
-    }
-
-    func take() -> [(IngestLedger.StoredOffsetRead, Result<[TopicPartition: Int64], any Error>)] {
-        done.withLock { taken in
-            defer { taken.removeAll() }
-            return taken
         }
     }
 }

@@ -5,14 +5,14 @@ import Synchronization
 /// This instance's in-memory cubes (`MemoryLayers`: durable, in flight and pending), and whether they alone answer
 /// queries.
 ///
-/// The changes the ingest ledger causes (what a poll consumed, a flush starting or failing, ownership changing, a
-/// snapshot installed) are submitted under the ledger's lock, so in the ledger's order, and applied in that order on
-/// a queue of their own (`changes`): the polling thread hands over what it consumed and polls on while the cubes are
-/// added up on another core. Queries see the layers as of the last change applied, a few milliseconds behind the
-/// ledger at most, and never an event in two layers: a flush's batch leaves `pending` by the change that starts it,
+/// The changes the ingest's state makes (`IngestState.MemoryChange`: what a poll consumed, a flush starting or
+/// failing, ownership changing) and the snapshots installed are submitted under the state's lock, so in its order,
+/// and applied in that order on a queue of their own (`changes`): the polling thread hands over what it consumed and
+/// polls on while the cubes are added up on another core. Queries see the layers as of the last change applied, a few milliseconds behind the
+/// state at most, and never an event in two layers: a flush's batch leaves `pending` by the change that starts it,
 /// which the flush awaits before it writes.
 ///
-/// Lock order: the ingest ledger's lock, then this one; nothing here takes the ledger's lock.
+/// Lock order: the ingest state's lock, then this one; nothing here takes the state's lock.
 final class LiveMemory: Sendable {
     /// Counters of how queries were answered, and of the work of sealing and eviction.
     struct Statistics: Sendable {
@@ -74,34 +74,22 @@ final class LiveMemory: Sendable {
         state.withLock { ($0.layers.daysHeld, $0.layers.byteCount) }
     }
 
-    // MARK: - Submitted under the ledger's lock
+    // MARK: - Submitted under the ingest state's lock
 
-    /// Adds what a poll just consumed, a delta per partition (`IngestLedger.consume`).
-    func consumed(_ polled: [TopicPartition: InternedDelta]) {
-        guard !polled.isEmpty else { return }
-        submit { [self] in state.withLock { $0.layers.consumed(polled) } }
+    /// Applies the changes the ingest's state queued (`IngestState.takeMemoryChanges`), in their order. Answers,
+    /// once they are applied, the flight of the flush among them that started (`MemoryLayers.Flight`: the epoch to
+    /// hand back to `flushCommitted`, and the in-flight cubes, exactly the batch taken, which the flush writes
+    /// instead of projecting it again), nil if none did.
+    @discardableResult
+    func apply(_ changes: [IngestState.MemoryChange]) -> ChangeApplied<MemoryLayers.Flight?> {
+        submit { [self] in
+            state.withLock { state in
+                changes.reduce(nil as MemoryLayers.Flight?) { flight, change in state.layers.apply(change) ?? flight }
+            }
+        }
     }
 
-    /// `partitions` were assigned, revoked or marked stale: they are no longer loaded; `unflushed`, when the change
-    /// dropped unflushed work, is the ledger's unflushed work left, which `pending` becomes.
-    func ownershipChanged(of partitions: [TopicPartition], rebuildingFrom unflushed: [InternedDelta]?) {
-        submit { [self] in state.withLock { $0.layers.ownershipChanged(of: partitions, rebuildingFrom: unflushed) } }
-    }
-
-    /// A flush took everything pending: it moves in flight. Answers (once every change before it is applied) the
-    /// epoch to hand back to `flushCommitted`, and the in-flight cubes: exactly the batch taken, which the flush
-    /// writes instead of projecting it again.
-    func flushStarted() -> ChangeApplied<MemoryLayers.Flight> {
-        submit { [self] in state.withLock { $0.layers.flushStarted() } }
-    }
-
-    /// A flush failed: its cubes are pending again, or, when the ledger took back only part of its batch,
-    /// `pending` becomes the cubes of `unflushed`, the ledger's unflushed work.
-    func flushFailed(rebuildingFrom unflushed: [InternedDelta]?) {
-        submit { [self] in state.withLock { $0.layers.flushFailed(rebuildingFrom: unflushed) } }
-    }
-
-    /// Installs a snapshot read from PostgreSQL while the ledger's stored offsets of the `owned` partitions equal the
+    /// Installs a snapshot read from PostgreSQL while the state's stored offsets of the `owned` partitions equal the
     /// snapshot's (already sealed and trimmed: the counts are for the statistics). Answers once it is installed.
     func install(
         _ durable: CubeMemory, owned: Set<TopicPartition>, everyPartition: Bool, sealedDays: Int, droppedDays: Int
@@ -133,7 +121,7 @@ final class LiveMemory: Sendable {
         await submit {}.value()
     }
 
-    // MARK: - Called by the polling thread, outside the ledger's lock
+    // MARK: - Called by the polling thread, outside the state's lock
 
     /// Blocks while more than `backlogLimit` changes wait to be applied: what the poll thread hands over is bounded
     /// by what the other core adds up.

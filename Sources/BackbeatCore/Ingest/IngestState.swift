@@ -1,0 +1,265 @@
+/// The live ingest's one state, kept pure so that every transition is tested without Kafka or PostgreSQL: the ledger
+/// of owned partitions (`IngestLedger`), the stored offsets read for partitions just assigned, backpressure, the
+/// partitions of the subscribed topics, the gaps found and the running totals.
+///
+/// The services hold it behind one lock and only run what its transitions answer, outside the lock: seek these
+/// partitions, pause or resume those, read stored offsets, write this batch. Each transition also queues the change
+/// the in-memory layers must apply (`MemoryChange`, taken by `takeMemoryChanges` while the lock is still held, so the
+/// layers see the changes in the state's order), and decides the one rule they depend on: a change that drops
+/// unflushed work (a partition revoked, reassigned or stale with work pending, a failed batch not taken back whole)
+/// rebuilds the pending layer from the work left; any other change does not.
+public struct IngestState: Sendable {
+    /// The book of owned partitions: what each consumed since its last durable flush.
+    public private(set) var ledger: IngestLedger
+    /// Unflushed bytes (`IngestLedger.pendingBytes`) beyond which consumption pauses until flushes bring them under half.
+    public let pendingLimitBytes: Int
+    /// Whether consumption is paused because unflushed work went over `pendingLimitBytes`.
+    public private(set) var paused = false
+    /// `IngestLedger.pendingBytes` as of the last poll or the last batch a flush took.
+    public private(set) var pendingBytes = 0
+    /// Every partition of the subscribed topics as last listed (nil: unknown).
+    public private(set) var allPartitions: Set<TopicPartition>?
+    /// The gaps found since the start (`OffsetGap`), the latest last, at most `recentGapLimit`.
+    public private(set) var recentGaps: [OffsetGap] = []
+    /// Totals since the start.
+    public private(set) var totals = IngestTotals()
+    /// Stored offsets read and not yet sought (`takeSeeks`).
+    private var readOffsets: [Seek] = []
+    /// Whether the last read of stored offsets failed: the next one waits a moment first (the source's `readRetryDelay`).
+    private var lastReadFailed = false
+    private var memoryChanges: [MemoryChange] = []
+
+    /// How many of the latest gaps `recentGaps` keeps.
+    public static let recentGapLimit = 20
+
+    public init(archiving: Bool = false, pendingLimitBytes: Int = .max) {
+        ledger = IngestLedger(archiving: archiving)
+        self.pendingLimitBytes = pendingLimitBytes
+    }
+
+    /// A change the in-memory layers (`MemoryLayers`) apply, in the order the state made them.
+    public enum MemoryChange: Sendable {
+        /// A poll's per-partition deltas join the pending layer.
+        case consumed([TopicPartition: InternedDelta])
+        /// The partitions are no longer loaded; when the change dropped unflushed work, the pending layer becomes
+        /// the cubes of the work left (`rebuildingFrom`), else it stays (nil).
+        case ownershipChanged([TopicPartition], rebuildingFrom: [InternedDelta]?)
+        /// A flush took every partition's work: the pending layer moves in flight.
+        case flushStarted
+        /// A flush failed: its cubes are pending again, or, when the ledger took back only part of its batch, the
+        /// pending layer becomes the cubes of the work left (`rebuildingFrom`).
+        case flushFailed(rebuildingFrom: [InternedDelta]?)
+    }
+
+    /// Takes the changes for the in-memory layers queued since the last call, oldest first.
+    public mutating func takeMemoryChanges() -> [MemoryChange] {
+        defer { memoryChanges.removeAll() }
+        return memoryChanges
+    }
+
+    // MARK: - Rebalances and positions
+
+    /// The group assigned `partitions`: each waits for its stored offset (`nextStoredOffsetRead`), its messages
+    /// ignored until then; work it held from an earlier assignment is dropped.
+    public mutating func assigned(_ partitions: [TopicPartition]) {
+        changeOwnership(of: partitions) { $0.markStale($1) }
+    }
+
+    /// What became of the revoked partitions' unflushed work.
+    public enum HandOver: String, Sendable {
+        /// Nothing was unflushed.
+        case flushed
+        /// Dropped: the next owner consumes it again from the stored offsets.
+        case unflushed
+        /// The partitions were lost (the group moved on without this member): dropped as well.
+        case lost
+    }
+
+    /// The group took `partitions` away: their unflushed work is dropped (a flush in flight commits, or meets an
+    /// offset conflict if the next owner's comes first).
+    public mutating func revoked(_ partitions: [TopicPartition], lost: Bool) -> HandOver {
+        let handOver: HandOver = lost ? .lost : ledger.hasUnflushedWork(partitions) ? .unflushed : .flushed
+        changeOwnership(of: partitions) { $0.revoke($1) }
+        return handOver
+    }
+
+    /// `partitions` must be sought again from their stored offsets (a position reset, an offset conflict, a failed
+    /// flush that had committed, a stored offset moved by an operator): what they consumed is dropped and they wait
+    /// for a read of their stored offsets, a moment later when it follows a failure.
+    public mutating func mustSeekStoredOffsets(_ partitions: [TopicPartition], afterFailure: Bool = false) {
+        changeOwnership(of: partitions) { $0.markStale($1) }
+        if afterFailure { lastReadFailed = true }
+    }
+
+    /// The read of stored offsets the waiting partitions need now, if any, and whether it must wait
+    /// a moment first (the last read failed).
+    public mutating func nextStoredOffsetRead() -> (read: IngestLedger.StoredOffsetRead, afterFailure: Bool)? {
+        guard let read = ledger.takeStale() else { return nil }
+        defer { lastReadFailed = false }
+        return (read, lastReadFailed)
+    }
+
+    /// The stored offsets of the partitions a seek moves to, and the read they come from.
+    public struct Seek: Sendable, Equatable {
+        public var read: IngestLedger.StoredOffsetRead
+        /// Each partition still waiting for the read, with its stored next offset (nil: nothing stored yet).
+        public var offsets: [TopicPartition: Int64?]
+
+        public init(read: IngestLedger.StoredOffsetRead, offsets: [TopicPartition: Int64?]) {
+            self.read = read
+            self.offsets = offsets
+        }
+    }
+
+    /// A read of stored offsets ended: with the offsets read, the partitions still waiting for it are to be sought
+    /// there (`takeSeeks`); without (it failed), they wait for the next read.
+    public mutating func storedOffsetsRead(_ read: IngestLedger.StoredOffsetRead, _ offsets: [TopicPartition: Int64]?) {
+        guard let offsets else {
+            ledger.readFailed(read)
+            lastReadFailed = true
+            return
+        }
+        readOffsets.append(Seek(read: read, offsets: Dictionary(uniqueKeysWithValues: read.partitions.map { ($0, offsets[$0]) })))
+    }
+
+    /// The seeks to run: stored offsets read for partitions that still wait for them.
+    public mutating func takeSeeks() -> [Seek] {
+        defer { readOffsets.removeAll() }
+        return readOffsets.compactMap { seek in
+            let waiting = seek.offsets.filter { ledger.isReading($0.key, for: seek.read) }
+            return waiting.isEmpty ? nil : Seek(read: seek.read, offsets: waiting)
+        }
+    }
+
+    /// The consumer was sought to `seek`'s offsets: the partitions still waiting for its read are owned from there.
+    /// Answers them.
+    @discardableResult
+    public mutating func sought(_ seek: Seek) -> [TopicPartition] {
+        let waiting = seek.offsets.keys.filter { ledger.isReading($0, for: seek.read) }.sorted()
+        changeOwnership(of: waiting) { $0.assign($1, storedOffset: seek.offsets[$1] ?? nil) }
+        return waiting
+    }
+
+    /// The consumer could not be sought to `seek`'s offsets: its partitions wait for the next read.
+    public mutating func seekFailed(_ seek: Seek) {
+        ledger.readFailed(seek.read)
+        lastReadFailed = true
+    }
+
+    /// The partitions of the subscribed topics were listed (nil: the list could not be read).
+    public mutating func partitionsListed(_ partitions: Set<TopicPartition>?) {
+        allPartitions = partitions
+    }
+
+    /// A gap found on a partition (`IngestLedger.recordGap`): noted for the next flush and among `recentGaps`.
+    /// False when it is not noted (not owned, waiting already, or reported again).
+    public mutating func gapFound(_ gap: OffsetGap) -> Bool {
+        guard ledger.recordGap(gap) else { return false }
+        recentGaps.append(gap)
+        if recentGaps.count > Self.recentGapLimit { recentGaps.removeFirst(recentGaps.count - Self.recentGapLimit) }
+        return true
+    }
+
+    // MARK: - Polls
+
+    /// A poll's messages were consumed at `now` (`IngestLedger.consume`): what they add joins the pending layer.
+    /// Answers the first messages of partitions assigned since (how long each went unconsumed).
+    public mutating func consumed(
+        _ messages: [ConsumedMessage], now: Timestamp, outcome: (ConsumedMessage, IngestLedger.Outcome) -> Void = { _, _ in }
+    ) -> [IngestLedger.Resumption] {
+        var accepted = 0, rejected = 0
+        let polled = ledger.consume(messages, now: now, outcome: { message, result in
+            switch result {
+            case .accepted: accepted += 1
+            case .rejected: rejected += 1
+            case .ignored: break
+            }
+            outcome(message, result)
+        })
+        totals.accepted += accepted
+        totals.rejected += rejected
+        if !polled.isEmpty { memoryChanges.append(.consumed(polled)) }
+        return ledger.takeResumptions()
+    }
+
+    /// What backpressure asks of the consumer now.
+    public enum Backpressure: Equatable, Sendable {
+        /// Pause these partitions (every owned one: again on each poll while paused, so that partitions assigned
+        /// meanwhile are paused too).
+        case pause([TopicPartition])
+        /// Resume these partitions: flushes brought unflushed work under half the limit.
+        case resume([TopicPartition])
+    }
+
+    /// Whether consumption must be paused or resumed, as unflushed work stands now (nil: neither).
+    public mutating func backpressure() -> Backpressure? {
+        pendingBytes = ledger.pendingBytes
+        let pause = paused ? pendingBytes > pendingLimitBytes / 2 : pendingBytes > pendingLimitBytes
+        if pause { return .pause(ledger.assigned) }
+        return paused ? .resume(ledger.assigned) : nil
+    }
+
+    /// The consumer ran `action`: answers whether consumption changed between paused and flowing.
+    public mutating func backpressureApplied(_ action: Backpressure) -> Bool {
+        let pause = if case .pause = action { true } else { false }
+        defer { paused = pause }
+        return pause != paused
+    }
+
+    // MARK: - Flushes
+
+    /// A flush takes every partition's progress since the last one (nil: nothing to write); the pending layer moves
+    /// in flight.
+    public mutating func flushStarted() -> FlushBatch? {
+        guard let batch = ledger.takeBatch() else { return nil }
+        // What is left unflushed: an early flush must not see the batch just taken.
+        pendingBytes = ledger.pendingBytes
+        memoryChanges.append(.flushStarted)
+        return batch
+    }
+
+    /// `batch` is durable.
+    public mutating func flushCommitted(_ batch: FlushBatch) {
+        totals.flushes += 1
+    }
+
+    /// Writing `batch` failed: it is put back for the partitions still owned under the same assignment.
+    public mutating func flushFailed(_ batch: FlushBatch) {
+        let whole = ledger.restore(batch).count == batch.parts.count
+        memoryChanges.append(.flushFailed(rebuildingFrom: whole ? nil : ledger.pendingDeltas))
+    }
+
+    /// `batch` met a stored offset it did not expect on `partition` (another owner stored past it): the batch is put
+    /// back, and the partition is consumed again from the stored offset.
+    public mutating func offsetConflict(_ batch: FlushBatch, on partition: TopicPartition) {
+        flushFailed(batch)
+        mustSeekStoredOffsets([partition])
+    }
+
+    /// Whether a snapshot read at the stored `offsets` can be installed: the owned partitions are exactly `owned`
+    /// and still stand at those offsets (nothing flushed or sought since).
+    public func standsAt(_ offsets: [TopicPartition: Int64], owning owned: Set<TopicPartition>) -> Bool {
+        let stored = ledger.storedOffsets
+        return Set(stored.keys) == owned && stored.allSatisfy { $0.value == offsets[$0.key] }
+    }
+
+    // MARK: - The rebuild rule
+
+    /// Applies `change` to each of `partitions` in the ledger and queues the layers' change: the partitions are no
+    /// longer loaded, and the pending layer is rebuilt from the work left only when the change dropped some.
+    private mutating func changeOwnership(of partitions: [TopicPartition], _ change: (inout IngestLedger, TopicPartition) -> Void) {
+        guard !partitions.isEmpty else { return }
+        let dropping = ledger.hasUnflushedWork(partitions)
+        for partition in partitions { change(&ledger, partition) }
+        memoryChanges.append(.ownershipChanged(partitions, rebuildingFrom: dropping ? ledger.pendingDeltas : nil))
+    }
+}
+
+/// Running totals of the ingest path.
+public struct IngestTotals: Sendable, Equatable {
+    public var accepted = 0
+    public var rejected = 0
+    public var flushes = 0
+
+    public init() {}
+}
