@@ -318,8 +318,7 @@ private func rebalanceCallback(
 
 /// The whole milliseconds since `start`.
 private func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
-    let elapsed = (ContinuousClock.now - start).components
-    return elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
+    (ContinuousClock.now - start).nanoseconds / 1_000_000
 }
 
 /// Whether the group of consumer `handle` rebalances incrementally (the cooperative protocol). While the consumer

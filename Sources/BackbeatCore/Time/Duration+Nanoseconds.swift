@@ -1,6 +1,6 @@
 extension Duration {
     /// The duration in whole nanoseconds.
-    var nanoseconds: Int64 {
+    public var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
