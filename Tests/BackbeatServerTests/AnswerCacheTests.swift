@@ -297,7 +297,7 @@ import Testing
     /// no PostgreSQL statement at all; one that reaches before the horizon does.
     @Test func aMemoryAnswerIsPlannedOnceAndAsksPostgresNothing() async throws {
         try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
-            let (ingest, memory) = try await Self.ingestHoldingOctober(store)
+            let (ingest, _) = try await Self.ingestHoldingOctober(store)
             let plans = SharedCount()
             let app = Application(router: buildRouter(
                 store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,

@@ -3,30 +3,58 @@ import BackbeatCore
 import BackbeatKafka
 import BackbeatStore
 import Foundation
+import Logging
 import ServiceLifecycle
+import Synchronization
 
-/// The ingest's flusher: writes the ledger's batches to PostgreSQL exactly once, every `--flush-interval` or as soon
+/// The ingest's flusher: writes the state's batches to PostgreSQL exactly once, every `--flush-interval` or as soon
 /// as a sixteenth of `--pending-limit` is unflushed, and the last one on a graceful shutdown, then leaves the consumer
 /// group. What must not interleave with a flush runs on the same loop, between flushes: the archive (opened and
 /// repaired first, appended by each flush, sealed after), and the in-memory layers' upkeep (a rebuild noticed, a
-/// snapshot installed while no flush is in flight, days sealed).
-struct Flusher: Service {
+/// snapshot installed while no flush is in flight, days sealed: `MemoryUpkeep.swift`).
+///
+/// It owns what only flushes touch: the archive writer, the dead-letter producer, and the artist-partition pairs
+/// stored. Everything else it reads and changes through the ingest's one state (`IngestService.change`).
+final class Flusher: Service, Sendable {
     let ingest: IngestService
     let consumer: KafkaConsumer
+    /// The archive of every consumed message (nil without `archiveDirectory`).
+    private let archive = Mutex<ArchiveWriter?>(nil)
+    /// Where rejected messages go besides `rejected_events` (nil: nowhere else).
+    private let deadLetters = Mutex<DeadLetterTopic?>(nil)
+    /// The artists on partitions the flushes have stored (`artist_partitions`): a flush stores only pairs not in here.
+    private let storedArtistPartitions = Mutex<Set<ArtistPartition>>([])
+
+    init(ingest: IngestService, consumer: KafkaConsumer) {
+        self.ingest = ingest
+        self.consumer = consumer
+    }
 
     func run() async throws {
-        try await ingest.openArchive()
-        try ingest.openDeadLetters()
-        try await ingest.flushUntilShutdown(consumer)
+        try await openArchive()
+        try openDeadLetters()
+        try await flushUntilShutdown(consumer)
+    }
+
+    private var configuration: IngestConfiguration { ingest.configuration }
+    private var store: Store { ingest.store }
+    private var logger: Logger { ingest.logger }
+    private var metrics: ServiceMetrics { ingest.metrics }
+    private var memory: LiveMemory? { ingest.memory }
+    private var postgresAtStop: PostgresAtStop { ingest.postgresAtStop }
+
+    @discardableResult
+    private func change<Result>(_ transition: (inout IngestState) -> Result) -> Result {
+        ingest.change(transition)
     }
 }
 
-extension IngestService {
+extension Flusher {
     /// How long a stop waits for the consumer to leave its group.
     static let leaveGroupLimit: Duration = .seconds(10)
 
     /// Sets up the dead-letter topic's producer, when one is configured.
-    fileprivate func openDeadLetters() throws {
+    private func openDeadLetters() throws {
         guard let topic = configuration.deadLetterTopic else { return }
         let producer = try DeadLetterTopic(brokers: configuration.brokers, topic: topic, extra: configuration.kafka, logger: logger)
         deadLetters.withLock { $0 = producer }
@@ -34,7 +62,7 @@ extension IngestService {
     }
 
     /// Flushes until a graceful shutdown, then flushes what is left, closes the archive and leaves the group.
-    fileprivate func flushUntilShutdown(_ consumer: KafkaConsumer) async throws {
+    private func flushUntilShutdown(_ consumer: KafkaConsumer) async throws {
         let hung = await withGracefulShutdownHandler { () -> Bool in
             var failures = 0
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
@@ -52,19 +80,19 @@ extension IngestService {
                 if outcome == .hung { return true }
                 failures = outcome == .failed ? failures + 1 : 0
                 sealArchiveSegments()
-                await noticeStoredChanges()
+                await ingest.noticeStoredChanges()
                 await resumeWaitingPartitions()
-                await loadSnapshotOfOwnedPartitions()
-                memory?.maintain(today: Self.today())
+                await ingest.loadSnapshotOfOwnedPartitions()
+                memory?.maintain(today: IngestService.today())
             }
             return false
         } onGracefulShutdown: {}
         // The source has stopped polling when the group shuts down gracefully (it stops first); on cancellation or a
         // hung flush it may not have yet.
-        await stopPollingAndWait()
+        await ingest.stopPollingAndWait()
         if hung { try await stopAfterHungFlush(consumer) }
         // Final flush, when PostgreSQL answers: retry for a while so that a clean stop leaves nothing to consume again.
-        if state.withLock({ $0.ledger.hasUnflushedWork($0.ledger.assigned) }), await postgresAtStop.answers() {
+        if ingest.state.withLock({ $0.ledger.hasUnflushedWork($0.ledger.assigned) }), await postgresAtStop.answers() {
             for attempt in 1...10 {
                 let outcome = await flushOnce(consumer: consumer)
                 if outcome == .hung { try await stopAfterHungFlush(consumer) }
@@ -86,22 +114,22 @@ extension IngestService {
             logger.warning("could not leave the consumer group in time (is the broker reachable?); the group moves the partitions on after session.timeout.ms",
                            metadata: ["error": "\(error)"])
         }
-        self.consumer.withLock { $0 = nil }
+        ingest.consumer.withLock { $0 = nil }
     }
 
     /// Returns when a flush is due: `flushInterval` after the last one ended, or sooner once unflushed work (as of
     /// the last poll or batch taken) reaches `IngestConfiguration.earlyFlushBytes`.
-    fileprivate func sleepUntilFlushIsDue() async throws {
+    private func sleepUntilFlushIsDue() async throws {
         let due = ContinuousClock.now + configuration.flushInterval
-        while ContinuousClock.now < due, state.withLock({ $0.pendingBytes }) < configuration.earlyFlushBytes {
+        while ContinuousClock.now < due, ingest.state.withLock({ $0.pendingBytes }) < configuration.earlyFlushBytes {
             try await Task.sleep(for: min(.milliseconds(10), due - ContinuousClock.now))
         }
     }
 
     /// When owned partitions wait at a gap (`--offset-gap-policy stop`) and `backbeat offsets reset` moved their
     /// stored offset, consumes them again from there.
-    fileprivate func resumeWaitingPartitions() async {
-        let waiting = state.withLock { state in state.ledger.waitingGaps.map { ($0.topicPartition, state.ledger.storedOffsets[$0.topicPartition] ?? nil) } }
+    private func resumeWaitingPartitions() async {
+        let waiting = ingest.state.withLock { state in state.ledger.waitingGaps.map { ($0.topicPartition, state.ledger.storedOffsets[$0.topicPartition] ?? nil) } }
         guard !waiting.isEmpty, let stored = try? await store.storedOffsets(for: waiting.map(\.0)) else { return }
         let moved = waiting.filter { partition, offset in stored[partition] != offset }.map(\.0)
         guard !moved.isEmpty else { return }
@@ -112,8 +140,8 @@ extension IngestService {
 
     /// When consumed events are left unflushed at the stop, says where the next start resumes: the offsets PostgreSQL
     /// stored, as this instance knows them (a partition never stored resumes where `auto.offset.reset` says).
-    fileprivate func logResumeOffsets() {
-        let (unflushed, stored) = state.withLock { ($0.ledger.hasUnflushedWork($0.ledger.assigned), $0.ledger.storedOffsets) }
+    private func logResumeOffsets() {
+        let (unflushed, stored) = ingest.state.withLock { ($0.ledger.hasUnflushedWork($0.ledger.assigned), $0.ledger.storedOffsets) }
         guard unflushed else { return }
         let sorted = stored.sorted { $0.key < $1.key }
         logger.warning("stopping with consumed events not flushed; the next start resumes from the offsets PostgreSQL stored", metadata: [
@@ -125,11 +153,11 @@ extension IngestService {
     /// Ends the ingest after a flush hung: polling stops, the consumer leaves its group (bounded), but nothing
     /// more is written, settled or sealed (PostgreSQL does not answer, and the hung transaction may yet commit):
     /// the next start repairs the archive and consumes again from the stored offsets.
-    fileprivate func stopAfterHungFlush(_ consumer: KafkaConsumer) async throws -> Never {
-        await stopPollingAndWait()
+    private func stopAfterHungFlush(_ consumer: KafkaConsumer) async throws -> Never {
+        await ingest.stopPollingAndWait()
         logResumeOffsets()
         _ = try? await awaitBlocking(limit: Self.leaveGroupLimit) { consumer.close() }
-        self.consumer.withLock { $0 = nil }
+        ingest.consumer.withLock { $0 = nil }
         throw FlushHung(limit: configuration.flushTimeout)
     }
 
@@ -149,15 +177,15 @@ extension IngestService {
 
     /// Writes one batch.
     @discardableResult
-    fileprivate func flushOnce(consumer: KafkaConsumer) async -> FlushOutcome {
+    private func flushOnce(consumer: KafkaConsumer) async -> FlushOutcome {
         guard await settleArchive() else { return .failed }
-        let (taken, moved) = changeTellingMemory { $0.flushStarted() }
+        let (taken, moved) = ingest.changeTellingMemory { $0.flushStarted() }
         guard let batch = taken else { return .done }
         let inFlight = await moved?.value() ?? nil
         let started = ContinuousClock.now
         var writing = false
         do {
-            let now = Self.now()
+            let now = IngestService.now()
             let segments = try archive.withLock { try $0?.append(batch.parts, now: now) } ?? []
             let rejected = batch.rejected
             if let deadLetters = deadLetters.withLock({ $0 }), !rejected.isEmpty {
@@ -218,10 +246,10 @@ extension IngestService {
 
 // MARK: - Archive
 
-extension IngestService {
+extension Flusher {
     /// Opens the archive directory and repairs what a previous process left open: each open segment is cut to the
     /// length stored with the last committed flush and sealed.
-    fileprivate func openArchive() async throws {
+    private func openArchive() async throws {
         guard let directory = configuration.archiveDirectory else { return }
         let writer = try ArchiveWriter(directory: URL(fileURLWithPath: directory), segmentBytes: configuration.archiveSegmentBytes)
         let leftovers = try writer.leftovers()
@@ -235,16 +263,16 @@ extension IngestService {
     }
 
     /// Cuts off what the failed flush appended.
-    fileprivate func rollBackArchive() {
+    private func rollBackArchive() {
         repairArchive { try $0.rolledBack() }
     }
 
     /// Settles the archive frames of a flush whose write failed (`ArchiveWriter.settle`): kept if PostgreSQL stored
     /// them, so the flush had committed and only its answer was lost, cut off otherwise. False while PostgreSQL
     /// cannot say: nothing may be appended until it does.
-    fileprivate static let settleLimit: Duration = .seconds(10)
+    private static let settleLimit: Duration = .seconds(10)
 
-    fileprivate func settleArchive() async -> Bool {
+    private func settleArchive() async -> Bool {
         let names = archive.withLock { $0?.unsettled ?? [] }
         guard !names.isEmpty else { return true }
         let stored: [String: Int64]
@@ -283,70 +311,12 @@ extension IngestService {
 
     /// Seals segments that are full, past their hour, or of partitions no longer owned. A segment that cannot be
     /// sealed stays open on disk, and the next start seals it.
-    fileprivate func sealArchiveSegments() {
-        let owned = Set(state.withLock { $0.ledger.assigned })
+    private func sealArchiveSegments() {
+        let owned = Set(ingest.state.withLock { $0.ledger.assigned })
         do {
-            try archive.withLock { try $0?.sealFinished(now: Self.now(), keeping: owned) }
+            try archive.withLock { try $0?.sealFinished(now: IngestService.now(), keeping: owned) }
         } catch {
             logger.error("archive: cannot seal a segment; the next start seals it", metadata: ["error": "\(error)"])
-        }
-    }
-}
-
-// MARK: - Memory
-
-extension IngestService {
-    /// When a `backbeat rebuild` or a `backbeat replay` changed the stored aggregates, the in-memory days may be
-    /// stale: answer from PostgreSQL until the snapshot is loaded again (on this same loop). When retention dropped
-    /// stored numbers, answers kept from before are retired.
-    func noticeStoredChanges() async {
-        guard let memory, let latest = try? await store.storedChanges() else { return }
-        let previous = seenStoredChanges.withLock { seen in
-            defer { seen = latest }
-            return seen
-        }
-        guard let previous, previous != latest else { return }
-        if previous.rebuild != latest.rebuild || previous.replayed != latest.replayed {
-            memory.storedAggregatesReplaced()
-            logger.notice("a rebuild or a replay changed stored aggregates; reloading the in-memory days", metadata: [
-                "rebuild": "\(latest.rebuild)", "replayed": "\(latest.replayed)"])
-        }
-        if previous.retention != latest.retention { memory.storedNumbersDropped() }
-    }
-
-    /// When the partitions this instance owns are not all loaded (after an assignment, a rebuild, at the start),
-    /// loads the retained window from PostgreSQL and installs it if the ledger's owned partitions still stand
-    /// exactly at the snapshot's offsets (flushes run on this same loop, so none is in flight). Memory then answers
-    /// alone for the artists whose messages arrive on owned partitions only (it loads only those), and for
-    /// everything when it owns them all.
-    fileprivate func loadSnapshotOfOwnedPartitions() async {
-        guard let memory, let all = state.withLock({ $0.allPartitions }), !all.isEmpty else { return }
-        let owned = Set(state.withLock { $0.ledger.assigned })
-        guard !owned.isEmpty, !memory.isLoaded(owned) else { return }
-        let started = ContinuousClock.now
-        let snapshot: StoredSnapshot
-        do {
-            // Owning part of the partitions, only the artists held whole: the others are answered elsewhere.
-            snapshot = try await store.snapshot(
-                fromDay: memory.configuration.firstRetainedDay(today: Self.today()), artistsOf: owned == all ? nil : owned)
-        } catch {
-            logger.warning("cannot load the in-memory window from PostgreSQL; will retry", metadata: ["error": "\(error)"])
-            return
-        }
-        // Seal and trim before installing, outside every lock: loaded rows arrive as open cells.
-        var loaded = snapshot.memory
-        let (sealed, dropped) = memory.trim(&loaded, today: Self.today())
-        let installed = state.withLock { state -> ChangeApplied<Void>? in
-            guard state.standsAt(snapshot.offsets, owning: owned) else { return nil }
-            return memory.install(loaded, owned: owned, everyPartition: owned == all, sealedDays: sealed, droppedDays: dropped)
-        }
-        if let installed {
-            await installed.value()
-            logger.info("answering from memory: loaded the retained window", metadata: [
-                "from_day": "\(RFC3339.formatDate(CivilDate(daysSinceEpoch: loaded.horizonDay)))",
-                "partitions": "\(owned.count) of \(all.count)",
-                "bytes": "\(loaded.byteCount)", "duration": "\(ContinuousClock.now - started)",
-            ])
         }
     }
 }

@@ -9,10 +9,11 @@ import Synchronization
 
 /// Consumes the event topics, aggregates in memory and flushes to PostgreSQL exactly once.
 ///
-/// Three long-lived parts with one job each, run as services of one group and sharing this object's state:
-/// - `KafkaSource` polls Kafka on a thread of its own and feeds the `IngestLedger` (and the in-memory layers);
-/// - `Flusher` writes the ledger's batches every `flushInterval` (sooner once enough is unflushed), with what must
-///   not interleave with a flush: the archive, the in-memory layers' upkeep and snapshots;
+/// Three long-lived parts with one job each, run as services of one group and sharing the one `IngestState` (changed
+/// only through `change`) and the consumer made here:
+/// - `KafkaSource` polls Kafka on a thread of its own and feeds the state (and through it the in-memory layers);
+/// - `Flusher` writes the state's batches every `flushInterval` (sooner once enough is unflushed), with what must
+///   not interleave with a flush: the archive it owns, the in-memory layers' upkeep and snapshots;
 /// - `IngestGauges` keeps the gauges of `/metrics` up to date.
 ///
 /// On graceful shutdown they stop in reverse order: the gauges, then the source stops polling, then the flusher
@@ -26,8 +27,6 @@ public final class IngestService: Service, Sendable {
     /// The ingest's one state (`IngestState`): the ledger of owned partitions, backpressure, gaps and totals. Changed
     /// through `change`, which hands the in-memory layers their part under the same lock.
     let state: Mutex<IngestState>
-    /// The archive of every consumed message (nil without `archiveDirectory`); only the flusher touches it.
-    let archive = Mutex<ArchiveWriter?>(nil)
     /// The in-memory cubes (nil when memory is disabled: PostgreSQL answers everything).
     let memory: LiveMemory?
     let stopPolling = Atomic<Bool>(false)
@@ -35,10 +34,6 @@ public final class IngestService: Service, Sendable {
     let pollingDone = Mutex<Task<Void, Never>?>(nil)
     /// Set once `run` made it (nil before, and once closed, leaving the group, by the flusher's last step).
     let consumer = Mutex<KafkaConsumer?>(nil)
-    /// Where rejected messages go besides `rejected_events` (nil: nowhere else); set up by the flusher.
-    let deadLetters = Mutex<DeadLetterTopic?>(nil)
-    /// The artists on partitions the flushes have stored (`artist_partitions`): a flush stores only pairs not in here.
-    let storedArtistPartitions = Mutex<Set<ArtistPartition>>([])
     /// The stored changes of other processes last seen (`Store.storedChanges`; nil: not read yet).
     let seenStoredChanges = Mutex<Store.StoredChanges?>(nil)
     /// Whether PostgreSQL answers at the stop: the flush in flight is abandoned and the final one skipped when not.

@@ -1,0 +1,61 @@
+import BackbeatCore
+import BackbeatStore
+import Synchronization
+
+/// The in-memory layers' upkeep, run by the flusher between flushes (so that none is in flight): stored aggregates
+/// changed by another process noticed, the retained window loaded from PostgreSQL and installed.
+extension IngestService {
+    /// When a `backbeat rebuild` or a `backbeat replay` changed the stored aggregates, the in-memory days may be
+    /// stale: answer from PostgreSQL until the snapshot is loaded again (on this same loop). When retention dropped
+    /// stored numbers, answers kept from before are retired.
+    func noticeStoredChanges() async {
+        guard let memory, let latest = try? await store.storedChanges() else { return }
+        let previous = seenStoredChanges.withLock { seen in
+            defer { seen = latest }
+            return seen
+        }
+        guard let previous, previous != latest else { return }
+        if previous.rebuild != latest.rebuild || previous.replayed != latest.replayed {
+            memory.storedAggregatesReplaced()
+            logger.notice("a rebuild or a replay changed stored aggregates; reloading the in-memory days", metadata: [
+                "rebuild": "\(latest.rebuild)", "replayed": "\(latest.replayed)"])
+        }
+        if previous.retention != latest.retention { memory.storedNumbersDropped() }
+    }
+
+    /// When the partitions this instance owns are not all loaded (after an assignment, a rebuild, at the start),
+    /// loads the retained window from PostgreSQL and installs it if the ledger's owned partitions still stand
+    /// exactly at the snapshot's offsets (flushes run on this same loop, so none is in flight). Memory then answers
+    /// alone for the artists whose messages arrive on owned partitions only (it loads only those), and for
+    /// everything when it owns them all.
+    func loadSnapshotOfOwnedPartitions() async {
+        guard let memory, let all = state.withLock({ $0.allPartitions }), !all.isEmpty else { return }
+        let owned = Set(state.withLock { $0.ledger.assigned })
+        guard !owned.isEmpty, !memory.isLoaded(owned) else { return }
+        let started = ContinuousClock.now
+        let snapshot: StoredSnapshot
+        do {
+            // Owning part of the partitions, only the artists held whole: the others are answered elsewhere.
+            snapshot = try await store.snapshot(
+                fromDay: memory.configuration.firstRetainedDay(today: Self.today()), artistsOf: owned == all ? nil : owned)
+        } catch {
+            logger.warning("cannot load the in-memory window from PostgreSQL; will retry", metadata: ["error": "\(error)"])
+            return
+        }
+        // Seal and trim before installing, outside every lock: loaded rows arrive as open cells.
+        var loaded = snapshot.memory
+        let (sealed, dropped) = memory.trim(&loaded, today: Self.today())
+        let installed = state.withLock { state -> ChangeApplied<Void>? in
+            guard state.standsAt(snapshot.offsets, owning: owned) else { return nil }
+            return memory.install(loaded, owned: owned, everyPartition: owned == all, sealedDays: sealed, droppedDays: dropped)
+        }
+        if let installed {
+            await installed.value()
+            logger.info("answering from memory: loaded the retained window", metadata: [
+                "from_day": "\(RFC3339.formatDate(CivilDate(daysSinceEpoch: loaded.horizonDay)))",
+                "partitions": "\(owned.count) of \(all.count)",
+                "bytes": "\(loaded.byteCount)", "duration": "\(ContinuousClock.now - started)",
+            ])
+        }
+    }
+}
