@@ -14,21 +14,39 @@ let benchmarks: @Sendable () -> Void = {
     let values: [[UInt8]] = (0..<1000).map { _ in generator.next().value! }
     let bytes = values.reduce(0) { $0 + $1.count }
     let now = Timestamp(seconds: 1_900_000_000)
-    let events: [Event] = values.compactMap { try? EventDecoder.decode($0, now: now).get() }
+    let records: [EventRecord] = values.compactMap { try? EventDecoder.decodeRecord($0, now: now).get() }
+    precondition(records.count == values.count, "the generator's messages are valid")
     let listenerHashes: [Int64] = (0..<1000).map { MurmurHash3.hash64("listener-\($0)") }
+    let partition = TopicPartition(topic: "streams", partition: 0)
+    let poll = values.enumerated().map { index, value in
+        ConsumedMessage(position: MessagePosition(topicPartition: partition, offset: Int64(index)), key: nil, value: value)
+    }
 
     Benchmark("Parse and validate an event (\(bytes / values.count) bytes on average)") { benchmark in
         for index in benchmark.scaledIterations {
-            blackHole(EventDecoder.decode(values[index], now: now))
+            blackHole(EventDecoder.decodeRecord(values[index], now: now))
         }
     }
 
-    Benchmark("Add an event to the rollup delta (hourly rows and listener sketches)") { benchmark in
-        var delta = RollupDelta()
+    Benchmark("Add a decoded event to a partition's interned delta (hourly cells and listener plays)") { benchmark in
+        var delta = InternedDelta()
         for index in benchmark.scaledIterations {
-            delta.add(events[index % events.count])
+            values[index % values.count].withUnsafeBytes { delta.add(records[index % records.count], in: $0) }
         }
         blackHole(delta)
+    }
+
+    Benchmark("Consume a poll of 1000 messages: IngestState.consumed (validate, intern, queue for memory)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            var state = IngestState()
+            state.assigned([partition])
+            if let planned = state.nextStoredOffsetRead() {
+                state.storedOffsetsRead(planned.read, [:])
+                for seek in state.takeSeeks() { state.sought(seek) }
+            }
+            blackHole(state.consumed(poll, now: now))
+            blackHole(state.takeMemoryChanges())
+        }
     }
 
     Benchmark("HyperLogLog insert, explicit then registers") { benchmark in
@@ -62,15 +80,16 @@ let benchmarks: @Sendable () -> Void = {
 
     let windowStart = CivilDate(year: 2026, month: 9, day: 1)
     var windowGenerator = EventGenerator(.init(seed: 11, artists: 200, days: 35, start: windowStart))
-    var windowDelta = RollupDelta()
-    var smallDeltas: [RollupDelta] = Array(repeating: RollupDelta(), count: 50)
+    var windowDelta = InternedDelta()
+    var smallDeltas: [InternedDelta] = Array(repeating: InternedDelta(), count: 50)
     var windowJSONBytes = 0
     for index in 0..<350_000 {
-        let message = windowGenerator.next()
-        guard let event = message.event, let value = message.value else { continue }
+        guard let value = windowGenerator.next().value, let record = try? EventDecoder.decodeRecord(value, now: now).get() else { continue }
         windowJSONBytes += value.count
-        windowDelta.add(event)
-        if index < 50_000 { smallDeltas[index / 1000].add(event) }
+        value.withUnsafeBytes { bytes in
+            windowDelta.add(record, in: bytes)
+            if index < 50_000 { smallDeltas[index / 1000].add(record, in: bytes) }
+        }
     }
     var openWindow = CubeMemory()
     openWindow.add(windowDelta)

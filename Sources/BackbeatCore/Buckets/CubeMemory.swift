@@ -30,19 +30,6 @@ public struct CubeMemory: Sendable {
 
     // MARK: - Adding
 
-    /// Adds a delta's rows to every held cube, and its sketches; rows of days before `horizonDay` are skipped.
-    public mutating func add(_ delta: RollupDelta) {
-        for (key, counters) in delta.streams { add(row: key, of: .streams, Measures(counters)) }
-        for (key, counters) in delta.revenue { add(row: key, of: .revenue, Measures(counters)) }
-        for (key, count) in delta.social { add(row: key, of: .social, Measures(socialCount: count)) }
-        for (key, sketch) in delta.artistListeners where key.day >= horizonDay {
-            addListeners(artistID: key.artistID, trackID: nil, day: key.day, sketch)
-        }
-        for (key, sketch) in delta.trackListeners where key.day >= horizonDay {
-            addListeners(artistID: key.artistID, trackID: key.trackID, day: key.day, sketch)
-        }
-    }
-
     /// Adds an interned delta's cells to every held cube, and each of its plays to its day's listener sketches, as
     /// adding its events one by one would; days before `horizonDay` are skipped. Each value of the delta's
     /// dictionary is looked up here once, not once per event.
@@ -70,17 +57,6 @@ public struct CubeMemory: Sendable {
                 d0: dimensions.count > 0 ? mapped[key.value(of: dimensions[0])] : 0,
                 d1: dimensions.count > 1 ? mapped[key.value(of: dimensions[1])] : 0)
             add(cube: index, day: day, artist: mapped.ids[Int(key.artist)], cell: cell, measures)
-        }
-    }
-
-    /// Adds the measures of one full hourly row to every held cube of its dataset.
-    private mutating func add(row key: some HourlyRowKey, of dataset: Dataset, _ measures: Measures) {
-        let (day, hour) = dayAndHour(key.hour)
-        guard day >= horizonDay else { return }
-        let artist = symbols.id(key.artistID)
-        let cubes = Self.cubes
-        for index in cubes.indices where cubes[index].dataset == dataset {
-            add(cube: index, day: day, artist: artist, cell: cell(cubes[index], hour: hour, key.value(of:)), measures)
         }
     }
 

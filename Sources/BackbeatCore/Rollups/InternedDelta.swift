@@ -1,4 +1,4 @@
-/// Additions to the hourly rollups, as `RollupDelta` holds them, with every string dimension interned into an id of
+/// Additions to the hourly rollups, with every string dimension interned into an id of
 /// one `ValueDictionary`: an event is added straight from the bytes it was decoded from (`EventRecord`), and a key
 /// is a few integers to hash and compare, with no String made, hashed or reference-counted per event.
 public struct InternedDelta: Sendable {
@@ -95,42 +95,10 @@ public struct InternedDelta: Sendable {
         record.withBytes(of: text, in: value) { values.id($0) }
     }
 
-    /// An absent optional dimension is stored as "" (as `RevenueKey` does).
+    /// An absent optional dimension is stored as "".
     private mutating func id(_ text: EventText?, _ record: EventRecord, _ value: UnsafeRawBufferPointer) -> UInt32 {
         guard let text else { return values.id(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return id(text, record, value)
-    }
-
-    /// The same additions keyed by strings.
-    public var rollupDelta: RollupDelta {
-        var delta = RollupDelta()
-        for (cell, counters) in streams.rows {
-            let key = StreamKey(
-                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), trackID: values[cell.track],
-                platform: values[cell.platform], country: values[cell.country], ageRange: cell.ageRange, gender: cell.gender)
-            delta.streams[key] = counters
-        }
-        for (cell, counters) in revenue.rows {
-            let key = RevenueKey(
-                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), source: cell.source,
-                currency: values[cell.currency], platform: values[cell.platform], trackID: values[cell.track])
-            delta.revenue[key] = counters
-        }
-        for (cell, count) in social.rows {
-            let key = SocialKey(
-                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), platform: values[cell.platform],
-                action: values[cell.action])
-            delta.social[key] = count
-        }
-        let listeners = self.listeners
-        for (cell, sketch) in listeners.artists {
-            delta.artistListeners[ArtistDay(artistID: values[cell.artist], day: cell.day)] = sketch
-        }
-        for (cell, sketch) in listeners.tracks {
-            delta.trackListeners[TrackDay(artistID: values[cell.artist], trackID: values[cell.track], day: cell.day)] = sketch
-        }
-        delta.rejected = rejected
-        return delta
     }
 }
 

@@ -4,18 +4,13 @@ import Glibc
 import Darwin
 #endif
 
-/// Turns a raw message value into a validated `Event`, or a `Rejection` naming the first rule it breaks.
+/// Turns a raw message value into a validated `EventRecord` (its strings left in the value's bytes), or a
+/// `Rejection` naming the first rule it breaks.
 public enum EventDecoder {
     /// Values larger than this are rejected unread.
     public static let maxValueBytes = 64 * 1024
     /// How far in the future `occurred_at` may be, relative to the time of consumption.
     public static let maxFutureSkewSeconds: Int64 = 3600
-
-    /// Decodes `value`, judging `occurred_at` against `now`.
-    public static func decode(_ value: [UInt8]?, now: Timestamp) -> Result<Event, Rejection> {
-        guard let value else { return .failure(nullValue) }
-        return value.withUnsafeBytes { decode(bytes: $0, now: now) }
-    }
 
     /// `decodeRecord(bytes:now:)` of a message value that may be null; the record's spans index `value`.
     public static func decodeRecord(_ value: [UInt8]?, now: Timestamp) -> Result<EventRecord, Rejection> {
@@ -23,14 +18,10 @@ public enum EventDecoder {
         return value.withUnsafeBytes { decodeRecord(bytes: $0, now: now) }
     }
 
-    private static let nullValue = Rejection(.emptyValue, "the message value is null")
+    /// The rejection of a null message value (a tombstone).
+    public static let nullValue = Rejection(.emptyValue, "the message value is null")
 
-    /// Decodes the bytes of a (non-null) value, judging `occurred_at` against `now`.
-    public static func decode(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<Event, Rejection> {
-        decodeRecord(bytes: bytes, now: now).map { $0.event(in: bytes) }
-    }
-
-    /// Validates the bytes of a (non-null) value as `decode(bytes:now:)` does, by the same rules, but leaves its
+    /// Validates the bytes of a (non-null) value, judging `occurred_at` against `now`, and leaves its
     /// strings in `bytes` (`EventRecord`).
     public static func decodeRecord(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<EventRecord, Rejection> {
         guard !bytes.isEmpty else { return .failure(Rejection(.emptyValue, "the message value is empty")) }

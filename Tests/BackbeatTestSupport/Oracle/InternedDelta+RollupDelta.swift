@@ -1,0 +1,35 @@
+import BackbeatCore
+
+extension InternedDelta {
+    /// The same additions keyed by strings.
+    public var rollupDelta: RollupDelta {
+        var delta = RollupDelta()
+        for (cell, counters) in streams.rows {
+            let key = StreamKey(
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), trackID: values[cell.track],
+                platform: values[cell.platform], country: values[cell.country], ageRange: cell.ageRange, gender: cell.gender)
+            delta.streams[key] = counters
+        }
+        for (cell, counters) in revenue.rows {
+            let key = RevenueKey(
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), source: cell.source,
+                currency: values[cell.currency], platform: values[cell.platform], trackID: values[cell.track])
+            delta.revenue[key] = counters
+        }
+        for (cell, count) in social.rows {
+            let key = SocialKey(
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), platform: values[cell.platform],
+                action: values[cell.action])
+            delta.social[key] = count
+        }
+        let listeners = self.listeners
+        for (cell, sketch) in listeners.artists {
+            delta.artistListeners[ArtistDay(artistID: values[cell.artist], day: cell.day)] = sketch
+        }
+        for (cell, sketch) in listeners.tracks {
+            delta.trackListeners[TrackDay(artistID: values[cell.artist], trackID: values[cell.track], day: cell.day)] = sketch
+        }
+        delta.rejected = rejected
+        return delta
+    }
+}
