@@ -36,7 +36,7 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(delta)
     }
 
-    Benchmark("Consume a poll of 1000 messages: IngestState.consumed (validate, intern, queue for memory)") { benchmark in
+    Benchmark("Consume a poll of 1000 messages: IngestState.consumed (validate, intern, queue for memory)", configuration: .init(scalingFactor: .one)) { benchmark in
         for _ in benchmark.scaledIterations {
             var state = IngestState()
             state.assigned([partition])
