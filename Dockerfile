@@ -8,7 +8,7 @@ COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY Benchmarks ./Benchmarks
-# The OpenAPI document the binary embeds (Sources/BackbeatServer/API/openapi.yaml links to it).
+# The OpenAPI document the binary embeds (Sources/BackbeatServer/HTTP/openapi.yaml links to it).
 COPY docs/openapi.yaml ./docs/openapi.yaml
 RUN swift build -c release --product backbeat
 

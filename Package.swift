@@ -78,7 +78,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // docs/openapi.yaml (a link to it), served at /openapi.yaml as written.
-            resources: [.embedInCode("API/openapi.yaml")]
+            resources: [.embedInCode("HTTP/openapi.yaml")]
         ),
         .executableTarget(
             name: "backbeat",

@@ -7,7 +7,8 @@ import Testing
 @Suite struct ArchitectureDocumentTests {
     static let root = DocumentationTests.root
     static let walkedFolders = [
-        "Sources/BackbeatCore/Ingest", "Sources/BackbeatServer/Ingest", "Sources/BackbeatCore/Query", "Sources/BackbeatServer/Answers",
+        "Sources/BackbeatCore/Ingest", "Sources/BackbeatServer/Ingest", "Sources/BackbeatCore/Query", "Sources/BackbeatServer/Query",
+        "Sources/BackbeatCore/Cubes",
     ]
 
     static func read(_ path: String) throws -> String {
