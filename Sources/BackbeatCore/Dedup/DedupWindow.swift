@@ -1,0 +1,80 @@
+/// The `event_id`s one partition has counted recently, by event time: what tells a resent event from a new one.
+///
+/// An id is remembered until the newest event time the window has seen passes its `occurred_at` by its family's
+/// span (48 hours for streams by default, 30 days for revenue and social): event time, not the wall clock, so that
+/// a backlog or a replay keeps the same window the live stream had. An event older than that is counted without
+/// being looked up (`beyondWindow`): its id may have been forgotten, and remembering every id forever is what makes
+/// the peers' dedup run out of memory.
+///
+/// Each id costs `bytesPerID` (its fingerprint, its expiry and its place in the expiry order). Ids are 64-bit hashes
+/// of `event_id`: two different ids collide with probability about n²/2⁶⁵ for n ids remembered (one in 3.7 million
+/// for 100 million ids); a collision makes the later event look like a resend (same payload, dropped) or a
+/// conflict (rejected with its reason), never a silent double count.
+public struct DedupWindow: Sendable {
+    /// What became of one event.
+    public enum Verdict: Equatable, Sendable {
+        /// Not seen within the window: count it (and it is remembered).
+        case new
+        /// Seen with the same payload: a resend, not counted again.
+        case duplicate
+        /// Seen with another payload: the ingest rejects it, with a reason of its own.
+        case conflict
+        /// Older than the window: counted, not remembered, and counted apart in the metrics.
+        case beyondWindow
+    }
+
+    private struct Entry: Sendable {
+        var payload: UInt64
+        /// When the window forgets it, in seconds of event time: `occurred_at` plus its family's span.
+        var expiresAt: Int64
+    }
+
+    /// Bytes one remembered id costs: its entry in the table (id, payload, expiry, with the table's spare room) and
+    /// its place in the expiry order.
+    public static let bytesPerID = 48
+
+    private var entries: [UInt64: Entry] = [:]
+    /// Ids by the hour (of event time) they expire in, so that pruning visits only what expires.
+    private var expiring: [Int64: [UInt64]] = [:]
+    /// The newest `occurred_at` seen, in seconds (nil: nothing seen).
+    public private(set) var newestEventTime: Int64?
+    /// The hour of event time the last pruning ran in: it runs again once the newest event time leaves it.
+    private var prunedIn: Int64 = .min
+
+    public init() {}
+
+    /// Ids remembered.
+    public var count: Int { entries.count }
+
+    /// Bytes held, at `bytesPerID` an id.
+    public var byteCount: Int { entries.count * Self.bytesPerID }
+
+    /// Looks up `fingerprint`, of an event that occurred at `occurredAt` (seconds) in a family remembered for
+    /// `span` seconds, and remembers it when it is new. Forgets what expired as event time moves on.
+    public mutating func admit(_ fingerprint: EventFingerprint, occurredAt: Int64, span: Int64) -> Verdict {
+        let expiresAt = occurredAt + span
+        if let newest = newestEventTime, expiresAt < newest { return .beyondWindow }
+        if let seen = entries[fingerprint.id] {
+            return seen.payload == fingerprint.payload ? .duplicate : .conflict
+        }
+        entries[fingerprint.id] = Entry(payload: fingerprint.payload, expiresAt: expiresAt)
+        expiring[expiresAt.floorDiv(3600), default: []].append(fingerprint.id)
+        if occurredAt > newestEventTime ?? .min {
+            newestEventTime = occurredAt
+            forgetExpired()
+        }
+        return .new
+    }
+
+    /// Forgets the ids whose expiry hour ended before the newest event time. An id of the current hour stays until
+    /// the hour is over: the window is never shorter than its span.
+    private mutating func forgetExpired() {
+        guard let newest = newestEventTime else { return }
+        let current = newest.floorDiv(3600)
+        guard current > prunedIn else { return }
+        prunedIn = current
+        for hour in expiring.keys.filter({ $0 < current }) {
+            for id in expiring.removeValue(forKey: hour) ?? [] { entries[id] = nil }
+        }
+    }
+}
