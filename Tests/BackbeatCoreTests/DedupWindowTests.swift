@@ -95,3 +95,49 @@ import Testing
         #expect(window.count >= 48 * 60 && window.count <= 50 * 60, "\(window.count)")
     }
 }
+
+/// What a flush stores of the window, and the window an owner loads from it.
+@Suite struct DedupWindowStorageTests {
+    static let t = DedupWindowTests.now.seconds
+    static let span = DedupWindowTests.hours48
+
+    @Test func theIDsAddedSinceAFlushAreStoredAndLoadedIntoTheSameWindow() throws {
+        var window = DedupWindow()
+        for id in 0..<100 { _ = window.admit(EventFingerprint(id: UInt64(id), payload: UInt64(id) * 3), occurredAt: Self.t + Int64(id), span: Self.span) }
+        _ = window.admit(EventFingerprint(id: 5, payload: 15), occurredAt: Self.t + 5, span: Self.span)
+        let first = window.takeAdded()
+        #expect(first.count == 100, "a duplicate adds nothing")
+        #expect(window.takeAdded().isEmpty, "taken once")
+
+        // A failed flush puts its ids back ahead of those added since.
+        _ = window.admit(EventFingerprint(id: 500, payload: 1), occurredAt: Self.t + 500, span: Self.span)
+        window.putBack(first)
+        let retried = window.takeAdded()
+        #expect(retried.count == 101 && Array(retried.prefix(100)) == first && retried.last?.fingerprint.id == 500)
+
+        let stored = DedupWindow.encode(retried)
+        #expect(stored.count == 1 + 101 * 24)
+        let decoded = try DedupWindow.decode(stored)
+        #expect(decoded == retried)
+
+        // Loaded by the next owner: the same verdicts as the window that stored them.
+        var loaded = DedupWindow(loading: decoded, newestEventTime: window.newestEventTime)
+        #expect(loaded.count == window.count)
+        #expect(loaded.admit(EventFingerprint(id: 7, payload: 21), occurredAt: Self.t + 7, span: Self.span) == .duplicate)
+        #expect(loaded.admit(EventFingerprint(id: 7, payload: 22), occurredAt: Self.t + 7, span: Self.span) == .conflict)
+        #expect(loaded.admit(EventFingerprint(id: 1000, payload: 0), occurredAt: Self.t + 7, span: Self.span) == .new)
+    }
+
+    @Test func loadingLeavesOutWhatExpiredAndRefusesWhatIsNotAWindow() throws {
+        let old = DedupWindow.Remembered(fingerprint: EventFingerprint(id: 1, payload: 1), expiresAt: Self.t)
+        let recent = DedupWindow.Remembered(fingerprint: EventFingerprint(id: 2, payload: 2), expiresAt: Self.t + Self.span)
+        let loaded = DedupWindow(loading: [old, recent], newestEventTime: Self.t + 1)
+        #expect(loaded.count == 1)
+
+        let stored = DedupWindow.encode([old, recent])
+        #expect(throws: DedupWindow.StorageError.self) { try DedupWindow.decode([]) }
+        #expect(throws: DedupWindow.StorageError.self) { try DedupWindow.decode(Array(stored.dropLast())) }
+        #expect(throws: DedupWindow.StorageError.self) { try DedupWindow.decode([2] + stored.dropFirst()) }
+        #expect(try DedupWindow.decode([DedupWindow.storageVersion]).isEmpty)
+    }
+}

@@ -29,6 +29,17 @@ public struct DedupWindow: Sendable {
         var expiresAt: Int64
     }
 
+    /// One remembered id as it is stored: its fingerprint and when the window forgets it (seconds of event time).
+    public struct Remembered: Equatable, Sendable {
+        public var fingerprint: EventFingerprint
+        public var expiresAt: Int64
+
+        public init(fingerprint: EventFingerprint, expiresAt: Int64) {
+            self.fingerprint = fingerprint
+            self.expiresAt = expiresAt
+        }
+    }
+
     /// Bytes one remembered id costs: its entry in the table (id, payload, expiry, with the table's spare room) and
     /// its place in the expiry order.
     public static let bytesPerID = 48
@@ -41,7 +52,19 @@ public struct DedupWindow: Sendable {
     /// The hour of event time the last pruning ran in: it runs again once the newest event time leaves it.
     private var prunedIn: Int64 = .min
 
+    /// Ids remembered since the last `takeAdded`: what the next flush stores beside its offsets.
+    private var added: [Remembered] = []
+
     public init() {}
+
+    /// A window that remembers `stored` (what the flushes stored, `takeAdded`), as of the newest event time they
+    /// saw: an owner's window loaded before it consumes. What expired by then is left out.
+    public init(loading stored: some Sequence<Remembered>, newestEventTime: Int64?) {
+        self.newestEventTime = newestEventTime
+        for remembered in stored where newestEventTime.map({ remembered.expiresAt >= $0 }) ?? true {
+            remember(remembered)
+        }
+    }
 
     /// Ids remembered.
     public var count: Int { entries.count }
@@ -57,13 +80,30 @@ public struct DedupWindow: Sendable {
         if let seen = entries[fingerprint.id] {
             return seen.payload == fingerprint.payload ? .duplicate : .conflict
         }
-        entries[fingerprint.id] = Entry(payload: fingerprint.payload, expiresAt: expiresAt)
-        expiring[expiresAt.floorDiv(3600), default: []].append(fingerprint.id)
+        let remembered = Remembered(fingerprint: fingerprint, expiresAt: expiresAt)
+        remember(remembered)
+        added.append(remembered)
         if occurredAt > newestEventTime ?? .min {
             newestEventTime = occurredAt
             forgetExpired()
         }
         return .new
+    }
+
+    private mutating func remember(_ remembered: Remembered) {
+        entries[remembered.fingerprint.id] = Entry(payload: remembered.fingerprint.payload, expiresAt: remembered.expiresAt)
+        expiring[remembered.expiresAt.floorDiv(3600), default: []].append(remembered.fingerprint.id)
+    }
+
+    /// Takes the ids remembered since the last call, oldest first: a flush stores them with its offsets.
+    public mutating func takeAdded() -> [Remembered] {
+        defer { added.removeAll() }
+        return added
+    }
+
+    /// Puts back what a flush took (`takeAdded`) and failed to store, ahead of what was added since.
+    public mutating func putBack(_ taken: [Remembered]) {
+        added.insert(contentsOf: taken, at: 0)
     }
 
     /// Forgets the ids whose expiry hour ended before the newest event time. An id of the current hour stays until
