@@ -2,12 +2,18 @@ import BackbeatCore
 import BackbeatStore
 
 /// An archive: each message is applied unless its partition's stored offset already covers it, and the offset
-/// moves with the aggregates, so neither a second replay nor the live consumer counts it again.
+/// moves with the aggregates, so neither a second replay nor the live consumer counts it again. With `dedup`, each
+/// message goes through its recorded partition's dedup window, loaded as the live consumer stored it and stored
+/// with each write as a flush does: a resend is counted once, whether live or here.
 struct ArchiveApplier: LineApplier {
     let path: String
     let republish: Republisher?
     /// The offsets stored when the replay started.
     private let stored: [TopicPartition: Int64]
+    /// How long event ids are remembered (nil: no dedup).
+    private let dedup: DedupSpans?
+    /// The dedup windows stored when the replay started.
+    private let windows: [TopicPartition: DedupWindow]
     /// What this replay knows of each partition it has met, but the one in `current`.
     private var partitions: [TopicPartition: Progress] = [:]
     /// The partition of the last line, kept out of `partitions`: an archive holds runs of one partition's
@@ -27,11 +33,18 @@ struct ArchiveApplier: LineApplier {
         var expected: Int64?
         /// What the messages applied since the last write add.
         var delta = InternedDelta()
+        /// The partition's dedup window (unused without `dedup`).
+        var window = DedupWindow()
     }
 
-    init(path: String, stored: [TopicPartition: Int64], republish: Republisher?) {
+    init(
+        path: String, stored: [TopicPartition: Int64], dedup: DedupSpans? = nil, windows: [TopicPartition: DedupWindow] = [:],
+        republish: Republisher?
+    ) {
         self.path = path
         self.stored = stored
+        self.dedup = dedup
+        self.windows = windows
         self.republish = republish
     }
 
@@ -39,7 +52,8 @@ struct ArchiveApplier: LineApplier {
     private mutating func withProgress<Result>(of partition: TopicPartition, _ body: (inout Progress) throws -> Result) rethrows -> Result {
         if current?.partition != partition {
             if let current { partitions[current.partition] = current.progress }
-            current = (partition, partitions.removeValue(forKey: partition) ?? Progress(position: stored[partition]))
+            current = (partition, partitions.removeValue(forKey: partition)
+                ?? Progress(position: stored[partition], window: windows[partition] ?? DedupWindow()))
         }
         return try body(&current!.progress)
     }
@@ -84,7 +98,7 @@ struct ArchiveApplier: LineApplier {
             }
         case .message(let archived, let event):
             let message = archived.message
-            let applied = try withProgress(of: message.position.topicPartition) { [path, line, republish] progress -> Bool in
+            let applied = try withProgress(of: message.position.topicPartition) { [path, line, republish, dedup] progress -> Bool in
                 guard progress.runStarted else {
                     throw ReplayError("\(path): line \(line): a message of \(message.position.topicPartition) before the header of its run")
                 }
@@ -95,18 +109,34 @@ struct ArchiveApplier: LineApplier {
                 switch event ?? EventDecoder.decodeRecord(message.value, now: archived.consumedAt) {
                 case .success(let record):
                     // A record is decoded from a value, so an accepted message has one.
-                    try (message.value ?? []).withUnsafeBytes { value in
+                    let conflict = try (message.value ?? []).withUnsafeBytes { value -> Rejection? in
+                        if let dedup {
+                            switch progress.window.admit(record.fingerprint(in: value), occurredAt: record.occurredAt.seconds, span: dedup.span(of: record)) {
+                            case .new: break
+                            case .beyondWindow: report.beyondWindow += 1
+                            case .duplicate:
+                                report.duplicates += 1
+                                return nil
+                            case .conflict: return record.conflictingID(in: value)
+                            }
+                        }
                         if let republish { try republish.send(record.event(in: value), value: value) } else { progress.delta.add(record, in: value) }
+                        report.accepted += 1
+                        return nil
                     }
-                    report.accepted += 1
+                    if let conflict { Self.reject(message, conflict, &progress, &report) }
                 case .failure(let rejection):
-                    progress.delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
-                    report.rejected[rejection.reason, default: 0] += 1
+                    Self.reject(message, rejection, &progress, &report)
                 }
                 return true
             }
             if applied { linesSinceFlush += 1 } else { report.alreadyApplied += 1 }
         }
+    }
+
+    private static func reject(_ message: ConsumedMessage, _ rejection: Rejection, _ progress: inout Progress, _ report: inout ReplayReport) {
+        progress.delta.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
+        report.rejected[rejection.reason, default: 0] += 1
     }
 
     mutating func takeWrite() -> (@Sendable (Store) async throws -> Void)? {
@@ -116,7 +146,7 @@ struct ArchiveApplier: LineApplier {
         for (partition, var progress) in partitions where progress.touched {
             parts.append(FlushBatch.Part(
                 topicPartition: partition, generation: 0, expectedOffset: progress.expected, newOffset: progress.position!,
-                delta: progress.delta))
+                delta: progress.delta, remembered: progress.window.takeAdded(), newestEventTime: progress.window.newestEventTime))
             (progress.touched, progress.expected, progress.delta) = (false, nil, InternedDelta())
             partitions[partition] = progress
         }

@@ -4,9 +4,15 @@ import BackbeatStore
 
 /// Counts the events of an interval from archives and plain files, exactly as far and as the database has counted
 /// them: archive messages below their partition's stored offset, judged against when they were consumed; plain lines
-/// below their input's stored position, judged against the input's replay clock.
+/// below their input's stored position, judged against the input's replay clock. With `dedup`, each archive message
+/// goes through its partition's dedup window from the partition's first message on, as the live consumer's did:
+/// a resend is not counted again, an event under a counted id with other fields not at all.
 public struct IntervalRollup {
     public let days: ClosedRange<Int64>
+    /// How long event ids are remembered (nil: no dedup).
+    public let dedup: DedupSpans?
+    /// Each archived partition's dedup window, as far as read.
+    private var windows: [TopicPartition: DedupWindow] = [:]
     let stored: [TopicPartition: Int64]
     let replayClocks: [TopicPartition: Timestamp]
     let appliedLinesHashes: [TopicPartition: String]
@@ -20,8 +26,9 @@ public struct IntervalRollup {
     private var plainInputs: Set<TopicPartition> = []
 
     /// The days (since 1970, UTC) to count, and what the database counted (`Store.rebuild` hands it over).
-    public init(days: ClosedRange<Int64>, counted: Store.CountedInputs) {
+    public init(days: ClosedRange<Int64>, counted: Store.CountedInputs, dedup: DedupSpans? = nil) {
         self.days = days
+        self.dedup = dedup
         self.stored = counted.offsets
         self.replayClocks = counted.replayClocks
         self.appliedLinesHashes = counted.appliedLinesHashes
@@ -48,7 +55,7 @@ public struct IntervalRollup {
                 guard let limit = stored[position.topicPartition], position.offset < limit else { return }
                 reached[position.topicPartition] = max(reached[position.topicPartition] ?? 0, position.offset + 1)
                 guard let value = archived.message.value else { return }
-                value.withUnsafeBytes { count(EventDecoder.decodeRecord(bytes: $0, now: archived.consumedAt), in: $0) }
+                value.withUnsafeBytes { count(EventDecoder.decodeRecord(bytes: $0, now: archived.consumedAt), in: $0, on: position.topicPartition) }
             } else {
                 guard line < plainLimit, !bytes.isEmpty else { return }
                 count(EventDecoder.decodeRecord(bytes: bytes, now: now), in: bytes)
@@ -97,9 +104,16 @@ public struct IntervalRollup {
         return stored[whole] == nil ? head : whole
     }
 
-    /// Counts a valid event of the interval, decoded from `value`.
-    private mutating func count(_ decoded: Result<EventRecord, Rejection>, in value: UnsafeRawBufferPointer) {
-        guard case .success(let record) = decoded, days.contains(record.occurredAt.daysSinceEpoch) else { return }
+    /// Counts a valid event of the interval, decoded from `value` (of an archive's `partition`: once, with dedup).
+    private mutating func count(_ decoded: Result<EventRecord, Rejection>, in value: UnsafeRawBufferPointer, on partition: TopicPartition? = nil) {
+        guard case .success(let record) = decoded else { return }
+        if let dedup, let partition {
+            switch windows[partition, default: DedupWindow()].admit(record.fingerprint(in: value), occurredAt: record.occurredAt.seconds, span: dedup.span(of: record)) {
+            case .new, .beyondWindow: break
+            case .duplicate, .conflict: return
+            }
+        }
+        guard days.contains(record.occurredAt.daysSinceEpoch) else { return }
         delta.add(record, in: value)
         events += 1
     }

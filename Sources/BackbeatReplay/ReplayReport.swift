@@ -18,6 +18,10 @@ public struct ReplayReport: Sendable {
     public var lines: Int64 = 0
     public var accepted = 0
     public var rejected: [Rejection.Reason: Int] = [:]
+    /// Resent events not counted again (dedup).
+    public var duplicates = 0
+    /// Events counted though older than the dedup window (in `accepted` too).
+    public var beyondWindow = 0
 
     public var rejectedCount: Int { rejected.values.reduce(0, +) }
 

@@ -15,6 +15,9 @@ public struct Replayer: Sendable {
     public let inputID: String?
     /// Where valid events go instead of PostgreSQL (`replay --to-kafka`).
     public var republish: Republisher?
+    /// How long archived messages' event ids are remembered, per recorded partition as the live consumer does
+    /// (nil: every valid message is counted).
+    public var dedup: DedupSpans?
     /// The clock a plain input's first replay stores as the instant its lines are judged against.
     public var clock: @Sendable () -> Timestamp = Timestamp.wallClock
 
@@ -126,7 +129,9 @@ public struct Replayer: Sendable {
     private func makeApplier(_ path: String, firstChunk: [UInt8], store: Store?, report: inout ReplayReport) async throws -> Applier {
         if firstChunk.withUnsafeBytes({ ArchiveLine.isHeader($0) }) {
             report.kind = .archive
-            return .archive(ArchiveApplier(path: path, stored: try await store?.storedKafkaOffsets() ?? [:], republish: republish))
+            let stored = try await store?.storedKafkaOffsets() ?? [:]
+            let windows = dedup == nil ? [:] : try await store?.storedDedupWindows(for: Array(stored.keys)) ?? [:]
+            return .archive(ArchiveApplier(path: path, stored: stored, dedup: dedup, windows: windows, republish: republish))
         }
         guard path != "-" || inputID != nil else {
             throw ReplayError("stdin holds plain events: give --input-id NAME, so that a second run can resume")

@@ -4,9 +4,10 @@ import PostgresNIO
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
-    /// the one this consumer started from), then the rows its parts' deltas add, merged into the artist-days of the
-    /// cubes and of the listener sketches (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this
-    /// batch (`serve --archive-dir`). Either all of it commits or none of it does.
+    /// the one this consumer started from) and the ids the dedup windows remembered (`recordDedupIDs`), then the rows
+    /// its parts' deltas add, merged into the artist-days of the cubes and of the listener sketches
+    /// (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this batch
+    /// (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
     /// `artistPartitions` are the batch's artists on their partitions not stored before (`serve` routes queries by
     /// them).
@@ -22,6 +23,7 @@ extension Store {
                     try await moveOffset(part, on: connection)
                     try await recordGaps(part.gaps, on: connection)
                 }
+                try await recordDedupIDs(batch.parts, on: connection)
                 try await writeAggregates(combined, on: connection)
                 try await writeRejected(batch.rejected, on: connection)
                 for segment in archive {

@@ -21,8 +21,11 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(help: "Write an archive here, in the format of serve --archive-dir, as if a consumer had read the events from --partitions partitions per topic (keyed by artist).")
     var archive: String?
     @Option(help: "Partitions per topic of --archive.") var partitions: Int32 = 4
-    @Option(help: "Message keys when publishing: 'artist' (the artist id, so an artist stays on one partition) or 'none' (spread evenly; use with the dev broker, whose partitions keep only about 5 MB).")
+    @Option(help: "Message keys when publishing: 'artist' (the artist id, so an artist stays on one partition), 'event' (the event id: spread evenly, and a resend goes where its event went) or 'none' (spread evenly; use with the dev broker, whose partitions keep only about 5 MB).")
     var keys: String = "artist"
+
+    @Option(name: .customLong("resend-fraction"), help: "Fraction (0-1) of messages that resend one of the last 1000 (the same bytes, as a producer's retry sends them).")
+    var resendFraction: Double = 0
 
     @Option(help: "With --brokers: publish at most this many events per second, evenly (default: as fast as the broker takes them).")
     var rate: Double?
@@ -36,7 +39,8 @@ struct GenerateCommand: AsyncParsableCommand {
         guard events >= 0, artists >= 1, days >= 1 else { throw ValidationError("--events must be >= 0, --artists and --days >= 1") }
         guard (0...1).contains(invalidFraction) else { throw ValidationError("--invalid-fraction must be between 0 and 1") }
         guard [1, 3].contains(topics.split(separator: ",").count) else { throw ValidationError("--topics takes one or three topics") }
-        guard ["artist", "none"].contains(keys) else { throw ValidationError("--keys is artist or none") }
+        guard ["artist", "event", "none"].contains(keys) else { throw ValidationError("--keys is artist, event or none") }
+        guard (0...1).contains(resendFraction) else { throw ValidationError("--resend-fraction must be between 0 and 1") }
         if let rate {
             guard rate > 0, rate.isFinite else { throw ValidationError("--rate must be a positive number of events per second") }
             guard brokers != nil else { throw ValidationError("--rate paces publishing: give it with --brokers") }
@@ -52,7 +56,8 @@ struct GenerateCommand: AsyncParsableCommand {
             let today = Timestamp.wallClock().daysSinceEpoch
             startDate = CivilDate(daysSinceEpoch: today - Int64(days))
         }
-        var generator = EventGenerator(.init(seed: seed, artists: artists, days: days, start: startDate, invalidFraction: invalidFraction))
+        var generator = EventGenerator(.init(
+            seed: seed, artists: artists, days: days, start: startDate, invalidFraction: invalidFraction, resendFraction: resendFraction))
         let topicList = topics.split(separator: ",").map(String.init)
         func topic(for type: EventType) -> String {
             topicList.count == 1 ? topicList[0] : topicList[EventType.allCases.firstIndex(of: type)!]
@@ -74,7 +79,12 @@ struct GenerateCommand: AsyncParsableCommand {
                     try await Task.sleep(until: started + .nanoseconds(Int64(Double(index) / rate * 1e9)), clock: .continuous)
                 }
                 let message = generator.next()
-                try producer.send(topic: topic(for: message.topic), key: keys == "artist" ? Array(message.key.utf8) : nil, value: message.value)
+                let key: [UInt8]? = switch keys {
+                case "artist": Array(message.key.utf8)
+                case "event": message.event.map { Array($0.eventID.utf8) } ?? Array(message.key.utf8)
+                default: nil
+                }
+                try producer.send(topic: topic(for: message.topic), key: key, value: message.value)
                 written += 1
                 reportProgress()
             }

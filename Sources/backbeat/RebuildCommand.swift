@@ -24,6 +24,7 @@ struct RebuildCommand: AsyncParsableCommand {
     @Option(help: "First day of the interval (YYYY-MM-DD, UTC).") var from: String
     @Option(help: "Last day of the interval, included (YYYY-MM-DD, UTC).") var to: String
 
+    @OptionGroup var dedupOptions: DedupOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
@@ -38,6 +39,7 @@ struct RebuildCommand: AsyncParsableCommand {
         let fromDay = RFC3339.parseDate(from)!.daysSinceEpoch
         let toDay = RFC3339.parseDate(to)!.daysSinceEpoch
         do {
+            let dedup = try dedupOptions.spans()
             let files = try InputPaths.expand(paths, includingOpen: true)
             let migrations = try database.migrations()
             let started = ContinuousClock.now
@@ -45,7 +47,7 @@ struct RebuildCommand: AsyncParsableCommand {
                 try await store.migrate(migrations)
                 let counted = Mutex<Int64>(0)
                 let id = try await store.rebuild(fromDay: fromDay, toDay: toDay) { inputs in
-                    var rollup = IntervalRollup(days: fromDay...toDay, counted: inputs)
+                    var rollup = IntervalRollup(days: fromDay...toDay, counted: inputs, dedup: dedup)
                     for file in files { try rollup.read(file) }
                     try rollup.checkCoverage()
                     counted.withLock { $0 = rollup.events }

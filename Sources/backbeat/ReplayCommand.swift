@@ -41,6 +41,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "Topics for stream, revenue and social events with --to-kafka, in that order (one topic: all go there).")
     var topics: String = "streams,revenue,social"
 
+    @OptionGroup var dedupOptions: DedupOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
@@ -59,10 +60,12 @@ struct ReplayCommand: AsyncParsableCommand {
         let logger = try logging.makeLogger("backbeat-replay")
         do {
             let paths = try InputPaths.expand(self.paths)
+            let dedup = try dedupOptions.spans()
             if toKafka, let brokers {
                 let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["enable.idempotence": "true"]))
-                let replayer = Replayer(batchLines: batchLines, inputID: inputID,
+                var replayer = Replayer(batchLines: batchLines, inputID: inputID,
                                         republish: Republisher(producer: producer, topics: topics.split(separator: ",").map(String.init)))
+                replayer.dedup = dedup
                 var progress = ReplayProgress(.kafka)
                 for path in paths { _ = try await replayer.replay(path, store: nil, observer: &progress) }
                 let deliveries = try producer.flush()
@@ -72,7 +75,9 @@ struct ReplayCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("published \(deliveries.delivered) messages to \(brokers)\n".utf8))
                 return
             }
-            let replayer = Replayer(batchLines: batchLines, inputID: inputID)
+            var configured = Replayer(batchLines: batchLines, inputID: inputID)
+            configured.dedup = dedup
+            let replayer = configured
             if dryRun {
                 var progress = ReplayProgress(.dryRun)
                 for path in paths { _ = try await replayer.replay(path, store: nil, observer: &progress) }

@@ -46,10 +46,12 @@ struct ReplayProgress: ReplayObserver {
         if case .archive = report.kind { text += " of archive" }
         text += ", \(report.accepted) events accepted, \(report.rejectedCount) rejected"
         if !reasons.isEmpty { text += " (\(reasons.joined(separator: ", ")))" }
+        if report.duplicates > 0 { text += ", \(report.duplicates) resent (counted once)" }
+        if report.beyondWindow > 0 { text += ", \(report.beyondWindow) older than the dedup window (counted)" }
         switch destination {
         case .dryRun: text += "; dry run, nothing written"
         case .kafka: text += "; valid events republished to Kafka"
-        case .postgres: text += report.accepted + report.rejectedCount == 0 ? "; nothing new to apply" : "; applied to PostgreSQL"
+        case .postgres: text += report.accepted + report.rejectedCount + report.duplicates == 0 ? "; nothing new to apply" : "; applied to PostgreSQL"
         }
         FileHandle.standardError.write(Data(((terminal ? "\r\u{1B}[K" : "") + text + "\n").utf8))
         started = ContinuousClock.now

@@ -87,6 +87,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
 
+    @Option(name: .customLong("dedup-budget"), help: "Most memory the dedup windows of the partitions this instance owns may hold together, at 48 bytes an id, such as 512MB; beyond it the ids nearest their expiry are forgotten early (a resend of one is counted again; backbeat_dedup_ids_forgotten_early) (env BACKBEAT_DEDUP_BUDGET; default 512MB).")
+    var dedupBudget: String?
+
+    @OptionGroup var dedupOptions: DedupOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
@@ -152,6 +156,9 @@ struct ServeCommand: AsyncParsableCommand {
 
         let instanceName = setting(groupInstanceID, "BACKBEAT_GROUP_INSTANCE_ID") ?? "\(ProcessInfo.processInfo.hostName)-\(port)"
         guard !instanceName.isEmpty, instanceName.utf8.count <= 249 else { throw ValidationError("--group-instance-id must be 1-249 characters (none: no static membership)") }
+        let dedup = try dedupOptions.spans()
+        let dedupBudgetBytes = try setting(dedupBudget, "BACKBEAT_DEDUP_BUDGET", default: "512MB", name: "--dedup-budget",
+                                           expected: "a positive size such as 512MB", positiveByteSize)
         let gapPolicy = try setting(offsetGapPolicy, "BACKBEAT_OFFSET_GAP_POLICY", default: "resume", name: "--offset-gap-policy",
                                     expected: "resume or stop", OffsetGapPolicy.init(rawValue:))
 
@@ -177,7 +184,8 @@ struct ServeCommand: AsyncParsableCommand {
                 archiveDirectory: setting(archiveDirectory, "BACKBEAT_ARCHIVE_DIR"), archiveSegmentBytes: Int64(segmentBytes),
                 pendingLimitBytes: pendingBytes, deadLetterTopic: deadLetters,
                 groupInstanceID: instanceName == "none" ? nil : instanceName, gapPolicy: gapPolicy,
-                commitGroupOffsets: commitGroupOffsets || setting(nil, "BACKBEAT_COMMIT_GROUP_OFFSETS") == "1"),
+                commitGroupOffsets: commitGroupOffsets || setting(nil, "BACKBEAT_COMMIT_GROUP_OFFSETS") == "1", dedup: dedup,
+                dedupBudgetBytes: dedupBudgetBytes),
             httpPort: port, adminToken: token, artistRequestsPerSecond: rate, webDirectory: try locateWebDirectory(logger: logger),
             cluster: cluster, retention: RetentionSettings(detailDays: detail, cubeMonths: cubes), answerCacheBytes: answerCacheBytes)
         let app = buildApplication(configuration: configuration, store: store, logger: logger)

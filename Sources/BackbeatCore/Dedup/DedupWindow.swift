@@ -10,7 +10,7 @@
 /// of `event_id`: two different ids collide with probability about n²/2⁶⁵ for n ids remembered (one in 3.7 million
 /// for 100 million ids); a collision makes the later event look like a resend (same payload, dropped) or a
 /// conflict (rejected with its reason), never a silent double count.
-public struct DedupWindow: Sendable {
+public struct DedupWindow: Equatable, Sendable {
     /// What became of one event.
     public enum Verdict: Equatable, Sendable {
         /// Not seen within the window: count it (and it is remembered).
@@ -23,7 +23,7 @@ public struct DedupWindow: Sendable {
         case beyondWindow
     }
 
-    private struct Entry: Sendable {
+    private struct Entry: Equatable, Sendable {
         var payload: UInt64
         /// When the window forgets it, in seconds of event time: `occurred_at` plus its family's span.
         var expiresAt: Int64
@@ -77,7 +77,8 @@ public struct DedupWindow: Sendable {
     public mutating func admit(_ fingerprint: EventFingerprint, occurredAt: Int64, span: Int64) -> Verdict {
         let expiresAt = occurredAt + span
         if let newest = newestEventTime, expiresAt < newest { return .beyondWindow }
-        if let seen = entries[fingerprint.id] {
+        // An id whose own expiry passed is forgotten, pruned yet or not: a window loaded again answers the same.
+        if let seen = entries[fingerprint.id], seen.expiresAt >= newestEventTime ?? .min {
             return seen.payload == fingerprint.payload ? .duplicate : .conflict
         }
         let remembered = Remembered(fingerprint: fingerprint, expiresAt: expiresAt)
@@ -106,6 +107,18 @@ public struct DedupWindow: Sendable {
         added.insert(contentsOf: taken, at: 0)
     }
 
+    /// Forgets ids nearest their expiry, whole hours of them, until at most `limit` are left (the memory budget):
+    /// a resend of one of them is counted again. Answers how many were forgotten.
+    public mutating func forgetEarly(keepingAtMost limit: Int) -> Int {
+        let before = entries.count
+        while entries.count > limit, let hour = expiring.keys.min() {
+            for id in expiring.removeValue(forKey: hour) ?? [] where entries[id].map({ $0.expiresAt.floorDiv(3600) == hour }) ?? false {
+                entries[id] = nil
+            }
+        }
+        return before - entries.count
+    }
+
     /// Forgets the ids whose expiry hour ended before the newest event time. An id of the current hour stays until
     /// the hour is over: the window is never shorter than its span.
     private mutating func forgetExpired() {
@@ -114,7 +127,10 @@ public struct DedupWindow: Sendable {
         guard current > prunedIn else { return }
         prunedIn = current
         for hour in expiring.keys.filter({ $0 < current }) {
-            for id in expiring.removeValue(forKey: hour) ?? [] { entries[id] = nil }
+            // An id remembered again since (its old entry expired, a new event took its place) stays.
+            for id in expiring.removeValue(forKey: hour) ?? [] where entries[id].map({ $0.expiresAt.floorDiv(3600) == hour }) ?? false {
+                entries[id] = nil
+            }
         }
     }
 }

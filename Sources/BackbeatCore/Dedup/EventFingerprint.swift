@@ -52,6 +52,14 @@ extension EventRecord {
     }
 }
 
+extension EventRecord {
+    /// The rejection of this record when its `event_id` was counted within the dedup window with other fields.
+    public func conflictingID(in value: UnsafeRawBufferPointer) -> Rejection {
+        let id = withBytes(of: eventID, in: value) { String(decoding: $0, as: UTF8.self) }
+        return Rejection(.conflictingEventID, "event_id \(id) was counted within the dedup window with other fields")
+    }
+}
+
 /// A 64-bit hash of a sequence of fields that is the same in every process (Swift's `Hasher` is seeded per process):
 /// FNV-1a over the fields' bytes, each string prefixed by its length and each absent field marked, so that no two
 /// different sequences run together into the same bytes; then a 64-bit finalizer spreads the bits.
@@ -93,14 +101,6 @@ struct StableHasher {
         add(record, text, in: value)
     }
 
-    var value: UInt64 {
-        // The finalizer of MurmurHash3 (fmix64).
-        var mixed = state
-        mixed ^= mixed >> 33
-        mixed &*= 0xff51_afd7_ed55_8ccd
-        mixed ^= mixed >> 33
-        mixed &*= 0xc4ce_b9fe_1a85_ec53
-        mixed ^= mixed >> 33
-        return mixed
-    }
+    /// The hash of the fields added: the state spread by MurmurHash3's 64-bit finalizer.
+    var value: UInt64 { MurmurHash3.fmix(state) }
 }

@@ -4,6 +4,15 @@ public enum Event: Equatable, Sendable {
     case revenue(RevenueEvent)
     case social(SocialEvent)
 
+    /// The producer's id of the event (what dedup tells resends by).
+    public var eventID: String {
+        switch self {
+        case .stream(let event): event.eventID
+        case .revenue(let event): event.eventID
+        case .social(let event): event.eventID
+        }
+    }
+
     /// The artist the event belongs to.
     public var artistID: String {
         switch self {

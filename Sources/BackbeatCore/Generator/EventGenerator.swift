@@ -13,8 +13,15 @@ public struct EventGenerator: Sendable {
         /// Fraction (0...1) of messages made invalid on purpose.
         public var invalidFraction: Double
         public var tracksPerArtist: Int
+        /// Fraction (0...1) of messages that resend one of the last `resendDistance` messages (the same bytes, as
+        /// a producer's retry sends them), to exercise dedup.
+        public var resendFraction: Double
 
-        public init(seed: UInt64 = 1, artists: Int = 50, days: Int = 30, start: CivilDate, invalidFraction: Double = 0, tracksPerArtist: Int = 20) {
+        public init(
+            seed: UInt64 = 1, artists: Int = 50, days: Int = 30, start: CivilDate, invalidFraction: Double = 0, tracksPerArtist: Int = 20,
+            resendFraction: Double = 0
+        ) {
+            self.resendFraction = resendFraction
             self.seed = seed
             self.artists = max(1, artists)
             self.days = max(1, days)
@@ -44,6 +51,11 @@ public struct EventGenerator: Sendable {
     private var sequence: UInt64 = 0
     private let artistWeights: ZipfTable
     private let trackWeights: ZipfTable
+    /// The last messages made, for resends (empty unless `resendFraction` > 0).
+    private var recent: [Message] = []
+
+    /// How far back a resend reaches: one of this many last messages.
+    public static let resendDistance = 1000
 
     static let platforms = ["spotify", "apple_music", "youtube", "deezer", "tidal", "amazon_music"]
     static let countries = ["US", "GB", "DE", "FR", "BR", "MX", "JP", "SE", "NG", "IN"]
@@ -62,8 +74,18 @@ public struct EventGenerator: Sendable {
         "artist-" + String(index + 1).leftPadded(to: 4)
     }
 
-    /// Produces the next message.
+    /// Produces the next message: a new one, or (at `resendFraction`) a resend of a recent one.
     public mutating func next() -> Message {
+        guard configuration.resendFraction > 0 else { return make() }
+        if !recent.isEmpty && random.nextUnit() < configuration.resendFraction {
+            return recent[Int(random.next(below: UInt64(recent.count)))]
+        }
+        let message = make()
+        if recent.count < Self.resendDistance { recent.append(message) } else { recent[Int(sequence) % Self.resendDistance] = message }
+        return message
+    }
+
+    private mutating func make() -> Message {
         sequence += 1
         let artist = Self.artistID(artistWeights.pick(random.nextUnit()))
         let start = configuration.start.daysSinceEpoch * 86_400

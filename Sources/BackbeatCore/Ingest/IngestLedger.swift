@@ -16,6 +16,11 @@
 /// - `takeResumptions` answers, for each partition assigned since, the first message consumed: how long the
 ///   partition went unconsumed across a hand-over, measured by that message's age.
 ///
+/// With `dedup` spans, each partition also keeps a `DedupWindow` (loaded with its stored offset, `assign`): a valid
+/// event whose `event_id` it counted already is not counted again (`duplicate`), one seen with other fields is
+/// rejected (`conflicting_event_id`), and each batch carries the ids it remembered since the last one, stored
+/// beside the offsets.
+///
 /// When `archiving`, each partition also keeps the archive lines (`ArchiveLine`) of every message it counted, valid
 /// or not, so the archive moves in the same steps as the aggregates.
 public struct IngestLedger: Sendable {
@@ -36,6 +41,8 @@ public struct IngestLedger: Sendable {
         var unflushedSince: Timestamp?
         /// Whether no message has been consumed since the partition was assigned.
         var awaitingFirstMessage = true
+        /// The event ids counted recently (unused without `dedup`).
+        var window = DedupWindow()
     }
 
     /// The first message consumed from a partition after it was assigned.
@@ -62,9 +69,18 @@ public struct IngestLedger: Sendable {
     private var waitingForRead: [TopicPartition: UInt64?] = [:]
     /// Whether consumed messages are also kept as archive lines.
     public let archiving: Bool
+    /// How long each family's event ids are remembered (nil: every valid event is counted).
+    public let dedup: DedupSpans?
+    /// Most ids the owned partitions' windows remember together (the memory budget): a window over its share
+    /// forgets the ids nearest their expiry early (`DedupWindow.forgetEarly`).
+    public let dedupBudgetIDs: Int
+    /// Ids forgotten early for the budget since the start.
+    public private(set) var idsForgottenEarly = 0
 
-    public init(archiving: Bool = false) {
+    public init(archiving: Bool = false, dedup: DedupSpans? = nil, dedupBudgetIDs: Int = .max) {
         self.archiving = archiving
+        self.dedup = dedup
+        self.dedupBudgetIDs = dedupBudgetIDs
     }
 
     /// The partitions this consumer owns now.
@@ -72,6 +88,9 @@ public struct IngestLedger: Sendable {
 
     /// Whether this consumer owns `partition` now.
     public func owns(_ partition: TopicPartition) -> Bool { partitions[partition] != nil }
+
+    /// Event ids the owned partitions' dedup windows remember.
+    public var dedupIDCount: Int { partitions.values.reduce(0) { $0 + $1.window.count } }
 
     /// Number of rows waiting across all partitions.
     public var pendingRowCount: Int { partitions.values.reduce(0) { $0 + $1.delta.rowCount } }
@@ -139,10 +158,11 @@ public struct IngestLedger: Sendable {
         return true
     }
 
-    /// Starts owning `partition`, whose stored next offset is `storedOffset`.
-    public mutating func assign(_ partition: TopicPartition, storedOffset: Int64?) {
+    /// Starts owning `partition`, whose stored next offset is `storedOffset`, with the dedup window stored with it.
+    public mutating func assign(_ partition: TopicPartition, storedOffset: Int64?, window: DedupWindow = DedupWindow()) {
         generationCounter += 1
-        partitions[partition] = PartitionState(generation: generationCounter, storedOffset: storedOffset, nextOffset: storedOffset)
+        partitions[partition] = PartitionState(
+            generation: generationCounter, storedOffset: storedOffset, nextOffset: storedOffset, window: window)
         waitingForRead[partition] = nil
     }
 
@@ -155,6 +175,10 @@ public struct IngestLedger: Sendable {
     /// What happened to one message.
     public enum Outcome: Equatable, Sendable {
         case accepted
+        /// Counted, though older than the dedup window: a resend of it would be counted again.
+        case acceptedBeyondWindow
+        /// A resend of an event counted within the dedup window: not counted again.
+        case duplicate
         case rejected(Rejection.Reason)
         /// Not owned, or at an offset already consumed.
         case ignored
@@ -187,7 +211,8 @@ public struct IngestLedger: Sendable {
                 continue
             }
             let first = state!.awaitingFirstMessage
-            let result = Self.ingest(message, now: now, archiving: archiving, into: &state!, &added, onAccepted: onAccepted)
+            let result = Self.ingest(
+                message, now: now, archiving: archiving, dedup: dedup, into: &state!, &added, onAccepted: onAccepted)
             if first && result != .ignored {
                 state!.awaitingFirstMessage = false
                 if let timestamp = message.timestampMilliseconds {
@@ -207,6 +232,9 @@ public struct IngestLedger: Sendable {
     ) {
         var state = state
         if state.unflushedSince == nil && !added.isEmpty { state.unflushedSince = now }
+        // This partition's share of the budget (it is out of `partitions` meanwhile).
+        let share = dedupBudgetIDs / (partitions.count + 1)
+        if state.window.count > share { idsForgottenEarly += state.window.forgetEarly(keepingAtMost: share) }
         if state.delta.isEmpty { state.delta = added } else { state.delta.merge(added) }
         partitions[partition] = state
         guard !added.isEmpty else { return }
@@ -218,26 +246,42 @@ public struct IngestLedger: Sendable {
         }
     }
 
-    /// Validates one message of an owned partition and adds it to `added` unless its offset was consumed already.
+    /// Validates one message of an owned partition and adds it to `added` unless its offset was consumed already or
+    /// (with `dedup`) its event was counted already.
     private static func ingest(
-        _ message: ConsumedMessage, now: Timestamp, archiving: Bool, into state: inout PartitionState, _ added: inout InternedDelta,
-        onAccepted: ((EventRecord, UnsafeRawBufferPointer) -> Void)?
+        _ message: ConsumedMessage, now: Timestamp, archiving: Bool, dedup: DedupSpans?, into state: inout PartitionState,
+        _ added: inout InternedDelta, onAccepted: ((EventRecord, UnsafeRawBufferPointer) -> Void)?
     ) -> Outcome {
         if let next = state.nextOffset, message.position.offset < next { return .ignored }
         state.nextOffset = message.position.offset + 1
         if archiving { ArchiveLine.appendMessage(message, consumedAt: now, to: &state.archive) }
+        let rejection: Rejection
         switch EventDecoder.decodeRecord(message.value, now: now) {
         case .success(let record):
             let value = message.value ?? []
-            value.withUnsafeBytes { bytes in
+            let admitted = value.withUnsafeBytes { bytes -> Result<Outcome, Rejection> in
+                var outcome = Outcome.accepted
+                if let dedup {
+                    switch state.window.admit(record.fingerprint(in: bytes), occurredAt: record.occurredAt.seconds, span: dedup.span(of: record)) {
+                    case .new: break
+                    case .beyondWindow: outcome = .acceptedBeyondWindow
+                    case .duplicate: return .success(.duplicate)
+                    case .conflict: return .failure(record.conflictingID(in: bytes))
+                    }
+                }
                 added.add(record, in: bytes)
                 onAccepted?(record, bytes)
+                return .success(outcome)
             }
-            return .accepted
-        case .failure(let rejection):
-            added.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
-            return .rejected(rejection.reason)
+            switch admitted {
+            case .success(let outcome): return outcome
+            case .failure(let conflict): rejection = conflict
+            }
+        case .failure(let invalid):
+            rejection = invalid
         }
+        added.rejected.append(RejectedMessage(position: message.position, key: message.key, value: message.value, rejection: rejection))
+        return .rejected(rejection.reason)
     }
 
     /// Takes the first messages consumed from partitions assigned since the last call (messages without a timestamp
@@ -255,7 +299,8 @@ public struct IngestLedger: Sendable {
             parts.append(FlushBatch.Part(
                 topicPartition: partition, generation: state.generation,
                 expectedOffset: state.storedOffset, newOffset: next, delta: state.delta, archive: state.archive, gaps: state.gaps,
-                unflushedSince: state.unflushedSince
+                unflushedSince: state.unflushedSince, remembered: state.window.takeAdded(),
+                newestEventTime: state.window.newestEventTime
             ))
             state.storedOffset = next
             state.delta = InternedDelta()
@@ -280,6 +325,7 @@ public struct IngestLedger: Sendable {
             state.delta = delta
             state.archive = part.archive + state.archive
             state.gaps = part.gaps + state.gaps
+            state.window.putBack(part.remembered)
             state.unflushedSince = [part.unflushedSince, state.unflushedSince].compactMap { $0 }.min()
             partitions[part.topicPartition] = state
             restored.insert(part.topicPartition)
@@ -318,7 +364,6 @@ public struct IngestLedger: Sendable {
     }
 
     /// Whether any partition waits for its stored offset.
-    public var isWaitingForStoredOffsets: Bool { !waitingForRead.isEmpty }
 
     /// `read` failed: the partitions still waiting for it wait for the next read.
     public mutating func readFailed(_ read: StoredOffsetRead) {
@@ -345,11 +390,18 @@ public struct FlushBatch: Sendable {
         public var gaps: [OffsetGap]
         /// When the oldest of the part's messages was consumed (kept so that a failed flush puts it back).
         public var unflushedSince: Timestamp?
+        /// The event ids the partition's dedup window remembered since the last flush, stored with the offset move.
+        public var remembered: [DedupWindow.Remembered]
+        /// The newest event time the window has seen, in seconds (nil: none, or no dedup).
+        public var newestEventTime: Int64?
 
         public init(
             topicPartition: TopicPartition, generation: UInt64, expectedOffset: Int64?, newOffset: Int64, delta: InternedDelta = InternedDelta(),
-            archive: [UInt8] = [], appliedLinesHash: String? = nil, gaps: [OffsetGap] = [], unflushedSince: Timestamp? = nil
+            archive: [UInt8] = [], appliedLinesHash: String? = nil, gaps: [OffsetGap] = [], unflushedSince: Timestamp? = nil,
+            remembered: [DedupWindow.Remembered] = [], newestEventTime: Int64? = nil
         ) {
+            self.remembered = remembered
+            self.newestEventTime = newestEventTime
             self.gaps = gaps
             self.unflushedSince = unflushedSince
             self.topicPartition = topicPartition

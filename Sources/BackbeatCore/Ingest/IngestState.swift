@@ -32,8 +32,8 @@ public struct IngestState: Sendable {
     /// How many of the latest gaps `recentGaps` keeps.
     public static let recentGapLimit = 20
 
-    public init(archiving: Bool = false, pendingLimitBytes: Int = .max) {
-        ledger = IngestLedger(archiving: archiving)
+    public init(archiving: Bool = false, dedup: DedupSpans? = nil, dedupBudgetBytes: Int = .max, pendingLimitBytes: Int = .max) {
+        ledger = IngestLedger(archiving: archiving, dedup: dedup, dedupBudgetIDs: dedupBudgetBytes / DedupWindow.bytesPerID)
         self.pendingLimitBytes = pendingLimitBytes
     }
 
@@ -104,22 +104,30 @@ public struct IngestState: Sendable {
         public var read: IngestLedger.StoredOffsetRead
         /// Each partition still waiting for the read, with its stored next offset (nil: nothing stored yet).
         public var offsets: [TopicPartition: Int64?]
+        /// The dedup windows stored with the offsets (a partition without one starts with an empty window).
+        public var windows: [TopicPartition: DedupWindow]
 
-        public init(read: IngestLedger.StoredOffsetRead, offsets: [TopicPartition: Int64?]) {
+        public init(read: IngestLedger.StoredOffsetRead, offsets: [TopicPartition: Int64?], windows: [TopicPartition: DedupWindow] = [:]) {
             self.read = read
             self.offsets = offsets
+            self.windows = windows
         }
+
     }
 
-    /// A read of stored offsets ended: with the offsets read, the partitions still waiting for it are to be sought
-    /// there (`takeSeeks`); without (it failed), they wait for the next read.
-    public mutating func storedOffsetsRead(_ read: IngestLedger.StoredOffsetRead, _ offsets: [TopicPartition: Int64]?) {
+    /// A read of stored offsets ended: with the offsets read (and the dedup windows stored with them), the
+    /// partitions still waiting for it are to be sought there (`takeSeeks`); without (it failed), they wait for the
+    /// next read.
+    public mutating func storedOffsetsRead(
+        _ read: IngestLedger.StoredOffsetRead, _ offsets: [TopicPartition: Int64]?, windows: [TopicPartition: DedupWindow] = [:]
+    ) {
         guard let offsets else {
             ledger.readFailed(read)
             lastReadFailed = true
             return
         }
-        readOffsets.append(Seek(read: read, offsets: Dictionary(uniqueKeysWithValues: read.partitions.map { ($0, offsets[$0]) })))
+        readOffsets.append(Seek(
+            read: read, offsets: Dictionary(uniqueKeysWithValues: read.partitions.map { ($0, offsets[$0]) }), windows: windows))
     }
 
     /// The seeks to run: stored offsets read for partitions that still wait for them.
@@ -127,7 +135,7 @@ public struct IngestState: Sendable {
         defer { readOffsets.removeAll() }
         return readOffsets.compactMap { seek in
             let waiting = seek.offsets.filter { ledger.isReading($0.key, for: seek.read) }
-            return waiting.isEmpty ? nil : Seek(read: seek.read, offsets: waiting)
+            return waiting.isEmpty ? nil : Seek(read: seek.read, offsets: waiting, windows: seek.windows.filter { waiting[$0.key] != nil })
         }
     }
 
@@ -136,7 +144,9 @@ public struct IngestState: Sendable {
     @discardableResult
     public mutating func sought(_ seek: Seek) -> [TopicPartition] {
         let waiting = seek.offsets.keys.filter { ledger.isReading($0, for: seek.read) }.sorted()
-        changeOwnership(of: waiting) { $0.assign($1, storedOffset: seek.offsets[$1] ?? nil) }
+        changeOwnership(of: waiting) {
+            $0.assign($1, storedOffset: seek.offsets[$1] ?? nil, window: seek.windows[$1] ?? DedupWindow())
+        }
         return waiting
     }
 
@@ -167,17 +177,12 @@ public struct IngestState: Sendable {
     public mutating func consumed(
         _ messages: [ConsumedMessage], now: Timestamp, outcome: (ConsumedMessage, IngestLedger.Outcome) -> Void = { _, _ in }
     ) -> [IngestLedger.Resumption] {
-        var accepted = 0, rejected = 0
+        var tally = IngestTotals()
         let polled = ledger.consume(messages, now: now, outcome: { message, result in
-            switch result {
-            case .accepted: accepted += 1
-            case .rejected: rejected += 1
-            case .ignored: break
-            }
+            tally.count(result)
             outcome(message, result)
         })
-        totals.accepted += accepted
-        totals.rejected += rejected
+        totals.add(tally)
         if !polled.isEmpty { memoryChanges.append(.consumed(polled)) }
         return ledger.takeResumptions()
     }
@@ -257,9 +262,32 @@ public struct IngestState: Sendable {
 
 /// Running totals of the ingest path.
 public struct IngestTotals: Sendable, Equatable {
+    /// Events counted (`beyondWindow` included).
     public var accepted = 0
     public var rejected = 0
+    /// Resent events not counted again.
+    public var duplicates = 0
+    /// Events counted though older than the dedup window.
+    public var beyondWindow = 0
     public var flushes = 0
 
     public init() {}
+
+    public mutating func count(_ outcome: IngestLedger.Outcome) {
+        switch outcome {
+        case .accepted: accepted += 1
+        case .acceptedBeyondWindow: accepted += 1; beyondWindow += 1
+        case .duplicate: duplicates += 1
+        case .rejected: rejected += 1
+        case .ignored: break
+        }
+    }
+
+    mutating func add(_ other: IngestTotals) {
+        accepted += other.accepted
+        rejected += other.rejected
+        duplicates += other.duplicates
+        beyondWindow += other.beyondWindow
+        flushes += other.flushes
+    }
 }

@@ -62,8 +62,9 @@ public enum MurmurHash3 {
         (value << shift) | (value >> (64 - shift))
     }
 
+    /// The 64-bit finalizer (fmix64): spreads every bit of `value` over the result.
     @inline(__always)
-    private static func fmix(_ value: UInt64) -> UInt64 {
+    static func fmix(_ value: UInt64) -> UInt64 {
         var k = value
         k ^= k >> 33
         k &*= 0xff51_afd7_ed55_8ccd

@@ -28,11 +28,13 @@ public struct Rejection: Error, Equatable, Sendable {
         public static let invalidTimestamp = Reason(rawValue: "invalid_timestamp")
         /// `occurred_at` is more than one hour after the time of consumption.
         public static let futureTimestamp = Reason(rawValue: "future_timestamp")
+        /// The `event_id` was counted within the dedup window with other fields (`DedupWindow`): not a resend.
+        public static let conflictingEventID = Reason(rawValue: "conflicting_event_id")
 
         /// Every reason code, in documentation order.
         public static let all: [Reason] = [
             .emptyValue, .tooLarge, .invalidJSON, .notObject, .duplicateField, .missingField, .invalidType,
-            .invalidValue, .unknownType, .invalidTimestamp, .futureTimestamp,
+            .invalidValue, .unknownType, .invalidTimestamp, .futureTimestamp, .conflictingEventID,
         ]
     }
 

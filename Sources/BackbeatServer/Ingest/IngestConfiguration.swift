@@ -36,6 +36,12 @@ public struct IngestConfiguration: Sendable {
     /// the loss of the whole assignment (its unflushed work dropped), and the dev broker refuses them at every
     /// rebalance. `backbeat_consumer_lag_messages` in `/metrics` tells the lag without them.
     public var commitGroupOffsets: Bool
+    /// How long each family's event ids are remembered to tell resends from new events (nil: dedup off, every valid
+    /// message counted): docs/events.md, "Resent events".
+    public var dedup: DedupSpans?
+    /// Most bytes the owned partitions' dedup windows hold together (`DedupWindow.bytesPerID` an id); beyond it the
+    /// ids nearest their expiry are forgotten early.
+    public var dedupBudgetBytes: Int
 
     /// Unflushed work at which a flush starts before `flushInterval` has passed: a sixteenth of `pendingLimitBytes`,
     /// so that a backlog is written in batches of bounded size, which bounds the memory a flush holds while it
@@ -72,8 +78,10 @@ public struct IngestConfiguration: Sendable {
         memory: MemoryConfiguration = MemoryConfiguration(), archiveDirectory: String? = nil,
         archiveSegmentBytes: Int64 = 128 << 20, pendingLimitBytes: Int = 128 << 20,
         deadLetterTopic: String? = nil, groupInstanceID: String? = nil, gapPolicy: OffsetGapPolicy = .resume,
-        commitGroupOffsets: Bool = false
+        commitGroupOffsets: Bool = false, dedup: DedupSpans? = .standard, dedupBudgetBytes: Int = 512 << 20
     ) {
+        self.dedup = dedup
+        self.dedupBudgetBytes = dedupBudgetBytes
         self.commitGroupOffsets = commitGroupOffsets
         self.groupInstanceID = groupInstanceID
         self.gapPolicy = gapPolicy

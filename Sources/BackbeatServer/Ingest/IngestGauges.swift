@@ -9,8 +9,16 @@ struct IngestGauges: Service {
 
     func run() async throws {
         let period = min(ingest.configuration.flushInterval, .seconds(1))
+        var forgottenSeen = 0
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            if let consumer = ingest.consumer.withLock({ $0 }) { ingest.recordGauges(consumer) }
+            if let consumer = ingest.consumer.withLock({ $0 }) {
+                let forgotten = ingest.recordGauges(consumer)
+                if forgotten > forgottenSeen {
+                    ingest.logger.warning("the dedup windows are over --dedup-budget: ids nearest their expiry were forgotten early, and a resend of one of them is counted again", metadata: [
+                        "forgotten": "\(forgotten - forgottenSeen)", "budget_bytes": "\(ingest.configuration.dedupBudgetBytes)"])
+                    forgottenSeen = forgotten
+                }
+            }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: period) }
         }
     }
@@ -18,9 +26,14 @@ struct IngestGauges: Service {
 
 extension IngestService {
     /// Updates the gauges of `/metrics`: lag of each owned partition (its high watermark as last fetched, less the
-    /// offset stored in PostgreSQL: what is not yet flushed), unflushed bytes, pause state and memory held.
-    fileprivate func recordGauges(_ consumer: KafkaConsumer) {
-        let (stored, trail, waiting) = state.withLock { ($0.ledger.storedOffsets, $0.ledger.storedOffsetTrail, $0.ledger.waitingGaps.count) }
+    /// offset stored in PostgreSQL: what is not yet flushed), unflushed bytes, pause state, ids the dedup windows hold and memory held.
+    /// Answers the ids forgotten early for the dedup budget since the start.
+    fileprivate func recordGauges(_ consumer: KafkaConsumer) -> Int {
+        let (stored, trail, waiting, dedupIDs, forgotten) = state.withLock {
+            ($0.ledger.storedOffsets, $0.ledger.storedOffsetTrail, $0.ledger.waitingGaps.count, $0.ledger.dedupIDCount,
+             $0.ledger.idsForgottenEarly)
+        }
+        metrics.recordDedupForgotten(total: forgotten)
         let now = Self.now()
         metrics.recordStoredOffsetTrail(
             messages: trail.values.map(\.messages).max() ?? 0,
@@ -33,9 +46,10 @@ extension IngestService {
         }
         metrics.recordLag(lag)
         let state = backpressure
-        metrics.recordIngestState(pendingBytes: state.pendingBytes, paused: state.paused)
+        metrics.recordIngestState(pendingBytes: state.pendingBytes, paused: state.paused, dedupIDs: dedupIDs)
         if let footprint = memory?.footprint() {
             metrics.recordMemory(dayBuckets: footprint.daysHeld, bytes: footprint.bytes)
         }
+        return forgotten
     }
 }

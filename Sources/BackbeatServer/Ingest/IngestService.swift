@@ -48,7 +48,9 @@ public final class IngestService: Service, Sendable {
         self.store = store
         self.metrics = metrics
         self.logger = logger
-        self.state = Mutex(IngestState(archiving: configuration.archiveDirectory != nil, pendingLimitBytes: configuration.pendingLimitBytes))
+        self.state = Mutex(IngestState(
+            archiving: configuration.archiveDirectory != nil, dedup: configuration.dedup, dedupBudgetBytes: configuration.dedupBudgetBytes,
+            pendingLimitBytes: configuration.pendingLimitBytes))
         self.memory = configuration.memory.isEnabled ? LiveMemory(configuration: configuration.memory) : nil
     }
 
@@ -56,6 +58,7 @@ public final class IngestService: Service, Sendable {
     /// made here; the flusher closes it after the last flush.
     public func run() async throws {
         let consumer = try makeConsumer()
+        metrics.startCounting(topics: configuration.topics)
         // Shut down in reverse order: gauges, then the source (polling stops), then the flusher (the last flush).
         let parts = ServiceGroup(configuration: .init(
             services: [.init(service: Flusher(ingest: self, consumer: consumer)), .init(service: KafkaSource(ingest: self, consumer: consumer)),
@@ -63,7 +66,9 @@ public final class IngestService: Service, Sendable {
             logger: logger))
         try await parts.run()
         let totals = state.withLock { $0.totals }
-        logger.info("ingest stopped", metadata: ["accepted": "\(totals.accepted)", "rejected": "\(totals.rejected)"])
+        logger.info("ingest stopped", metadata: [
+            "accepted": "\(totals.accepted)", "rejected": "\(totals.rejected)", "duplicates": "\(totals.duplicates)",
+            "beyond_dedup_window": "\(totals.beyondWindow)"])
     }
 
     /// Whether a Kafka broker answers (false before the consumer exists).

@@ -144,16 +144,31 @@ extension IngestService {
         guard let (read, afterFailure) = change({ $0.nextStoredOffsetRead() }) else { return }
         Task { [self] in
             if afterFailure { try? await Task.sleep(for: Self.readRetryDelay) }
-            let stored: [TopicPartition: Int64]?
+            var stored: [TopicPartition: Int64]?
+            var windows: [TopicPartition: DedupWindow] = [:]
             do {
                 stored = try await awaitTask(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: read.partitions) }
+                if configuration.dedup != nil { windows = try await loadDedupWindows(read.partitions) }
             } catch {
                 logger.error("cannot read stored offsets; partitions will be retried", metadata: [
                     "partitions": "\(read.partitions.map(\.description).joined(separator: ","))", "error": "\(error)"])
                 stored = nil
             }
-            change { $0.storedOffsetsRead(read, stored) }
+            change { $0.storedOffsetsRead(read, stored, windows: windows) }
         }
+    }
+
+    /// The dedup windows the flushes stored for `partitions`, loaded before they are consumed (how long that took
+    /// goes to the log and `/metrics`).
+    private func loadDedupWindows(_ partitions: [TopicPartition]) async throws -> [TopicPartition: DedupWindow] {
+        let started = ContinuousClock.now
+        let windows = try await awaitTask(limit: Self.storeWaitLimit) { [store] in try await store.storedDedupWindows(for: partitions) }
+        let took = ContinuousClock.now - started
+        let ids = windows.values.reduce(0) { $0 + $1.count }
+        metrics.recordDedupLoad(seconds: Double(took.nanoseconds) / 1e9, ids: ids)
+        logger.info("loaded the dedup windows of assigned partitions", metadata: [
+            "partitions": "\(partitions.count)", "ids": "\(ids)", "duration": "\(took)"])
+        return windows
     }
 
     /// Seeks the partitions whose stored offsets were read, and still wait for them, to those offsets, and owns them

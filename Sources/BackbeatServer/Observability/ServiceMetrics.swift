@@ -40,6 +40,10 @@ public final class ServiceMetrics: Sendable {
     struct PollTally {
         var accepted: [String: Int] = [:]
         var rejected: [RejectionKey: Int] = [:]
+        /// Resent events not counted again.
+        var duplicates: [String: Int] = [:]
+        /// Events counted though older than the dedup window (in `accepted` too).
+        var beyondWindow: [String: Int] = [:]
 
         struct RejectionKey: Hashable {
             var topic: String
@@ -49,13 +53,28 @@ public final class ServiceMetrics: Sendable {
         mutating func add(topic: String, _ outcome: IngestLedger.Outcome) {
             switch outcome {
             case .accepted: accepted[topic, default: 0] += 1
+            case .acceptedBeyondWindow:
+                accepted[topic, default: 0] += 1
+                beyondWindow[topic, default: 0] += 1
+            case .duplicate: duplicates[topic, default: 0] += 1
             case .rejected(let reason): rejected[RejectionKey(topic: topic, reason: reason.rawValue), default: 0] += 1
             case .ignored: break
             }
         }
 
         var consumed: [String: Int] {
-            rejected.reduce(into: accepted) { $0[$1.key.topic, default: 0] += $1.value }
+            rejected.reduce(into: accepted.merging(duplicates, uniquingKeysWith: +)) { $0[$1.key.topic, default: 0] += $1.value }
+        }
+    }
+
+    /// Exports the per-topic counters of the ingest at zero, so that a rate of them is defined before the first
+    /// event of their kind (a resend, an event beyond the dedup window) arrives.
+    func startCounting(topics: [String]) {
+        for topic in topics {
+            for name in ["backbeat_events_consumed_total", "backbeat_events_accepted_total", "backbeat_events_duplicate_total",
+                         "backbeat_events_beyond_dedup_window_total"] {
+                counter(name, ["topic": topic]).increment(by: 0)
+            }
         }
     }
 
@@ -64,6 +83,10 @@ public final class ServiceMetrics: Sendable {
         for (topic, count) in tally.accepted { counter("backbeat_events_accepted_total", ["topic": topic]).increment(by: count) }
         for (key, count) in tally.rejected {
             counter("backbeat_events_rejected_total", ["topic": key.topic, "reason": key.reason]).increment(by: count)
+        }
+        for (topic, count) in tally.duplicates { counter("backbeat_events_duplicate_total", ["topic": topic]).increment(by: count) }
+        for (topic, count) in tally.beyondWindow {
+            counter("backbeat_events_beyond_dedup_window_total", ["topic": topic]).increment(by: count)
         }
     }
 
@@ -143,9 +166,22 @@ public final class ServiceMetrics: Sendable {
         timer(Self.resumeWait, ["topic": topic]).recordNanoseconds(waited.nanoseconds)
     }
 
-    func recordIngestState(pendingBytes: Int, paused: Bool) {
+    func recordIngestState(pendingBytes: Int, paused: Bool, dedupIDs: Int) {
         gauge("backbeat_pending_bytes", [:]).record(pendingBytes)
         gauge("backbeat_ingest_paused", [:]).record(paused ? 1 : 0)
+        gauge("backbeat_dedup_ids", [:]).record(dedupIDs)
+        gauge("backbeat_dedup_bytes", [:]).record(dedupIDs * DedupWindow.bytesPerID)
+    }
+
+    /// Ids forgotten early for the dedup budget since the start.
+    func recordDedupForgotten(total: Int) {
+        gauge("backbeat_dedup_ids_forgotten_early", [:]).record(total)
+    }
+
+    /// The dedup windows of assigned partitions were loaded: in how long, with how many ids.
+    func recordDedupLoad(seconds: Double, ids: Int) {
+        gauge("backbeat_dedup_load_seconds", [:]).record(seconds)
+        counter("backbeat_dedup_ids_loaded_total", [:]).increment(by: ids)
     }
 
     func recordMemory(dayBuckets: Int, bytes: Int) {
