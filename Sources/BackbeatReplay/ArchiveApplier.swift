@@ -12,8 +12,8 @@ struct ArchiveApplier: LineApplier {
     private let stored: [TopicPartition: Int64]
     /// How long event ids are remembered (nil: no dedup).
     private let dedup: DedupSpans?
-    /// The dedup windows stored when the replay started.
-    private let windows: [TopicPartition: DedupWindow]
+    /// The dedup windows as the input started: stored, or left by the replay's inputs before.
+    private let startWindows: [TopicPartition: DedupWindow]
     /// What this replay knows of each partition it has met, but the one in `current`.
     private var partitions: [TopicPartition: Progress] = [:]
     /// The partition of the last line, kept out of `partitions`: an archive holds runs of one partition's
@@ -44,7 +44,7 @@ struct ArchiveApplier: LineApplier {
         self.path = path
         self.stored = stored
         self.dedup = dedup
-        self.windows = windows
+        self.startWindows = windows
         self.republish = republish
     }
 
@@ -53,7 +53,7 @@ struct ArchiveApplier: LineApplier {
         if current?.partition != partition {
             if let current { partitions[current.partition] = current.progress }
             current = (partition, partitions.removeValue(forKey: partition)
-                ?? Progress(position: stored[partition], window: windows[partition] ?? DedupWindow()))
+                ?? Progress(position: stored[partition], window: startWindows[partition] ?? DedupWindow()))
         }
         return try body(&current!.progress)
     }
@@ -132,6 +132,14 @@ struct ArchiveApplier: LineApplier {
             }
             if applied { linesSinceFlush += 1 } else { report.alreadyApplied += 1 }
         }
+    }
+
+    /// Each partition's dedup window as far as applied (what the next input of the same replay starts from).
+    var windows: [TopicPartition: DedupWindow] {
+        var all = startWindows
+        for (partition, progress) in partitions { all[partition] = progress.window }
+        if let current { all[current.partition] = current.progress.window }
+        return all
     }
 
     private static func reject(_ message: ConsumedMessage, _ rejection: Rejection, _ progress: inout Progress, _ report: inout ReplayReport) {

@@ -3,6 +3,7 @@ import BackbeatCore
 import BackbeatKafka
 import BackbeatStore
 import Foundation
+import Synchronization
 
 /// Replays inputs one by one with fixed settings.
 ///
@@ -18,6 +19,10 @@ public struct Replayer: Sendable {
     /// How long archived messages' event ids are remembered, per recorded partition as the live consumer does
     /// (nil: every valid message is counted).
     public var dedup: DedupSpans?
+    /// The dedup windows of the archives' partitions, loaded from the store by the first archive input and carried
+    /// from one input to the next (each archive segment is an input of its own: loading every window again for each
+    /// would cost more than the segment).
+    private let windows = DedupWindowCarry()
     /// The clock a plain input's first replay stores as the instant its lines are judged against.
     public var clock: @Sendable () -> Timestamp = Timestamp.wallClock
 
@@ -39,6 +44,7 @@ public struct Replayer: Sendable {
         // Each kind of input runs through the loop specialized for its applier (not an existential's generic code).
         switch try await makeApplier(path, firstChunk: first, store: store, report: &report) {
         case .archive(var applier):
+            defer { if dedup != nil { windows.carry(applier.windows) } }
             try await replay(reader, first: first, into: &applier, store: store, report: &report, observer: &observer)
         case .plain(var applier):
             try await replay(reader, first: first, into: &applier, store: store, report: &report, observer: &observer)
@@ -130,8 +136,15 @@ public struct Replayer: Sendable {
         if firstChunk.withUnsafeBytes({ ArchiveLine.isHeader($0) }) {
             report.kind = .archive
             let stored = try await store?.storedKafkaOffsets() ?? [:]
-            let windows = dedup == nil ? [:] : try await store?.storedDedupWindows(for: Array(stored.keys)) ?? [:]
-            return .archive(ArchiveApplier(path: path, stored: stored, dedup: dedup, windows: windows, republish: republish))
+            var carried: [TopicPartition: DedupWindow] = [:]
+            if dedup != nil {
+                if let earlier = windows.carried {
+                    carried = earlier
+                } else {
+                    carried = try await store?.storedDedupWindows(for: Array(stored.keys)) ?? [:]
+                }
+            }
+            return .archive(ArchiveApplier(path: path, stored: stored, dedup: dedup, windows: carried, republish: republish))
         }
         guard path != "-" || inputID != nil else {
             throw ReplayError("stdin holds plain events: give --input-id NAME, so that a second run can resume")
@@ -161,5 +174,16 @@ public struct Replayer: Sendable {
     private enum Applier {
         case archive(ArchiveApplier)
         case plain(PlainApplier)
+    }
+}
+
+/// The dedup windows one replay carries from input to input (nil: none loaded yet).
+final class DedupWindowCarry: Sendable {
+    private let state = Mutex<[TopicPartition: DedupWindow]?>(nil)
+
+    var carried: [TopicPartition: DedupWindow]? { state.withLock { $0 } }
+
+    func carry(_ windows: [TopicPartition: DedupWindow]) {
+        state.withLock { $0 = windows }
     }
 }

@@ -13,3 +13,9 @@ ask() {  # sql
   IFS= read -r -t 60 answer <&"${PSQL[0]}" || { echo "psql did not answer: $1" >&2; return 1; }
   echo "$answer"
 }
+
+# A fresh database for one run, on the PostgreSQL that pg_start started: its URL.
+fresh_database() {  # name
+  PGOPTIONS='-c client_min_messages=warning' psql "$BACKBEAT_POSTGRES_URL" -qc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -qc "CREATE DATABASE $1"
+  echo "${BACKBEAT_POSTGRES_URL%/*}/$1"
+}
