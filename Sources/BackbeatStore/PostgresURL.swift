@@ -2,14 +2,26 @@ import Foundation
 import NIOSSL
 import PostgresNIO
 
-/// Parses `postgres://user:pass@host:port/db?sslmode=disable|prefer|require` into a client configuration.
-public enum PostgresURL {
+/// A parsed `postgres://user:pass@host:port/db?sslmode=disable|prefer|require`: the settings of the connection pool
+/// and of the connections a store opens apart from it (`Store.withDedicatedConnection`).
+public struct PostgresURL: Sendable {
     /// A URL that cannot be used, with the reason.
     public struct Invalid: Error, CustomStringConvertible {
         public var description: String
     }
 
-    public static func configuration(from text: String) throws -> PostgresClient.Configuration {
+    private enum SSLMode: String {
+        case disable, prefer, require
+    }
+
+    private let host: String
+    private let port: Int
+    private let user: String
+    private let password: String?
+    private let database: String?
+    private let sslMode: SSLMode
+
+    public init(_ text: String) throws {
         guard let components = URLComponents(string: text),
               components.scheme == "postgres" || components.scheme == "postgresql"
         else { throw Invalid(description: "the PostgreSQL URL must look like postgres://user:pass@host:port/db") }
@@ -17,21 +29,38 @@ public enum PostgresURL {
         guard let user = components.percentEncodedUser?.removingPercentEncoding, !user.isEmpty else {
             throw Invalid(description: "the PostgreSQL URL has no user name")
         }
-        let password = components.percentEncodedPassword?.removingPercentEncoding
+        guard let sslMode = SSLMode(rawValue: components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable") else {
+            throw Invalid(description: "sslmode must be disable, prefer or require")
+        }
         let database = String(components.path.drop(while: { $0 == "/" }))
-        let sslMode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable"
-        let tls: PostgresClient.Configuration.TLS
-        switch sslMode {
-        case "disable": tls = .disable
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        case "require": tls = .require(.makeClientConfiguration())
-        default: throw Invalid(description: "sslmode must be disable, prefer or require")
+        self.host = host
+        self.port = components.port ?? 5432
+        self.user = user
+        self.password = components.percentEncodedPassword?.removingPercentEncoding
+        self.database = database.isEmpty ? nil : database
+        self.sslMode = sslMode
+    }
+
+    /// The pool's settings: at most 8 connections.
+    public var clientConfiguration: PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS = switch sslMode {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
         }
         var configuration = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: user, password: password,
-            database: database.isEmpty ? nil : database, tls: tls
-        )
+            host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = 8
         return configuration
+    }
+
+    /// The settings of one connection outside the pool.
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS = switch sslMode {
+        case .disable: .disable
+        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        return PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
     }
 }

@@ -1,6 +1,7 @@
 import BackbeatCore
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// Backbeat's PostgreSQL store: migrations, the exactly-once flush, stored offsets and aggregate reads.
 ///
@@ -9,6 +10,8 @@ import PostgresNIO
 public struct Store: Sendable {
     /// The connection pool; run it as a service (`client.run()`) for as long as the store is used.
     public let client: PostgresClient
+    /// Where the store connects, for the connections it opens apart from the pool.
+    private let url: PostgresURL
     let logger: Logger
     /// Statements the query path has sent (`read`, and each snapshot's BEGIN and COMMIT): what tests count.
     let queryStatements = SharedCount()
@@ -17,10 +20,29 @@ public struct Store: Sendable {
     /// The months with month rows, as the last statement that asked saw them.
     let knownMonthRolls = KnownMonthRolls()
 
-    public init(configuration: PostgresClient.Configuration, logger: Logger) {
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    public init(url: PostgresURL, logger: Logger) {
+        self.client = PostgresClient(configuration: url.clientConfiguration, backgroundLogger: logger)
+        self.url = url
         self.logger = logger
     }
+
+    /// Runs `body` on a connection of its own, outside the pool, closed when `body` returns or throws: for work that
+    /// holds a connection for long (listening), so that losing it can never hand a broken connection to the pool.
+    public func withDedicatedConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let connection = try await PostgresConnection.connect(
+            configuration: try url.connectionConfiguration(), id: Self.dedicatedConnectionIDs.wrappingAdd(1, ordering: .relaxed).newValue, logger: logger)
+        do {
+            let result = try await body(connection)
+            try? await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// Numbers for the dedicated connections in the logs, apart from the pool's (which count from 0).
+    private static let dedicatedConnectionIDs = Atomic<Int>(1_000_000)
 
     /// Statements the query path has sent so far: its reads, and each read snapshot's BEGIN and COMMIT.
     public var queryStatementCount: Int { queryStatements.value }

@@ -177,7 +177,7 @@ struct ServeCommand: AsyncParsableCommand {
             try await store.migrate(migrations)
         }
 
-        let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
+        let store = Store(url: try PostgresURL(url), logger: logger)
         let configuration = ServeConfiguration(
             ingest: IngestConfiguration(brokers: brokerList, topics: topicList, groupID: setting(group, "BACKBEAT_GROUP_ID") ?? "backbeat", flushInterval: interval, flushTimeout: flushLimit, kafka: kafka,
                 memory: MemoryConfiguration(retentionDays: days, budgetBytes: budget),

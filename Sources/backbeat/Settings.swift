@@ -83,7 +83,7 @@ func parseDuration(_ text: String) -> Duration? {
 
 /// Runs `body` with a store whose connection pool runs for exactly as long as the body.
 func withStore<T: Sendable>(url: String, logger: Logger, _ body: @Sendable (Store) async throws -> T) async throws -> T {
-    let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
+    let store = Store(url: try PostgresURL(url), logger: logger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await store.client.run() }
         defer { group.cancelAll() }

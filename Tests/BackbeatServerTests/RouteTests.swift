@@ -164,7 +164,7 @@ import Testing
     }
 
     static func withStore(url: String, _ body: @Sendable (Store) async throws -> Void) async throws {
-        let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
+        let store = Store(url: try PostgresURL(url), logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await store.client.run() }
             defer { group.cancelAll() }

@@ -39,7 +39,7 @@ final class StoredChangeListener: Service, Sendable {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
                 try await cancelWhenGracefulShutdown {
-                    try await self.store.client.withConnection { connection in
+                    try await self.store.withDedicatedConnection { connection in
                         try await connection.listen(on: Store.changesChannel) { announcements in
                             // Whatever committed before now is in every read from here on.
                             self.state.withLock {

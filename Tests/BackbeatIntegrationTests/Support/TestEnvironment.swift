@@ -50,7 +50,7 @@ enum TestEnvironment {
 
     /// Runs `body` with a store whose pool runs for as long as the body.
     static func withStore<T: Sendable>(url: String, _ body: @Sendable (Store) async throws -> T) async throws -> T {
-        let store = Store(configuration: try PostgresURL.configuration(from: url), logger: logger)
+        let store = Store(url: try PostgresURL(url), logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await store.client.run() }
             defer { group.cancelAll() }
