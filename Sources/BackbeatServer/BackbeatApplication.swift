@@ -82,6 +82,7 @@ func buildRouter(
     SummaryRoute(queries: queries).add(to: artist)
     QueryRoutes(queries: queries).add(to: v1)
     MemoryRoute(memory: memory, registry: registry).add(to: v1)
+    IngestRoute(ingest: ingest).add(to: v1)
     routeMethods.learn(router.routes.map { (method: $0.method.rawValue, path: $0.path.description) })
     return router
 }

@@ -71,6 +71,49 @@ import Testing
         #expect(totals.accepted == 4 && totals.beyondWindow == 1 && totals.duplicates == 1)
     }
 
+    /// The state counts each topic apart (the conflicts among the rejected), knows the newest event time counted on
+    /// each partition (not a duplicate's, not a rejected event's) and when the last flush committed.
+    @Test func theStateCountsPerTopicAndKnowsHowFreshEachPartitionIs() throws {
+        var state = IngestState(dedup: Self.spans)
+        let streams = TopicPartition(topic: "streams", partition: 3)
+        state.assigned([Self.partition, streams])
+        let planned = state.nextStoredOffsetRead()
+        state.storedOffsetsRead(try #require(planned).read, [:])
+        for seek in state.takeSeeks() { state.sought(seek) }
+        #expect(state.ledger.newestEventTimes == [Self.partition: nil, streams: nil])
+        #expect(state.lastFlushCommittedAt == nil)
+
+        let values = [
+            Self.social("e1", at: "2026-06-20T10:00:00Z"),
+            Self.social("e1", at: "2026-06-20T10:00:00Z"),
+            Self.social("e1", at: "2026-06-20T11:30:00Z", count: 2),  // a conflict, newer than anything counted
+            Self.social("e2", at: "2026-06-20T09:00:00Z"),
+            Array("{not json".utf8),
+        ]
+        let social = values.enumerated().map { ConsumedMessage(position: MessagePosition(topicPartition: Self.partition, offset: Int64($0.offset)), key: nil, value: $0.element) }
+        let stream = ConsumedMessage(position: MessagePosition(topicPartition: streams, offset: 0), key: nil, value: Array("""
+            {"event_id":"s1","type":"stream","occurred_at":"2026-06-19T08:00:00Z","artist_id":"a1","track_id":"t1","platform":"spotify","listener_id":"l1","country":"SE","duration_ms":1000}
+            """.utf8))
+        _ = state.consumed(social + [stream], now: Self.now)
+
+        #expect(state.topicTotals["social"] == {
+            var totals = IngestTotals()
+            for outcome: IngestLedger.Outcome in [.accepted, .duplicate, .rejected(.conflictingEventID), .accepted, .rejected(.invalidJSON)] { totals.count(outcome) }
+            return totals
+        }())
+        #expect(state.topicTotals["social"]?.conflicts == 1 && state.topicTotals["streams"]?.accepted == 1)
+        #expect(state.ledger.newestEventTimes == [
+            Self.partition: RFC3339.parseTimestamp("2026-06-20T10:00:00Z")!.seconds,
+            streams: RFC3339.parseTimestamp("2026-06-19T08:00:00Z")!.seconds,
+        ])
+
+        let started = state.flushStarted()
+        state.flushCommitted(try #require(started), at: Self.now)
+        #expect(state.lastFlushCommittedAt == Self.now && state.flushesCommitted == 1)
+        // The newest event time stays with the partition after the flush.
+        #expect(state.ledger.newestEventTimes[Self.partition] == RFC3339.parseTimestamp("2026-06-20T10:00:00Z")!.seconds)
+    }
+
     @Test func withoutDedupEveryResendIsCounted() {
         var ledger = IngestLedger()
         ledger.assign(Self.partition, storedOffset: nil)
@@ -137,7 +180,8 @@ import Testing
         var outcomes: [IngestLedger.Outcome] = []
         _ = state.consumed(messages, now: Self.now) { outcomes.append($1) }
         #expect(outcomes == [.duplicate, .accepted, .duplicate, .rejected(.conflictingEventID)])
-        #expect(state.totals.duplicates == 2 && state.totals.accepted == 1 && state.totals.rejected == 1)
+        let totals = state.topicTotals[Self.partition.topic]
+        #expect(totals?.duplicates == 2 && totals?.accepted == 1 && totals?.rejected == 1 && totals?.conflicts == 1)
         #expect(Self.likes(state.flushStarted()) == 1)
     }
 }

@@ -75,7 +75,7 @@ import Testing
         }
 
         mutating func commit(_ batch: FlushBatch, _ flight: MemoryLayers.Flight) {
-            state.flushCommitted(batch)
+            state.flushCommitted(batch, at: IngestStateTests.now)
             layers.flushCommitted(epoch: flight.epoch, durable: layers.commit(of: flight.epoch)?.grown())
             #expect(layers.inFlight == nil)
         }
@@ -178,7 +178,7 @@ import Testing
         durable.merge(sixth.mergedDelta)
         #expect(Cells([ingest.layers.durable]) == Cells(durable))
         #expect(ingest.layers.isIdle)
-        #expect(ingest.state.totals.flushes == 3, "three flushes committed")
+        #expect(ingest.state.flushesCommitted == 3, "three flushes committed")
     }
 
     /// The rebuild rule: a change of ownership rebuilds the pending layer exactly when it drops unflushed work.
@@ -299,7 +299,7 @@ import Testing
         let resumptions = state.consumed([message(39), message(40)], now: Self.now, outcome: { outcomes.append($1) })
         #expect(outcomes == [.ignored, .accepted])
         #expect(resumptions.isEmpty, "messages without a Kafka timestamp are not measured")
-        #expect(state.totals.accepted == 1 && state.totals.rejected == 0)
+        #expect(IngestTotals.sum(state.topicTotals.values).accepted == 1 && IngestTotals.sum(state.topicTotals.values).rejected == 0)
     }
 
     /// Backpressure pauses every owned partition over the limit (again on each poll while paused), stays paused until
@@ -356,7 +356,7 @@ import Testing
         let started = ingest.state.flushStarted()
         let batch = try #require(started)
         #expect(batch.parts[0].gaps == [gap] && batch.parts[0].newOffset == 500)
-        ingest.state.flushCommitted(batch)
+        ingest.state.flushCommitted(batch, at: IngestStateTests.now)
 
         for offset in 0..<Int64(IngestState.recentGapLimit + 5) {
             let later = OffsetGap(topicPartition: p[0], firstMissing: 500 + offset * 10, logStart: 505 + offset * 10, logEnd: 2000,

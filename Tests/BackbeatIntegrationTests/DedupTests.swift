@@ -72,7 +72,8 @@ import Testing
     /// it is older than the window (its `occurred_at` plus its family's span before the newest counted), or when its
     /// id is not remembered (never counted, or its own expiry passed); a remembered id with the same event is a
     /// resend, with another a conflict.
-    static func expected(_ messages: [Published]) -> (counted: [Event], conflicts: Int, invalid: Int, resends: Int) {
+    /// Answers too the newest event time counted on each partition ("topic/partition").
+    static func expected(_ messages: [Published]) -> (counted: [Event], conflicts: Int, invalid: Int, resends: Int, newest: [String: Int64]) {
         struct Partition {
             var newest: Int64?
             var seen: [String: (event: Event, expires: Int64)] = [:]
@@ -103,7 +104,7 @@ import Testing
                 partition.newest = max(partition.newest ?? .min, event.occurredAt.seconds)
             }
         }
-        return (counted, conflicts, invalid, resends)
+        return (counted, conflicts, invalid, resends, partitions.compactMapValues(\.newest))
     }
 
     static func publish(_ messages: ArraySlice<Published>, to brokers: String) throws {
@@ -163,7 +164,9 @@ import Testing
             let metrics = prometheusSamples(try await HTTP.get(instance.baseURL + "/metrics", token: nil).text)
             #expect(metrics.total("backbeat_events_duplicate_total") > 0, "resends told apart on each instance")
             #expect(metrics.total("backbeat_dedup_ids") > 0)
+            #expect(metrics.total("backbeat_last_flush_age_seconds") < 60)
         }
+        try await Self.checkIngestStatus(of: [first, second], expected: expected, messages: messages.count)
         #expect(first.terminate() == 0)
         #expect(second.terminate() == 0)
 
@@ -214,6 +217,34 @@ import Testing
             #expect(try await rows() == 1)
             #expect(try await store.storedDedupWindows(for: [partition])[partition]?.count == 1)
         }
+    }
+
+    /// `/v1/ingest` of the instances sharing the partitions: each partition owned by one, at the end of its
+    /// messages, with the newest event time the workload counted on it; resends and conflicts counted since each
+    /// start (a message consumed again after a hand-over is counted by both instances, so no sum is exact).
+    static func checkIngestStatus(of instances: [ServiceProcess], expected: (counted: [Event], conflicts: Int, invalid: Int, resends: Int, newest: [String: Int64]), messages: Int) async throws {
+        var seen: [String: [String: Any]] = [:]
+        var duplicates = 0, conflicts = 0
+        for instance in instances {
+            let status = try #require(try await HTTP.get(instance.baseURL + "/v1/ingest").json() as? [String: Any])
+            #expect(status["enabled"] as? Bool == true && status["last_flush_at"] is String)
+            for partition in try #require(status["partitions"] as? [[String: Any]]) {
+                let name = "\(partition["topic"] ?? "")/\(partition["partition"] ?? "")"
+                #expect(seen[name] == nil, "\(name) is owned by one instance")
+                seen[name] = partition
+            }
+            for topic in try #require(status["topics"] as? [[String: Any]]) {
+                duplicates += topic["duplicates"] as? Int ?? 0
+                conflicts += topic["conflicting_event_ids"] as? Int ?? 0
+            }
+        }
+        #expect(seen.count == 3 * Int(Self.partitions))
+        #expect(seen.values.reduce(0) { $0 + ($1["stored_offset"] as? Int ?? 0) } == messages)
+        for (name, newest) in expected.newest {
+            #expect(seen[name]?["newest_event_time"] as? String == RFC3339.format(Timestamp(seconds: newest)), "\(name)")
+            #expect((seen[name]?["event_time_lag_seconds"] as? Double ?? -1) >= 0)
+        }
+        #expect(duplicates > 0 && conflicts > 0)
     }
 
     static func count(_ table: String, _ store: Store) async throws -> Int64 {

@@ -109,6 +109,7 @@ import Testing
             // Gauges are set on the flush loop's turn after a flush.
             return samples.total("backbeat_events_consumed_total") == Double(workload.messages.count)
                 && samples.total("backbeat_flushes_total") >= 1 && exported.contains("backbeat_consumer_lag_messages")
+                && exported.contains("backbeat_event_time_lag_seconds")
         }
         let names = try NSRegularExpression(pattern: #"backbeat_[a-z_]+"#)
         for target in targets {

@@ -43,6 +43,8 @@ public struct IngestLedger: Sendable {
         var awaitingFirstMessage = true
         /// The event ids counted recently (unused without `dedup`).
         var window = DedupWindow()
+        /// The newest `occurred_at` counted, in seconds (nil: none yet).
+        var newestEventTime: Int64?
     }
 
     /// The first message consumed from a partition after it was assigned.
@@ -110,6 +112,12 @@ public struct IngestLedger: Sendable {
         }
     }
 
+    /// The newest `occurred_at` counted on each owned partition, in seconds: nil until its first event is counted
+    /// (or, with dedup, the newest its stored window had seen).
+    public var newestEventTimes: [TopicPartition: Int64?] {
+        partitions.mapValues(\.newestEventTime)
+    }
+
     /// The stored next offset of each owned partition as this ledger knows it (nil: nothing stored yet).
     public var storedOffsets: [TopicPartition: Int64?] {
         partitions.mapValues(\.storedOffset)
@@ -162,7 +170,8 @@ public struct IngestLedger: Sendable {
     public mutating func assign(_ partition: TopicPartition, storedOffset: Int64?, window: DedupWindow = DedupWindow()) {
         generationCounter += 1
         partitions[partition] = PartitionState(
-            generation: generationCounter, storedOffset: storedOffset, nextOffset: storedOffset, window: window)
+            generation: generationCounter, storedOffset: storedOffset, nextOffset: storedOffset, window: window,
+            newestEventTime: window.newestEventTime)
         waitingForRead[partition] = nil
     }
 
@@ -270,6 +279,7 @@ public struct IngestLedger: Sendable {
                     }
                 }
                 added.add(record, in: bytes)
+                state.newestEventTime = max(state.newestEventTime ?? .min, record.occurredAt.seconds)
                 onAccepted?(record, bytes)
                 return .success(outcome)
             }

@@ -1,6 +1,6 @@
 /// The live ingest's one state, kept pure so that every transition is tested without Kafka or PostgreSQL: the ledger
 /// of owned partitions (`IngestLedger`), the stored offsets read for partitions just assigned, backpressure, the
-/// partitions of the subscribed topics, the gaps found and the running totals.
+/// partitions of the subscribed topics, the gaps found, the running totals and when the last flush committed.
 ///
 /// The services hold it behind one lock and only run what its transitions answer, outside the lock: seek these
 /// partitions, pause or resume those, read stored offsets, write this batch. Each transition also queues the change
@@ -21,8 +21,12 @@ public struct IngestState: Sendable {
     public private(set) var allPartitions: Set<TopicPartition>?
     /// The gaps found since the start (`OffsetGap`), the latest last, at most `recentGapLimit`.
     public private(set) var recentGaps: [OffsetGap] = []
-    /// Totals since the start.
-    public private(set) var totals = IngestTotals()
+    /// What the polls counted since the start, per topic.
+    public private(set) var topicTotals: [String: IngestTotals] = [:]
+    /// Flushes committed since the start.
+    public private(set) var flushesCommitted = 0
+    /// When the last flush committed (nil: none since the start).
+    public private(set) var lastFlushCommittedAt: Timestamp?
     /// Stored offsets read and not yet sought (`takeSeeks`).
     private var readOffsets: [Seek] = []
     /// Whether the last read of stored offsets failed: the next one waits a moment first (the source's `readRetryDelay`).
@@ -177,12 +181,19 @@ public struct IngestState: Sendable {
     public mutating func consumed(
         _ messages: [ConsumedMessage], now: Timestamp, outcome: (ConsumedMessage, IngestLedger.Outcome) -> Void = { _, _ in }
     ) -> [IngestLedger.Resumption] {
+        // Messages come in runs of one partition: the run's topic is counted apart and added at its end.
+        var topic: String?
         var tally = IngestTotals()
         let polled = ledger.consume(messages, now: now, outcome: { message, result in
+            if topic != message.position.topicPartition.topic {
+                if let topic { topicTotals[topic, default: IngestTotals()].add(tally) }
+                topic = message.position.topicPartition.topic
+                tally = IngestTotals()
+            }
             tally.count(result)
             outcome(message, result)
         })
-        totals.add(tally)
+        if let topic { topicTotals[topic, default: IngestTotals()].add(tally) }
         if !polled.isEmpty { memoryChanges.append(.consumed(polled)) }
         return ledger.takeResumptions()
     }
@@ -223,9 +234,10 @@ public struct IngestState: Sendable {
         return batch
     }
 
-    /// `batch` is durable.
-    public mutating func flushCommitted(_ batch: FlushBatch) {
-        totals.flushes += 1
+    /// `batch` is durable, as of `now`.
+    public mutating func flushCommitted(_ batch: FlushBatch, at now: Timestamp) {
+        flushesCommitted += 1
+        lastFlushCommittedAt = now
     }
 
     /// Writing `batch` failed: it is put back for the partitions still owned under the same assignment.
@@ -269,7 +281,8 @@ public struct IngestTotals: Sendable, Equatable {
     public var duplicates = 0
     /// Events counted though older than the dedup window.
     public var beyondWindow = 0
-    public var flushes = 0
+    /// Events rejected because their id was counted within the dedup window with other fields (in `rejected` too).
+    public var conflicts = 0
 
     public init() {}
 
@@ -278,9 +291,16 @@ public struct IngestTotals: Sendable, Equatable {
         case .accepted: accepted += 1
         case .acceptedBeyondWindow: accepted += 1; beyondWindow += 1
         case .duplicate: duplicates += 1
-        case .rejected: rejected += 1
+        case .rejected(let reason):
+            rejected += 1
+            if reason == .conflictingEventID { conflicts += 1 }
         case .ignored: break
         }
+    }
+
+    /// The totals of every topic.
+    public static func sum(_ totals: some Sequence<IngestTotals>) -> IngestTotals {
+        totals.reduce(into: IngestTotals()) { $0.add($1) }
     }
 
     mutating func add(_ other: IngestTotals) {
@@ -288,6 +308,6 @@ public struct IngestTotals: Sendable, Equatable {
         rejected += other.rejected
         duplicates += other.duplicates
         beyondWindow += other.beyondWindow
-        flushes += other.flushes
+        conflicts += other.conflicts
     }
 }

@@ -25,31 +25,30 @@ struct IngestGauges: Service {
 }
 
 extension IngestService {
-    /// Updates the gauges of `/metrics`: lag of each owned partition (its high watermark as last fetched, less the
-    /// offset stored in PostgreSQL: what is not yet flushed), unflushed bytes, pause state, ids the dedup windows hold and memory held.
-    /// Answers the ids forgotten early for the dedup budget since the start.
+    /// Updates the gauges of `/metrics` from the status (`IngestStatus`): lag of each owned partition in messages
+    /// and in seconds of event time, the age of the last flush, unflushed bytes, pause state, ids the dedup windows
+    /// hold and memory held; and how far the stored offsets trail. Answers the ids forgotten early for the dedup
+    /// budget since the start.
     fileprivate func recordGauges(_ consumer: KafkaConsumer) -> Int {
-        let (stored, trail, waiting, dedupIDs, forgotten) = state.withLock {
-            ($0.ledger.storedOffsets, $0.ledger.storedOffsetTrail, $0.ledger.waitingGaps.count, $0.ledger.dedupIDCount,
-             $0.ledger.idsForgottenEarly)
-        }
-        metrics.recordDedupForgotten(total: forgotten)
+        let status = status(consumer: consumer)
+        let trail = state.withLock { $0.ledger.storedOffsetTrail }
+        metrics.recordDedupForgotten(total: status.dedupIDsForgottenEarly)
         let now = Self.now()
         metrics.recordStoredOffsetTrail(
             messages: trail.values.map(\.messages).max() ?? 0,
             seconds: trail.values.compactMap(\.since).map { Double(now.microseconds - $0.microseconds) / 1_000_000 }.max() ?? 0,
-            waitingPartitions: waiting)
-        var lag: [TopicPartition: Int64] = [:]
-        for (partition, offset) in stored {
-            guard let watermarks = consumer.cachedWatermarks(partition) else { continue }
-            lag[partition] = max(0, watermarks.high - (offset ?? watermarks.low))
-        }
-        metrics.recordLag(lag)
-        let state = backpressure
-        metrics.recordIngestState(pendingBytes: state.pendingBytes, paused: state.paused, dedupIDs: dedupIDs)
+            waitingPartitions: status.partitions.count(where: \.waitingAtGap))
+        metrics.recordPerPartition(ServiceMetrics.lagMessages, status.partitions.compactMap { partition in
+            partition.lagMessages.map { (partition.topicPartition, Double($0)) }
+        })
+        metrics.recordPerPartition(ServiceMetrics.eventTimeLag, status.partitions.compactMap { partition in
+            partition.eventTimeLagSeconds.map { (partition.topicPartition, $0) }
+        })
+        metrics.recordIngestState(
+            pendingBytes: status.pendingBytes, paused: status.paused, dedupIDs: status.dedupIDs, lastFlushAgeSeconds: status.lastFlushAgeSeconds)
         if let footprint = memory?.footprint() {
             metrics.recordMemory(dayBuckets: footprint.daysHeld, bytes: footprint.bytes)
         }
-        return forgotten
+        return status.dedupIDsForgottenEarly
     }
 }

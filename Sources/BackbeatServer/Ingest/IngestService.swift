@@ -38,6 +38,8 @@ public final class IngestService: Service, Sendable {
     let seenStoredChanges = Mutex<Store.StoredChanges?>(nil)
     /// Whether PostgreSQL answers at the stop: the flush in flight is abandoned and the final one skipped when not.
     let postgresAtStop: PostgresAtStop
+    /// When the service was made: the age of the last flush counts from here until one commits.
+    let startedAt = IngestService.now()
 
     public init(
         configuration: IngestConfiguration, store: Store, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger,
@@ -65,10 +67,10 @@ public final class IngestService: Service, Sendable {
                        .init(service: IngestGauges(ingest: self))],
             logger: logger))
         try await parts.run()
-        let totals = state.withLock { $0.totals }
+        let totals = state.withLock { IngestTotals.sum($0.topicTotals.values) }
         logger.info("ingest stopped", metadata: [
             "accepted": "\(totals.accepted)", "rejected": "\(totals.rejected)", "duplicates": "\(totals.duplicates)",
-            "beyond_dedup_window": "\(totals.beyondWindow)"])
+            "beyond_dedup_window": "\(totals.beyondWindow)", "conflicting_event_ids": "\(totals.conflicts)"])
     }
 
     /// Whether a Kafka broker answers (false before the consumer exists).

@@ -123,18 +123,21 @@ public final class ServiceMetrics: Sendable {
         counter("backbeat_dead_letters_total", [:]).increment(by: count)
     }
 
-    /// Sets `backbeat_consumer_lag_messages` for the owned partitions and removes the series of partitions no
-    /// longer owned.
-    func recordLag(_ lag: [TopicPartition: Int64]) {
-        let name = "backbeat_consumer_lag_messages"
-        let current = Set(lag.keys.map { Key(name: name, labels: ["partition", String($0.partition), "topic", $0.topic]) })
+    /// Per owned partition: the high watermark as last fetched less the stored offset.
+    static let lagMessages = "backbeat_consumer_lag_messages"
+    /// Per owned partition: seconds since the newest counted event occurred.
+    static let eventTimeLag = "backbeat_event_time_lag_seconds"
+
+    /// Sets the gauge `name` of each partition in `values` and removes its series of partitions no longer there.
+    func recordPerPartition(_ name: String, _ values: [(TopicPartition, Double)]) {
+        let current = Set(values.map { Key(name: name, labels: ["partition", String($0.0.partition), "topic", $0.0.topic]) })
         let gone = gauges.withLock { gauges -> [CoreMetrics.Gauge] in
             let stale = gauges.keys.filter { $0.name == name && !current.contains($0) }
             return stale.compactMap { gauges.removeValue(forKey: $0) }
         }
         for gauge in gone { gauge.destroy() }
-        for (partition, messages) in lag {
-            gauge(name, ["topic": partition.topic, "partition": String(partition.partition)]).record(messages)
+        for (partition, value) in values {
+            gauge(name, ["topic": partition.topic, "partition": String(partition.partition)]).record(value)
         }
     }
 
@@ -166,7 +169,8 @@ public final class ServiceMetrics: Sendable {
         timer(Self.resumeWait, ["topic": topic]).recordNanoseconds(waited.nanoseconds)
     }
 
-    func recordIngestState(pendingBytes: Int, paused: Bool, dedupIDs: Int) {
+    func recordIngestState(pendingBytes: Int, paused: Bool, dedupIDs: Int, lastFlushAgeSeconds: Double) {
+        gauge("backbeat_last_flush_age_seconds", [:]).record(lastFlushAgeSeconds)
         gauge("backbeat_pending_bytes", [:]).record(pendingBytes)
         gauge("backbeat_ingest_paused", [:]).record(paused ? 1 : 0)
         gauge("backbeat_dedup_ids", [:]).record(dedupIDs)
