@@ -111,13 +111,13 @@ struct ArchiveApplier: LineApplier {
                     // A record is decoded from a value, so an accepted message has one.
                     let conflict = try (message.value ?? []).withUnsafeBytes { value -> Rejection? in
                         if let dedup {
-                            switch progress.window.admit(record.fingerprint(in: value), occurredAt: record.occurredAt.seconds, span: dedup.span(of: record)) {
-                            case .new: break
-                            case .beyondWindow: report.beyondWindow += 1
+                            switch progress.window.admit(record, in: value, spans: dedup) {
+                            case .count: break
+                            case .countBeyondWindow: report.beyondWindow += 1
                             case .duplicate:
                                 report.duplicates += 1
                                 return nil
-                            case .conflict: return record.conflictingID(in: value)
+                            case .reject(let conflict): return conflict
                             }
                         }
                         if let republish { try republish.send(record.event(in: value), value: value) } else { progress.delta.add(record, in: value) }

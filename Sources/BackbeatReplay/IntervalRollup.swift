@@ -5,14 +5,18 @@ import BackbeatStore
 /// Counts the events of an interval from archives and plain files, exactly as far and as the database has counted
 /// them: archive messages below their partition's stored offset, judged against when they were consumed; plain lines
 /// below their input's stored position, judged against the input's replay clock. With `dedup`, each archive message
-/// goes through its partition's dedup window from the partition's first message on, as the live consumer's did:
-/// a resend is not counted again, an event under a counted id with other fields not at all.
+/// goes through its partition's dedup window from the partition's first message on, as the live consumer's did, and
+/// each plain line through its input's window of its artist, as the replay's did: a resend is not counted again, an
+/// event under a counted id with other fields not at all.
 public struct IntervalRollup {
     public let days: ClosedRange<Int64>
     /// How long event ids are remembered (nil: no dedup).
     public let dedup: DedupSpans?
     /// Each archived partition's dedup window, as far as read.
     private var windows: [TopicPartition: DedupWindow] = [:]
+    /// The dedup windows of the plain input being read, one per artist (`EventRecord.artistKey`), from its first line
+    /// on, as its replay had them.
+    private var artistWindows: [UInt64: DedupWindow] = [:]
     let stored: [TopicPartition: Int64]
     let replayClocks: [TopicPartition: Timestamp]
     let appliedLinesHashes: [TopicPartition: String]
@@ -72,6 +76,7 @@ public struct IntervalRollup {
                         now = replayClocks[key] ?? now
                         hash = AppliedLinesHash(expecting: appliedLinesHashes[key].map { (plainLimit, $0) })
                         plainKey = key
+                        artistWindows = [:]
                     }
                 }
                 let block = assembler.block(chunk)
@@ -107,10 +112,15 @@ public struct IntervalRollup {
     /// Counts a valid event of the interval, decoded from `value` (of an archive's `partition`: once, with dedup).
     private mutating func count(_ decoded: Result<EventRecord, Rejection>, in value: UnsafeRawBufferPointer, on partition: TopicPartition? = nil) {
         guard case .success(let record) = decoded else { return }
-        if let dedup, let partition {
-            switch windows[partition, default: DedupWindow()].admit(record.fingerprint(in: value), occurredAt: record.occurredAt.seconds, span: dedup.span(of: record)) {
-            case .new, .beyondWindow: break
-            case .duplicate, .conflict: return
+        if let dedup {
+            let decision = if let partition {
+                windows[partition, default: .unstored].admit(record, in: value, spans: dedup)
+            } else {
+                artistWindows[record.artistKey(in: value), default: .unstored].admit(record, in: value, spans: dedup)
+            }
+            switch decision {
+            case .count, .countBeyondWindow: break
+            case .duplicate, .reject: return
             }
         }
         guard days.contains(record.occurredAt.daysSinceEpoch) else { return }

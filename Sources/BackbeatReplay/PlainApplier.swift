@@ -4,11 +4,20 @@ import BackbeatStore
 
 /// Plain event NDJSON: the position is the number of lines applied, stored under `replay:<identity>` with the hash
 /// of those lines (`AppliedLinesHash`).
+///
+/// With `dedup`, each event goes through its artist's dedup window of this input (`EventRecord.artistKey`), from the
+/// input's first line on: a resend within the input is counted once, another event under a counted id is rejected.
+/// A run that resumes an input reads the lines applied before only into the windows. The windows are the input's
+/// own: a resend in another file is counted again (docs/events.md).
 struct PlainApplier: LineApplier {
     let path: String
     let position: TopicPartition
     let republish: Republisher?
     let skipBefore: Int64
+    /// How long event ids are remembered (nil: no dedup).
+    let dedup: DedupSpans?
+    /// The input's dedup windows, one per artist, as far as read.
+    private var windows: [UInt64: DedupWindow] = [:]
     /// What `future_timestamp` is judged against: the input's replay clock.
     let now: Timestamp
     private var expected: Int64?
@@ -20,8 +29,12 @@ struct PlainApplier: LineApplier {
     private var rejected: [(line: Int64, value: [UInt8], rejection: Rejection)] = []
     private(set) var linesSinceFlush = 0
 
-    init(path: String, position: TopicPartition, stored: (lines: Int64, appliedLinesHash: String?)?, now: Timestamp, republish: Republisher?) {
+    init(
+        path: String, position: TopicPartition, stored: (lines: Int64, appliedLinesHash: String?)?, now: Timestamp, dedup: DedupSpans?,
+        republish: Republisher?
+    ) {
         self.path = path
+        self.dedup = dedup
         self.position = position
         self.now = now
         self.expected = stored?.lines
@@ -55,25 +68,48 @@ struct PlainApplier: LineApplier {
             """)
     }
 
-    /// The line's event or rejection; nil for a line already applied or empty.
+    /// The line's event or rejection; nil for a line empty, or applied already when there is no dedup (with it, a
+    /// line applied already is read into its artist's window).
     var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Result<EventRecord, Rejection>? {
-        { [skipBefore, now] bytes, number in
-            guard number >= skipBefore, !bytes.isEmpty else { return nil }
+        { [skipBefore, now, windowed = dedup != nil] bytes, number in
+            guard number >= skipBefore || windowed, !bytes.isEmpty else { return nil }
             return EventDecoder.decodeRecord(bytes: bytes, now: now)
         }
     }
 
     mutating func apply(_ decoded: Result<EventRecord, Rejection>?, line bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
         defer { line += 1 }
+        guard let decoded else { return }
+        // A line an earlier run applied (decoded only with dedup) is only read into its artist's window.
+        let appliedBefore = line < skipBefore
         switch decoded {
-        case nil: return
         case .success(let record):
+            if let dedup {
+                switch windows[record.artistKey(in: bytes), default: .unstored].admit(record, in: bytes, spans: dedup) {
+                case .count: break
+                case .countBeyondWindow: if !appliedBefore { report.beyondWindow += 1 }
+                case .duplicate:
+                    guard !appliedBefore else { return }
+                    report.duplicates += 1
+                    linesSinceFlush += 1
+                    return
+                case .reject(let conflict):
+                    if !appliedBefore { reject(bytes, conflict, &report) }
+                    return
+                }
+            }
+            guard !appliedBefore else { return }
             if let republish { try republish.send(record.event(in: bytes), value: bytes) } else { delta.add(record, in: bytes) }
             report.accepted += 1
+            linesSinceFlush += 1
         case .failure(let rejection):
-            rejected.append((line, Array(bytes), rejection))
-            report.rejected[rejection.reason, default: 0] += 1
+            if !appliedBefore { reject(bytes, rejection, &report) }
         }
+    }
+
+    private mutating func reject(_ bytes: UnsafeRawBufferPointer, _ rejection: Rejection, _ report: inout ReplayReport) {
+        rejected.append((line, Array(bytes), rejection))
+        report.rejected[rejection.reason, default: 0] += 1
         linesSinceFlush += 1
     }
 

@@ -155,7 +155,7 @@ public struct Replayer: Sendable {
         let now = try await store?.replayClock(for: position, now: clock()) ?? clock()
         report.kind = .plain(identity: identity)
         report.alreadyApplied = stored?.lines ?? 0
-        return .plain(PlainApplier(path: path, position: position, stored: stored, now: now, republish: republish))
+        return .plain(PlainApplier(path: path, position: position, stored: stored, now: now, dedup: dedup, republish: republish))
     }
 
     /// The name of the plain file at `path`: its head's (`InputIdentity.of`), unless a version that named files by

@@ -186,6 +186,53 @@ import Testing
         withExtendedLifetime(broker) {}
     }
 
+    /// A plain NDJSON file goes through a window per artist: its resends are counted once and its conflicts
+    /// rejected, whether it is replayed whole or first in part and then, grown, again (the resumed run reads the
+    /// lines applied before into the windows); a third replay counts nothing, and a rebuild from the file counts the
+    /// same.
+    @Test func aPlainFileIsCountedOncePerEventThroughAResumedReplayAndARebuild() async throws {
+        // The same workload, each message in its artist's window (one "partition" per artist).
+        let messages = Self.messages().filter { !$0.value.isEmpty }.map { message in
+            Published(topic: message.event?.artistID ?? "", partition: 0, key: message.key, value: message.value, event: message.event)
+        }
+        let expected = Self.expected(messages)
+        #expect(expected.resends > 4_000 && expected.conflicts > 400)
+        let truth = Workload(messages: expected.counted.map { EventGenerator.Message(topic: .stream, key: $0.artistID, value: nil, event: $0) })
+
+        let path = NSTemporaryDirectory() + "backbeat-dedup-plain-\(UInt32.random(in: 0...UInt32.max)).ndjson"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        func lines(_ part: ArraySlice<Published>) -> Data { Data(part.flatMap { $0.value + [UInt8(ascii: "\n")] }) }
+        let split = messages.count * 3 / 5
+        try lines(messages[..<split]).write(to: URL(fileURLWithPath: path))
+        let database = try await TestEnvironment.freshDatabase("dedup_plain")
+        let first = try ReplayTests.run(["replay"] + Self.arguments + [path], postgresURL: database)
+        #expect(first.status == 0, "\(first.output)")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: lines(messages[split...]))
+        try handle.close()
+        for _ in 0..<2 {
+            let again = try ReplayTests.run(["replay"] + Self.arguments + [path], postgresURL: database)
+            #expect(again.status == 0, "\(again.output)")
+        }
+        func check(_ what: String) async throws {
+            try await TestEnvironment.withStore(url: database) { store in
+                let stored = try await GroundTruth.read(from: store)
+                let counted = stored == truth.truth
+                #expect(counted, "\(what): \(stored.difference(from: truth.truth))")
+            }
+        }
+        try await check("replayed")
+        try await TestEnvironment.withStore(url: database) { store in
+            let reasons = try await Self.rejectedReasons(store)
+            #expect(reasons["conflicting_event_id"] == expected.conflicts)
+            #expect(reasons.values.reduce(0, +) == expected.conflicts + expected.invalid)
+        }
+        let rebuilt = try ReplayTests.run(["rebuild", "--from", "2026-10-01", "--to", "2026-10-03"] + Self.arguments + [path], postgresURL: database)
+        #expect(rebuilt.status == 0, "\(rebuilt.output)")
+        try await check("rebuilt")
+    }
+
     /// The rows a partition's flushes store: merged once 32 are small, deleted once every id in them expired, and
     /// loaded back into the window the flushes had.
     @Test func aPartitionsStoredIDsAreMergedExpiredAndLoadedWhole() async throws {

@@ -54,8 +54,17 @@ public struct DedupWindow: Equatable, Sendable {
 
     /// Ids remembered since the last `takeAdded`: what the next flush stores beside its offsets.
     private var added: [Remembered] = []
+    /// Whether `added` is kept (not for a window that is never stored).
+    private var keepsAdded = true
 
     public init() {}
+
+    /// A window that is never stored (a plain input's, a rebuild's): it keeps no list of what it added.
+    public static var unstored: DedupWindow {
+        var window = DedupWindow()
+        window.keepsAdded = false
+        return window
+    }
 
     /// A window that remembers `stored` (what the flushes stored, `takeAdded`), as of the newest event time they
     /// saw: an owner's window loaded before it consumes. What expired by then is left out.
@@ -83,7 +92,7 @@ public struct DedupWindow: Equatable, Sendable {
         }
         let remembered = Remembered(fingerprint: fingerprint, expiresAt: expiresAt)
         remember(remembered)
-        added.append(remembered)
+        if keepsAdded { added.append(remembered) }
         if occurredAt > newestEventTime ?? .min {
             newestEventTime = occurredAt
             forgetExpired()

@@ -271,11 +271,11 @@ public struct IngestLedger: Sendable {
             let admitted = value.withUnsafeBytes { bytes -> Result<Outcome, Rejection> in
                 var outcome = Outcome.accepted
                 if let dedup {
-                    switch state.window.admit(record.fingerprint(in: bytes), occurredAt: record.occurredAt.seconds, span: dedup.span(of: record)) {
-                    case .new: break
-                    case .beyondWindow: outcome = .acceptedBeyondWindow
+                    switch state.window.admit(record, in: bytes, spans: dedup) {
+                    case .count: break
+                    case .countBeyondWindow: outcome = .acceptedBeyondWindow
                     case .duplicate: return .success(.duplicate)
-                    case .conflict: return .failure(record.conflictingID(in: bytes))
+                    case .reject(let conflict): return .failure(conflict)
                     }
                 }
                 added.add(record, in: bytes)

@@ -147,6 +147,10 @@ extension IngestService {
             var stored: [TopicPartition: Int64]?
             var windows: [TopicPartition: DedupWindow] = [:]
             do {
+                // The offsets first, then the windows: a window read later can only be newer than its offset (a
+                // flush of the partition's last owner committed in between), and then this owner's first flush finds
+                // the offset moved and is refused (`OffsetConflict`: both are read again). Windows older than their
+                // offsets would miss ids and count their resends again.
                 stored = try await awaitTask(limit: Self.storeWaitLimit) { [store] in try await store.storedOffsets(for: read.partitions) }
                 if configuration.dedup != nil { windows = try await loadDedupWindows(read.partitions) }
             } catch {
