@@ -16,7 +16,7 @@ public struct IntervalRollup {
     private var windows: [TopicPartition: DedupWindow] = [:]
     /// The dedup windows of the plain input being read, one per artist (`EventRecord.artistKey`), from its first line
     /// on, as its replay had them.
-    private var artistWindows: [UInt64: DedupWindow] = [:]
+    private var artistWindows = ArtistDedupWindows()
     let stored: [TopicPartition: Int64]
     let replayClocks: [TopicPartition: Timestamp]
     let appliedLinesHashes: [TopicPartition: String]
@@ -76,7 +76,7 @@ public struct IntervalRollup {
                         now = replayClocks[key] ?? now
                         hash = AppliedLinesHash(expecting: appliedLinesHashes[key].map { (plainLimit, $0) })
                         plainKey = key
-                        artistWindows = [:]
+                        artistWindows = ArtistDedupWindows()
                     }
                 }
                 let block = assembler.block(chunk)
@@ -116,7 +116,7 @@ public struct IntervalRollup {
             let decision = if let partition {
                 windows[partition, default: .unstored].admit(record, in: value, spans: dedup)
             } else {
-                artistWindows[record.artistKey(in: value), default: .unstored].admit(record, in: value, spans: dedup)
+                artistWindows.admit(record, in: value, spans: dedup)
             }
             switch decision {
             case .count, .countBeyondWindow: break

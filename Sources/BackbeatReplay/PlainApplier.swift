@@ -17,7 +17,7 @@ struct PlainApplier: LineApplier {
     /// How long event ids are remembered (nil: no dedup).
     let dedup: DedupSpans?
     /// The input's dedup windows, one per artist, as far as read.
-    private var windows: [UInt64: DedupWindow] = [:]
+    private var windows = ArtistDedupWindows()
     /// What `future_timestamp` is judged against: the input's replay clock.
     let now: Timestamp
     private var expected: Int64?
@@ -80,30 +80,30 @@ struct PlainApplier: LineApplier {
     mutating func apply(_ decoded: Result<EventRecord, Rejection>?, line bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
         defer { line += 1 }
         guard let decoded else { return }
-        // A line an earlier run applied (decoded only with dedup) is only read into its artist's window.
-        let appliedBefore = line < skipBefore
+        guard line >= skipBefore else {
+            // Applied by an earlier run (decoded only with dedup): only read into its artist's window.
+            if case .success(let record) = decoded, let dedup { _ = windows.admit(record, in: bytes, spans: dedup) }
+            return
+        }
         switch decoded {
         case .success(let record):
             if let dedup {
-                switch windows[record.artistKey(in: bytes), default: .unstored].admit(record, in: bytes, spans: dedup) {
+                switch windows.admit(record, in: bytes, spans: dedup) {
                 case .count: break
-                case .countBeyondWindow: if !appliedBefore { report.beyondWindow += 1 }
+                case .countBeyondWindow: report.beyondWindow += 1
                 case .duplicate:
-                    guard !appliedBefore else { return }
                     report.duplicates += 1
                     linesSinceFlush += 1
                     return
                 case .reject(let conflict):
-                    if !appliedBefore { reject(bytes, conflict, &report) }
-                    return
+                    return reject(bytes, conflict, &report)
                 }
             }
-            guard !appliedBefore else { return }
             if let republish { try republish.send(record.event(in: bytes), value: bytes) } else { delta.add(record, in: bytes) }
             report.accepted += 1
             linesSinceFlush += 1
         case .failure(let rejection):
-            if !appliedBefore { reject(bytes, rejection, &report) }
+            reject(bytes, rejection, &report)
         }
     }
 

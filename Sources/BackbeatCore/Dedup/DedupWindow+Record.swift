@@ -21,13 +21,3 @@ extension DedupWindow {
         }
     }
 }
-
-extension EventRecord {
-    /// A hash of the artist's id, the same in every process: which of a plain input's dedup windows (one per
-    /// artist) the event goes through.
-    public func artistKey(in value: UnsafeRawBufferPointer) -> UInt64 {
-        var hasher = StableHasher()
-        hasher.add(self, artist, in: value)
-        return hasher.value
-    }
-}
