@@ -63,20 +63,23 @@ struct ArchiveApplier: LineApplier {
         case empty
         case damaged(ArchiveLineError)
         case header(ArchiveRun)
-        /// A message, with its value decoded unless the stored offsets at the start already covered it.
-        case message(ArchivedMessage, Result<EventRecord, Rejection>?)
+        /// A message, with its value decoded unless the stored offsets at the start already covered it, and the
+        /// event's fingerprint with dedup.
+        case message(ArchivedMessage, Result<EventRecord, Rejection>?, EventFingerprint?)
     }
 
     var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Decoded {
-        { [stored] bytes, _ in
+        { [stored, windowed = dedup != nil] bytes, _ in
             guard !bytes.isEmpty else { return .empty }
             switch Result(catching: { () throws(ArchiveLineError) in try ArchiveLine.decode(bytes) }) {
             case .failure(let error): return .damaged(error)
             case .success(.header(let run)): return .header(run)
             case .success(.message(let archived)):
                 let position = archived.message.position
-                if let at = stored[position.topicPartition], position.offset < at { return .message(archived, nil) }
-                return .message(archived, EventDecoder.decodeRecord(archived.message.value, now: archived.consumedAt))
+                if let at = stored[position.topicPartition], position.offset < at { return .message(archived, nil, nil) }
+                let event = EventDecoder.decodeRecord(archived.message.value, now: archived.consumedAt)
+                guard windowed, case .success(let record) = event, let value = archived.message.value else { return .message(archived, event, nil) }
+                return .message(archived, event, value.withUnsafeBytes { record.fingerprint(in: $0) })
             }
         }
     }
@@ -96,7 +99,7 @@ struct ArchiveApplier: LineApplier {
                 }
                 progress.runStarted = true
             }
-        case .message(let archived, let event):
+        case .message(let archived, let event, let fingerprint):
             let message = archived.message
             let applied = try withProgress(of: message.position.topicPartition) { [path, line, republish, dedup] progress -> Bool in
                 guard progress.runStarted else {
@@ -111,7 +114,8 @@ struct ArchiveApplier: LineApplier {
                     // A record is decoded from a value, so an accepted message has one.
                     let conflict = try (message.value ?? []).withUnsafeBytes { value -> Rejection? in
                         if let dedup {
-                            switch progress.window.admit(record, in: value, spans: dedup) {
+                            let fingerprint = fingerprint ?? record.fingerprint(in: value)
+                            switch progress.window.admit(record, fingerprint: fingerprint, in: value, spans: dedup) {
                             case .count: break
                             case .countBeyondWindow: report.beyondWindow += 1
                             case .duplicate:

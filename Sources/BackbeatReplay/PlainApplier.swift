@@ -68,27 +68,38 @@ struct PlainApplier: LineApplier {
             """)
     }
 
-    /// The line's event or rejection; nil for a line empty, or applied already when there is no dedup (with it, a
-    /// line applied already is read into its artist's window).
-    var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Result<EventRecord, Rejection>? {
+    /// What one line says on its own.
+    struct Decoded: Sendable {
+        /// The line's event or rejection; nil for a line empty, or applied already when there is no dedup (with
+        /// it, a line applied already is read into its artist's window).
+        let event: Result<EventRecord, Rejection>?
+        /// The event's dedup key, with dedup.
+        let key: ArtistDedupKey?
+    }
+
+    var decoder: @Sendable (UnsafeRawBufferPointer, Int64) -> Decoded {
         { [skipBefore, now, windowed = dedup != nil] bytes, number in
-            guard number >= skipBefore || windowed, !bytes.isEmpty else { return nil }
-            return EventDecoder.decodeRecord(bytes: bytes, now: now)
+            guard number >= skipBefore || windowed, !bytes.isEmpty else { return Decoded(event: nil, key: nil) }
+            let event = EventDecoder.decodeRecord(bytes: bytes, now: now)
+            guard windowed, case .success(let record) = event else { return Decoded(event: event, key: nil) }
+            return Decoded(event: event, key: ArtistDedupKey(record, in: bytes))
         }
     }
 
-    mutating func apply(_ decoded: Result<EventRecord, Rejection>?, line bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
+    mutating func apply(_ decoded: Decoded, line bytes: UnsafeRawBufferPointer, report: inout ReplayReport) throws {
         defer { line += 1 }
-        guard let decoded else { return }
+        guard let event = decoded.event else { return }
         guard line >= skipBefore else {
             // Applied by an earlier run (decoded only with dedup): only read into its artist's window.
-            if case .success(let record) = decoded, let dedup { _ = windows.admit(record, in: bytes, spans: dedup) }
+            if case .success(let record) = event, let dedup, let key = decoded.key {
+                _ = windows.admit(record, key: key, in: bytes, spans: dedup)
+            }
             return
         }
-        switch decoded {
+        switch event {
         case .success(let record):
-            if let dedup {
-                switch windows.admit(record, in: bytes, spans: dedup) {
+            if let dedup, let key = decoded.key {
+                switch windows.admit(record, key: key, in: bytes, spans: dedup) {
                 case .count: break
                 case .countBeyondWindow: report.beyondWindow += 1
                 case .duplicate:

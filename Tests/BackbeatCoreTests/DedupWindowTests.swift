@@ -43,8 +43,27 @@ import Testing
         #expect(first == EventFingerprint(id: Self.pinnedID, payload: Self.pinnedPayload), "\(first.id) \(first.payload)")
     }
 
-    static let pinnedID: UInt64 = 3_451_860_944_540_742_518
-    static let pinnedPayload: UInt64 = 2_496_745_640_359_474_726
+    /// Strings are hashed 8 bytes at a time: a difference in any byte of a long id, in its padded last word or in its
+    /// length tells the ids apart.
+    @Test func everyByteOfALongIDCounts() throws {
+        let long = "0123456789abcdef-0123456789abcdef-0123"
+        let base = try Self.fingerprint(Self.play.replacingOccurrences(of: "e-1", with: long))
+        var seen: Set<UInt64> = [base.id]
+        for index in long.indices {
+            var changed = long
+            changed.replaceSubrange(index...index, with: long[index] == "x" ? "y" : "x")
+            seen.insert(try Self.fingerprint(Self.play.replacingOccurrences(of: "e-1", with: changed)).id)
+        }
+        for length in [7, 8, 9, 16, 17] {
+            seen.insert(try Self.fingerprint(Self.play.replacingOccurrences(of: "e-1", with: String(long.prefix(length)))).id)
+        }
+        #expect(seen.count == 1 + long.count + 5)
+    }
+
+    /// Version 2 of the stored ids (hashed a word at a time). The id's hash was also computed by a separate Python
+    /// implementation of `StableHasher`'s documented steps, which gave the same value.
+    static let pinnedID: UInt64 = 1_849_356_358_992_494_525
+    static let pinnedPayload: UInt64 = 10_039_020_258_956_474_821
 
     @Test func aSeenIDIsADuplicateOrAConflictUntilItsSpanHasPassed() {
         var window = DedupWindow()
@@ -137,7 +156,7 @@ import Testing
         let stored = DedupWindow.encode([old, recent])
         #expect(throws: DedupWindow.StorageError.self) { try DedupWindow.decode([]) }
         #expect(throws: DedupWindow.StorageError.self) { try DedupWindow.decode(Array(stored.dropLast())) }
-        #expect(throws: DedupWindow.StorageError.self) { try DedupWindow.decode([2] + stored.dropFirst()) }
+        #expect(throws: DedupWindow.StorageError.self) { try DedupWindow.decode([DedupWindow.storageVersion &+ 1] + stored.dropFirst()) }
         #expect(try DedupWindow.decode([DedupWindow.storageVersion]).isEmpty)
     }
 }

@@ -7,7 +7,25 @@ public struct ArtistDedupWindows: Sendable {
 
     /// Admits `record`, decoded from `value`, into its artist's window.
     public mutating func admit(_ record: EventRecord, in value: UnsafeRawBufferPointer, spans: DedupSpans) -> DedupWindow.Decision {
-        windows[record.artistKey(in: value), default: .unstored].admit(record, in: value, spans: spans)
+        admit(record, key: ArtistDedupKey(record, in: value), in: value, spans: spans)
+    }
+
+    /// Admits `record`, decoded from `value`, by its `key` (taken ahead, where the record was decoded).
+    public mutating func admit(_ record: EventRecord, key: ArtistDedupKey, in value: UnsafeRawBufferPointer, spans: DedupSpans) -> DedupWindow.Decision {
+        windows[key.artist, default: .unstored].admit(record, fingerprint: key.fingerprint, in: value, spans: spans)
+    }
+}
+
+/// What a plain input's windows look an event up by: its artist's key and its fingerprint. A replay takes it where
+/// the line is decoded, on the core that runs ahead of the one counting the lines.
+public struct ArtistDedupKey: Sendable {
+    /// Which window: a hash of the artist's id (`EventRecord.artistKey`).
+    public let artist: UInt64
+    public let fingerprint: EventFingerprint
+
+    public init(_ record: EventRecord, in value: UnsafeRawBufferPointer) {
+        artist = record.artistKey(in: value)
+        fingerprint = record.fingerprint(in: value)
     }
 }
 

@@ -13,7 +13,12 @@ extension DedupWindow {
 
     /// Admits `record`, decoded from `value`, for as long as its family is remembered in `spans`.
     public mutating func admit(_ record: EventRecord, in value: UnsafeRawBufferPointer, spans: DedupSpans) -> Decision {
-        switch admit(record.fingerprint(in: value), occurredAt: record.occurredAt.seconds, span: spans.span(of: record)) {
+        admit(record, fingerprint: record.fingerprint(in: value), in: value, spans: spans)
+    }
+
+    /// Admits `record`, decoded from `value`, by its `fingerprint` (taken ahead, where the record was decoded).
+    public mutating func admit(_ record: EventRecord, fingerprint: EventFingerprint, in value: UnsafeRawBufferPointer, spans: DedupSpans) -> Decision {
+        switch admit(fingerprint, occurredAt: record.occurredAt.seconds, span: spans.span(of: record)) {
         case .new: .count
         case .beyondWindow: .countBeyondWindow
         case .duplicate: .duplicate

@@ -2,8 +2,9 @@
 /// its payload hash and its expiry in seconds of event time, each 64 bits little-endian). Fixed-width because the
 /// hashes do not compress; what a flush adds is stored as one value beside its offsets.
 extension DedupWindow {
-    /// The version of the stored form this build writes and reads.
-    public static let storageVersion: UInt8 = 1
+    /// The version of the stored form this build writes and reads: 2 since the hashes are taken a word at a time
+    /// (`StableHasher`); version 1's hashes were FNV-1a, byte by byte (migration 0022 deletes them).
+    public static let storageVersion: UInt8 = 2
 
     /// A stored value that is not remembered ids of this version.
     public struct StorageError: Error, Equatable, CustomStringConvertible {

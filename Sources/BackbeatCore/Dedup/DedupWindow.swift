@@ -85,18 +85,27 @@ public struct DedupWindow: Equatable, Sendable {
     /// `span` seconds, and remembers it when it is new. Forgets what expired as event time moves on.
     public mutating func admit(_ fingerprint: EventFingerprint, occurredAt: Int64, span: Int64) -> Verdict {
         let expiresAt = occurredAt + span
-        if let newest = newestEventTime, expiresAt < newest { return .beyondWindow }
-        // An id whose own expiry passed is forgotten, pruned yet or not: a window loaded again answers the same.
-        if let seen = entries[fingerprint.id], seen.expiresAt >= newestEventTime ?? .min {
-            return seen.payload == fingerprint.payload ? .duplicate : .conflict
-        }
-        let remembered = Remembered(fingerprint: fingerprint, expiresAt: expiresAt)
-        remember(remembered)
-        if keepsAdded { added.append(remembered) }
-        if occurredAt > newestEventTime ?? .min {
+        let newest = newestEventTime ?? .min
+        if expiresAt < newest { return .beyondWindow }
+        // One lookup of the id: it finds what is remembered or the place to remember it.
+        let verdict = Self.lookUp(fingerprint, expiresAt: expiresAt, newest: newest, in: &entries[fingerprint.id])
+        guard verdict == .new else { return verdict }
+        expiring[expiresAt.floorDiv(3600), default: []].append(fingerprint.id)
+        if keepsAdded { added.append(Remembered(fingerprint: fingerprint, expiresAt: expiresAt)) }
+        if occurredAt > newest {
             newestEventTime = occurredAt
             forgetExpired()
         }
+        return .new
+    }
+
+    /// The verdict on `fingerprint` given what its id's `entry` holds; a new one is put in `entry`. An id whose own
+    /// expiry passed is forgotten, pruned yet or not: a window loaded again answers the same.
+    private static func lookUp(_ fingerprint: EventFingerprint, expiresAt: Int64, newest: Int64, in entry: inout Entry?) -> Verdict {
+        if let seen = entry, seen.expiresAt >= newest {
+            return seen.payload == fingerprint.payload ? .duplicate : .conflict
+        }
+        entry = Entry(payload: fingerprint.payload, expiresAt: expiresAt)
         return .new
     }
 

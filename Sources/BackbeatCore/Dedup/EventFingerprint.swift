@@ -60,35 +60,54 @@ extension EventRecord {
     }
 }
 
-/// A 64-bit hash of a sequence of fields that is the same in every process (Swift's `Hasher` is seeded per process):
-/// FNV-1a over the fields' bytes, each string prefixed by its length and each absent field marked, so that no two
-/// different sequences run together into the same bytes; then a 64-bit finalizer spreads the bits.
+/// A 64-bit hash of a sequence of fields that is the same in every process (Swift's `Hasher` is seeded per process),
+/// taken a 64-bit word at a time: each word (a number, or 8 bytes of a string, little-endian, the last padded with
+/// zeros) is mixed into the state by MurmurHash3's 64-bit finalizer, a bijection, so that two sequences that differ
+/// in one word never meet. Each string is prefixed by its length and each absent field marked, so that no two
+/// different sequences of fields run together into the same words. Stored windows hold these hashes: changing how
+/// they are taken changes `DedupWindow.storageVersion`.
 struct StableHasher {
     private var state: UInt64 = 0xcbf2_9ce4_8422_2325
 
-    private mutating func byte(_ byte: UInt8) {
-        state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+    private mutating func word(_ word: UInt64) {
+        state = MurmurHash3.fmix(state ^ word)
     }
 
     mutating func add(_ number: Int64) {
-        for shift in stride(from: 0, to: 64, by: 8) { byte(UInt8(truncatingIfNeeded: number >> Int64(shift))) }
+        word(UInt64(bitPattern: number))
     }
 
     mutating func add(_ number: Int64?) {
-        guard let number else { return byte(0) }
-        byte(1)
+        guard let number else { return word(0) }
+        word(1)
         add(number)
     }
 
     mutating func add(_ bytes: UnsafeRawBufferPointer) {
-        add(Int64(bytes.count))
-        for value in bytes { byte(value) }
+        word(UInt64(bytes.count))
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            word(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+            offset += 8
+        }
+        let rest = bytes.count - offset
+        guard rest > 0 else { return }
+        // The last 1-7 bytes, in the low bytes of a word: shifted out of the last 8 bytes, or copied when there are
+        // fewer than 8 in all.
+        var last: UInt64 = 0
+        if bytes.count >= 8 {
+            last = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)) >> UInt64((8 - rest) * 8)
+        } else {
+            withUnsafeMutableBytes(of: &last) { $0.copyMemory(from: bytes) }
+            last = UInt64(littleEndian: last)
+        }
+        word(last)
     }
 
     /// A case name (an enum's raw value).
     mutating func add(name: String) {
-        add(Int64(name.utf8.count))
-        for value in name.utf8 { byte(value) }
+        var name = name
+        name.withUTF8 { add(UnsafeRawBufferPointer($0)) }
     }
 
     mutating func add(_ record: EventRecord, _ text: EventText, in value: UnsafeRawBufferPointer) {
@@ -96,11 +115,11 @@ struct StableHasher {
     }
 
     mutating func add(_ record: EventRecord, _ text: EventText?, in value: UnsafeRawBufferPointer) {
-        guard let text else { return byte(0) }
-        byte(1)
+        guard let text else { return word(0) }
+        word(1)
         add(record, text, in: value)
     }
 
-    /// The hash of the fields added: the state spread by MurmurHash3's 64-bit finalizer.
+    /// The hash of the fields added.
     var value: UInt64 { MurmurHash3.fmix(state) }
 }
