@@ -3,7 +3,6 @@ import BackbeatCore
 import BackbeatKafka
 import BackbeatStore
 import Foundation
-import Synchronization
 
 /// Replays inputs one by one with fixed settings.
 ///
@@ -174,16 +173,5 @@ public struct Replayer: Sendable {
     private enum Applier {
         case archive(ArchiveApplier)
         case plain(PlainApplier)
-    }
-}
-
-/// The dedup windows one replay carries from input to input (nil: none loaded yet).
-final class DedupWindowCarry: Sendable {
-    private let state = Mutex<[TopicPartition: DedupWindow]?>(nil)
-
-    var carried: [TopicPartition: DedupWindow]? { state.withLock { $0 } }
-
-    func carry(_ windows: [TopicPartition: DedupWindow]) {
-        state.withLock { $0 = windows }
     }
 }

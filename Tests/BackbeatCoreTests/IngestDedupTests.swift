@@ -108,7 +108,8 @@ import Testing
         ])
 
         let started = state.flushStarted()
-        state.flushCommitted(try #require(started), at: Self.now)
+        _ = try #require(started)
+        state.flushCommitted(at: Self.now)
         #expect(state.lastFlushCommittedAt == Self.now && state.flushesCommitted == 1)
         // The newest event time stays with the partition after the flush.
         #expect(state.ledger.newestEventTimes[Self.partition] == RFC3339.parseTimestamp("2026-06-20T10:00:00Z")!.seconds)

@@ -75,7 +75,7 @@ import Testing
         }
 
         mutating func commit(_ batch: FlushBatch, _ flight: MemoryLayers.Flight) {
-            state.flushCommitted(batch, at: IngestStateTests.now)
+            state.flushCommitted(at: IngestStateTests.now)
             layers.flushCommitted(epoch: flight.epoch, durable: layers.commit(of: flight.epoch)?.grown())
             #expect(layers.inFlight == nil)
         }
@@ -356,7 +356,7 @@ import Testing
         let started = ingest.state.flushStarted()
         let batch = try #require(started)
         #expect(batch.parts[0].gaps == [gap] && batch.parts[0].newOffset == 500)
-        ingest.state.flushCommitted(batch, at: IngestStateTests.now)
+        ingest.state.flushCommitted(at: IngestStateTests.now)
 
         for offset in 0..<Int64(IngestState.recentGapLimit + 5) {
             let later = OffsetGap(topicPartition: p[0], firstMissing: 500 + offset * 10, logStart: 505 + offset * 10, logEnd: 2000,

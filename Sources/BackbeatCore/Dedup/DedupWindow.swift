@@ -130,9 +130,7 @@ public struct DedupWindow: Equatable, Sendable {
     public mutating func forgetEarly(keepingAtMost limit: Int) -> Int {
         let before = entries.count
         while entries.count > limit, let hour = expiring.keys.min() {
-            for id in expiring.removeValue(forKey: hour) ?? [] where entries[id].map({ $0.expiresAt.floorDiv(3600) == hour }) ?? false {
-                entries[id] = nil
-            }
+            forget(hour: hour)
         }
         return before - entries.count
     }
@@ -144,11 +142,14 @@ public struct DedupWindow: Equatable, Sendable {
         let current = newest.floorDiv(3600)
         guard current > prunedIn else { return }
         prunedIn = current
-        for hour in expiring.keys.filter({ $0 < current }) {
-            // An id remembered again since (its old entry expired, a new event took its place) stays.
-            for id in expiring.removeValue(forKey: hour) ?? [] where entries[id].map({ $0.expiresAt.floorDiv(3600) == hour }) ?? false {
-                entries[id] = nil
-            }
+        for hour in expiring.keys.filter({ $0 < current }) { forget(hour: hour) }
+    }
+
+    /// Forgets the ids that expire in `hour`. An id remembered again since (its old entry expired, a new event took
+    /// its place, expiring in another hour) stays.
+    private mutating func forget(hour: Int64) {
+        for id in expiring.removeValue(forKey: hour) ?? [] where entries[id].map({ $0.expiresAt.floorDiv(3600) == hour }) ?? false {
+            entries[id] = nil
         }
     }
 }

@@ -234,8 +234,8 @@ public struct IngestState: Sendable {
         return batch
     }
 
-    /// `batch` is durable, as of `now`.
-    public mutating func flushCommitted(_ batch: FlushBatch, at now: Timestamp) {
+    /// The batch `flushStarted` took is durable, as of `now`.
+    public mutating func flushCommitted(at now: Timestamp) {
         flushesCommitted += 1
         lastFlushCommittedAt = now
     }

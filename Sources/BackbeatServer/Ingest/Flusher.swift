@@ -204,7 +204,7 @@ extension Flusher {
             if configuration.commitGroupOffsets {
                 consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             }
-            change { $0.flushCommitted(batch, at: IngestService.now()) }
+            change { $0.flushCommitted(at: IngestService.now()) }
             metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: batch.rowCount)
             logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
             return .done
