@@ -90,7 +90,7 @@ public struct DedupWindow: Equatable, Sendable {
         // One lookup of the id: it finds what is remembered or the place to remember it.
         let verdict = Self.lookUp(fingerprint, expiresAt: expiresAt, newest: newest, in: &entries[fingerprint.id])
         guard verdict == .new else { return verdict }
-        expiring[expiresAt.floorDiv(3600), default: []].append(fingerprint.id)
+        scheduleExpiry(of: fingerprint.id, at: expiresAt)
         if keepsAdded { added.append(Remembered(fingerprint: fingerprint, expiresAt: expiresAt)) }
         if occurredAt > newest {
             newestEventTime = occurredAt
@@ -111,7 +111,12 @@ public struct DedupWindow: Equatable, Sendable {
 
     private mutating func remember(_ remembered: Remembered) {
         entries[remembered.fingerprint.id] = Entry(payload: remembered.fingerprint.payload, expiresAt: remembered.expiresAt)
-        expiring[remembered.expiresAt.floorDiv(3600), default: []].append(remembered.fingerprint.id)
+        scheduleExpiry(of: remembered.fingerprint.id, at: remembered.expiresAt)
+    }
+
+    /// Files `id` under the hour of event time it expires in, for `forget(hour:)`.
+    private mutating func scheduleExpiry(of id: UInt64, at expiresAt: Int64) {
+        expiring[expiresAt.floorDiv(3600), default: []].append(id)
     }
 
     /// Takes the ids remembered since the last call, oldest first: a flush stores them with its offsets.
