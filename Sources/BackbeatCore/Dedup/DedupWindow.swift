@@ -23,11 +23,7 @@ public struct DedupWindow: Equatable, Sendable {
         case beyondWindow
     }
 
-    private struct Entry: Equatable, Sendable {
-        var payload: UInt64
-        /// When the window forgets it, in seconds of event time: `occurred_at` plus its family's span.
-        var expiresAt: Int64
-    }
+    private typealias Entry = DedupTable.Entry
 
     /// One remembered id as it is stored: its fingerprint and when the window forgets it (seconds of event time).
     public struct Remembered: Equatable, Sendable {
@@ -44,7 +40,7 @@ public struct DedupWindow: Equatable, Sendable {
     /// its place in the expiry order.
     public static let bytesPerID = 48
 
-    private var entries: [UInt64: Entry] = [:]
+    private var entries = DedupTable()
     /// Ids by the hour (of event time) they expire in, so that pruning visits only what expires.
     private var expiring: [Int64: [UInt64]] = [:]
     /// The newest `occurred_at` seen, in seconds (nil: nothing seen).
@@ -88,7 +84,7 @@ public struct DedupWindow: Equatable, Sendable {
         let newest = newestEventTime ?? .min
         if expiresAt < newest { return .beyondWindow }
         // One lookup of the id: it finds what is remembered or the place to remember it.
-        let verdict = Self.lookUp(fingerprint, expiresAt: expiresAt, newest: newest, in: &entries[fingerprint.id])
+        let verdict = entries.update(fingerprint.id) { Self.lookUp(fingerprint, expiresAt: expiresAt, newest: newest, in: &$0) }
         guard verdict == .new else { return verdict }
         scheduleExpiry(of: fingerprint.id, at: expiresAt)
         if keepsAdded { added.append(Remembered(fingerprint: fingerprint, expiresAt: expiresAt)) }
@@ -110,7 +106,7 @@ public struct DedupWindow: Equatable, Sendable {
     }
 
     private mutating func remember(_ remembered: Remembered) {
-        entries[remembered.fingerprint.id] = Entry(payload: remembered.fingerprint.payload, expiresAt: remembered.expiresAt)
+        entries.set(remembered.fingerprint.id, Entry(payload: remembered.fingerprint.payload, expiresAt: remembered.expiresAt))
         scheduleExpiry(of: remembered.fingerprint.id, at: remembered.expiresAt)
     }
 
@@ -153,8 +149,8 @@ public struct DedupWindow: Equatable, Sendable {
     /// Forgets the ids that expire in `hour`. An id remembered again since (its old entry expired, a new event took
     /// its place, expiring in another hour) stays.
     private mutating func forget(hour: Int64) {
-        for id in expiring.removeValue(forKey: hour) ?? [] where entries[id].map({ $0.expiresAt.floorDiv(3600) == hour }) ?? false {
-            entries[id] = nil
+        for id in expiring.removeValue(forKey: hour) ?? [] {
+            entries.remove(id) { $0.expiresAt.floorDiv(3600) == hour }
         }
     }
 }

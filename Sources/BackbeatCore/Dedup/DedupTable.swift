@@ -1,0 +1,114 @@
+/// The table behind a `DedupWindow`: each remembered id with its payload and expiry, found by open addressing on the
+/// id itself.
+///
+/// Ids are already well-mixed 64-bit hashes (`StableHasher`), so their low bits choose the slot directly: a
+/// `Dictionary` would hash each one again (SipHash) and keep keys and values in two arrays. Here one slot holds the
+/// id, its payload and its expiry (24 bytes); probing is linear; at most three quarters of the slots are taken; a
+/// removal moves the entries after it back into the hole, so no tombstones pile up as ids expire.
+struct DedupTable: Sendable {
+    struct Entry: Equatable, Sendable {
+        var payload: UInt64
+        /// When the window forgets the id, in seconds of event time: `occurred_at` plus its family's span.
+        var expiresAt: Int64
+    }
+
+    private struct Slot: Sendable {
+        var id: UInt64
+        var entry: Entry
+    }
+
+    /// The expiry that marks a free slot: no event's `occurred_at` plus span is this far in the past.
+    private static let vacant = Int64.min
+
+    /// A power of two long (or empty, before the first id).
+    private var slots: [Slot] = []
+    /// Ids held.
+    private(set) var count = 0
+
+    init() {}
+
+    /// What `id` holds, if anything.
+    subscript(id: UInt64) -> Entry? {
+        guard case (let index, true) = find(id) else { return nil }
+        return slots[index].entry
+    }
+
+    /// Runs `body` on what `id` holds (nil: nothing) and keeps what it leaves there, with one probe: `body` may fill
+    /// the entry, change it or clear it.
+    mutating func update<Result>(_ id: UInt64, _ body: (inout Entry?) -> Result) -> Result {
+        if (count + 1) * 4 > slots.count * 3 { grow() }
+        let (index, found) = find(id)
+        var entry = found ? slots[index].entry : nil
+        let result = body(&entry)
+        switch (entry, found) {
+        case (let entry?, true): slots[index].entry = entry
+        case (let entry?, false):
+            precondition(entry.expiresAt != Self.vacant, "an expiry of Int64.min cannot be remembered")
+            slots[index] = Slot(id: id, entry: entry)
+            count += 1
+        case (nil, true): remove(at: index)
+        case (nil, false): break
+        }
+        return result
+    }
+
+    /// Remembers `entry` for `id`, in place of what it held.
+    mutating func set(_ id: UInt64, _ entry: Entry) {
+        update(id) { $0 = entry }
+    }
+
+    /// Forgets `id` if `shouldForget` says so of what it holds.
+    mutating func remove(_ id: UInt64, where shouldForget: (Entry) -> Bool) {
+        guard case (let index, true) = find(id), shouldForget(slots[index].entry) else { return }
+        remove(at: index)
+    }
+
+    /// The slot holding `id`, or the free slot where it would go.
+    private func find(_ id: UInt64) -> (index: Int, found: Bool) {
+        guard !slots.isEmpty else { return (0, false) }
+        return slots.withUnsafeBufferPointer { slots in
+            let mask = slots.count - 1
+            var index = Int(truncatingIfNeeded: id) & mask
+            while slots[index].entry.expiresAt != Self.vacant {
+                if slots[index].id == id { return (index, true) }
+                index = (index + 1) & mask
+            }
+            return (index, false)
+        }
+    }
+
+    /// Empties the slot at `index` and moves each entry of the run after it back into the hole when that is no
+    /// earlier than its own home slot: every id stays reachable from its home without tombstones.
+    private mutating func remove(at index: Int) {
+        let mask = slots.count - 1
+        var hole = index
+        var next = (hole + 1) & mask
+        while slots[next].entry.expiresAt != Self.vacant {
+            let home = Int(truncatingIfNeeded: slots[next].id) & mask
+            // The hole lies on the way from its home to where it sits: it may move there.
+            if (next - home) & mask >= (next - hole) & mask {
+                slots[hole] = slots[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        slots[hole].entry.expiresAt = Self.vacant
+        count -= 1
+    }
+
+    /// Twice the slots (16 at first), every id placed again.
+    private mutating func grow() {
+        let old = slots
+        slots = Array(repeating: Slot(id: 0, entry: Entry(payload: 0, expiresAt: Self.vacant)), count: max(16, old.count * 2))
+        for slot in old where slot.entry.expiresAt != Self.vacant {
+            slots[find(slot.id).index] = slot
+        }
+    }
+}
+
+extension DedupTable: Equatable {
+    /// The same ids with the same entries, wherever their slots are.
+    static func == (lhs: DedupTable, rhs: DedupTable) -> Bool {
+        lhs.count == rhs.count && lhs.slots.allSatisfy { $0.entry.expiresAt == vacant || rhs[$0.id] == $0.entry }
+    }
+}
