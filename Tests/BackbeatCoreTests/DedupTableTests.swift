@@ -10,8 +10,8 @@ struct DedupTableTests {
         var table = DedupTable()
         var oracle: [UInt64: DedupTable.Entry] = [:]
         for step in 0..<40_000 {
-            // Few distinct low bits: long runs of ids share a home slot, wrap around the end and are moved back on
-            // removal. The growing table is checked at every size it passes through.
+            // 512 distinct ids: the table stays small and up to three quarters full, so runs form, wrap around the
+            // end and are moved back on removal. The growing table is checked at every size it passes through.
             let id = UInt64.random(in: 0..<64, using: &random) | (UInt64.random(in: 0..<8, using: &random) << 40)
             let entry = DedupTable.Entry(payload: random.next(), expiresAt: Int64(step))
             switch random.next() % 4 {

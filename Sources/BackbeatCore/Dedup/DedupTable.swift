@@ -1,8 +1,10 @@
 /// The table behind a `DedupWindow`: each remembered id with its payload and expiry, found by open addressing on the
 /// id itself.
 ///
-/// Ids are already well-mixed 64-bit hashes (`StableHasher`), so their low bits choose the slot directly: a
-/// `Dictionary` would hash each one again (SipHash) and keep keys and values in two arrays. Here one slot holds the
+/// Ids are already 64-bit hashes (`StableHasher`), the same in every process, so anyone can make ids that share
+/// their low bits: the slot is chosen by the id mixed once with a seed of the table's own (`MurmurHash3.fmix`), so
+/// that no input crowds one run of slots. A `Dictionary` would hash each id with SipHash and keep keys and values in
+/// two arrays. Here one slot holds the
 /// id, its payload and its expiry (24 bytes); probing is linear; at most three quarters of the slots are taken; a
 /// removal moves the entries after it back into the hole, so no tombstones pile up as ids expire.
 struct DedupTable: Sendable {
@@ -24,6 +26,8 @@ struct DedupTable: Sendable {
     private var slots: [Slot] = []
     /// Ids held.
     private(set) var count = 0
+    /// Chosen per table: where an id's slot is cannot be known from outside.
+    private let seed = UInt64.random(in: .min ... .max)
 
     init() {}
 
@@ -68,13 +72,18 @@ struct DedupTable: Sendable {
         guard !slots.isEmpty else { return (0, false) }
         return slots.withUnsafeBufferPointer { slots in
             let mask = slots.count - 1
-            var index = Int(truncatingIfNeeded: id) & mask
+            var index = home(of: id, mask: mask)
             while slots[index].entry.expiresAt != Self.vacant {
                 if slots[index].id == id { return (index, true) }
                 index = (index + 1) & mask
             }
             return (index, false)
         }
+    }
+
+    /// The slot where probing for `id` starts.
+    private func home(of id: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: MurmurHash3.fmix(id ^ seed)) & mask
     }
 
     /// Empties the slot at `index` and moves each entry of the run after it back into the hole when that is no
@@ -84,7 +93,7 @@ struct DedupTable: Sendable {
         var hole = index
         var next = (hole + 1) & mask
         while slots[next].entry.expiresAt != Self.vacant {
-            let home = Int(truncatingIfNeeded: slots[next].id) & mask
+            let home = home(of: slots[next].id, mask: mask)
             // The hole lies on the way from its home to where it sits: it may move there.
             if (next - home) & mask >= (next - hole) & mask {
                 slots[hole] = slots[next]
