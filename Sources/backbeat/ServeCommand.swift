@@ -87,7 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("dev-broker-partitions"), help: "Partitions per topic of the embedded broker (default 12).")
     var devBrokerPartitions: Int32 = 12
 
-    @Option(name: .customLong("dedup-budget"), help: "Most memory the dedup windows of the partitions this instance owns may hold together, at 48 bytes an id, such as 512MB; beyond it the ids nearest their expiry are forgotten early (a resend of one is counted again; backbeat_dedup_ids_forgotten_early) (env BACKBEAT_DEDUP_BUDGET; default 512MB).")
+    @Option(name: .customLong("dedup-budget"), help: "Most memory the dedup windows of the partitions this instance owns may hold together, counted at 64 bytes an id, such as 512MB; beyond it the ids nearest their expiry are forgotten early (a resend of one is counted again; backbeat_dedup_ids_forgotten_early) (env BACKBEAT_DEDUP_BUDGET; default 512MB).")
     var dedupBudget: String?
 
     @OptionGroup var dedupOptions: DedupOptions

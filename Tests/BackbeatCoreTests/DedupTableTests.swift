@@ -30,6 +30,12 @@ struct DedupTableTests {
                 #expect(seen == oracle[id])
                 oracle[id] = seen == nil ? entry : nil
             }
+            if step % 1_499 == 0 {
+                // A sweep of a third of the ids, chosen by their entries, in one pass.
+                let forgotten = table.removeAll { $0.payload % 3 == 0 }
+                #expect(forgotten == oracle.values.count { $0.payload % 3 == 0 })
+                oracle = oracle.filter { $0.value.payload % 3 != 0 }
+            }
             if step % 997 == 0 || step == 39_999 {
                 #expect(table.count == oracle.count)
                 for probe in 0..<64 as Range<UInt64> {
@@ -39,6 +45,20 @@ struct DedupTableTests {
                     }
                 }
             }
+        }
+    }
+
+    @Test func aSweepThatLeavesFewIdsShrinksTheTableAndKeepsEveryOneReachable() {
+        var table = DedupTable()
+        for id in 0..<10_000 as Range<UInt64> { table.set(id &* 0x9E37_79B9, DedupTable.Entry(payload: id, expiresAt: Int64(id))) }
+        let full = table.byteCount
+        #expect(full == 16_384 * 24)
+        #expect(table.removeAll { $0.expiresAt < 9_700 } == 9_700)
+        #expect(table.count == 300)
+        // 300 ids are at least 3/16 of 1,024 slots, and under 3/16 of 2,048.
+        #expect(table.byteCount == 1_024 * 24)
+        for id in 0..<10_000 as Range<UInt64> {
+            #expect(table[id &* 0x9E37_79B9] == (id < 9_700 ? nil : DedupTable.Entry(payload: id, expiresAt: Int64(id))))
         }
     }
 

@@ -271,10 +271,16 @@ import Testing
     /// start (a message consumed again after a hand-over is counted by both instances, so no sum is exact).
     static func checkIngestStatus(of instances: [ServiceProcess], expected: (counted: [Event], conflicts: Int, invalid: Int, resends: Int, newest: [String: Int64]), messages: Int) async throws {
         var seen: [String: [String: Any]] = [:]
-        var duplicates = 0, conflicts = 0
+        var duplicates = 0, conflicts = 0, remembered = 0
         for instance in instances {
             let status = try #require(try await HTTP.get(instance.baseURL + "/v1/ingest").json() as? [String: Any])
             #expect(status["enabled"] as? Bool == true && status["last_flush_at"] is String)
+            // The windows' memory as held: at least a 24-byte slot an id, at most 128 bytes an id and the ids
+            // waiting for a flush (none once everything is stored).
+            let dedup = try #require(status["dedup"] as? [String: Any])
+            let ids = try #require(dedup["ids"] as? Int), bytes = try #require(dedup["bytes"] as? Int)
+            #expect(bytes >= ids * 24 && bytes <= ids * 128 + 1_024 * 24 * Int(Self.partitions) * 3, "\(dedup)")
+            remembered += ids
             for partition in try #require(status["partitions"] as? [[String: Any]]) {
                 let name = "\(partition["topic"] ?? "")/\(partition["partition"] ?? "")"
                 #expect(seen[name] == nil, "\(name) is owned by one instance")
@@ -291,7 +297,7 @@ import Testing
             #expect(seen[name]?["newest_event_time"] as? String == RFC3339.format(Timestamp(seconds: newest)), "\(name)")
             #expect((seen[name]?["event_time_lag_seconds"] as? Double ?? -1) >= 0)
         }
-        #expect(duplicates > 0 && conflicts > 0)
+        #expect(duplicates > 0 && conflicts > 0 && remembered > 0)
     }
 
     static func count(_ table: String, _ store: Store) async throws -> Int64 {

@@ -6,7 +6,8 @@
 /// that no input crowds one run of slots. A `Dictionary` would hash each id with SipHash and keep keys and values in
 /// two arrays. Here one slot holds the
 /// id, its payload and its expiry (24 bytes); probing is linear; at most three quarters of the slots are taken; a
-/// removal moves the entries after it back into the hole, so no tombstones pile up as ids expire.
+/// removal moves the entries after it back into the hole, so no tombstones pile up as ids expire. The table doubles
+/// when three quarters full (3/8 full after: 64 bytes an id) and halves as `removeAll` leaves it under 3/16 full.
 struct DedupTable: Sendable {
     struct Entry: Equatable, Sendable {
         var payload: UInt64
@@ -30,6 +31,9 @@ struct DedupTable: Sendable {
     private let seed = UInt64.random(in: .min ... .max)
 
     init() {}
+
+    /// Bytes the slots take.
+    var byteCount: Int { slots.count * MemoryLayout<Slot>.stride }
 
     /// What `id` holds, if anything.
     subscript(id: UInt64) -> Entry? {
@@ -65,6 +69,31 @@ struct DedupTable: Sendable {
     mutating func remove(_ id: UInt64, where shouldForget: (Entry) -> Bool) {
         guard case (let index, true) = find(id), shouldForget(slots[index].entry) else { return }
         remove(at: index)
+    }
+
+    /// Forgets every id whose entry `shouldForget` says so of, in one pass over the slots (`shouldForget` may see an
+    /// entry twice), then halves the table while it is under 3/16 full. Answers how many were forgotten.
+    @discardableResult
+    mutating func removeAll(where shouldForget: (Entry) -> Bool) -> Int {
+        let before = count
+        var index = 0
+        while index < slots.count {
+            // A removal shifts a later entry into this slot: it is looked at before moving on.
+            if slots[index].entry.expiresAt != Self.vacant && shouldForget(slots[index].entry) {
+                remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        var size = slots.count
+        while size > 16 && count * 16 < size * 3 { size /= 2 }
+        if size < slots.count { resize(to: size) }
+        return before - count
+    }
+
+    /// Calls `body` with each entry held.
+    func forEachEntry(_ body: (Entry) -> Void) {
+        for slot in slots where slot.entry.expiresAt != Self.vacant { body(slot.entry) }
     }
 
     /// The slot holding `id`, or the free slot where it would go.
@@ -105,10 +134,15 @@ struct DedupTable: Sendable {
         count -= 1
     }
 
-    /// Twice the slots (16 at first), every id placed again.
+    /// Twice the slots (16 at first).
     private mutating func grow() {
+        resize(to: max(16, slots.count * 2))
+    }
+
+    /// `size` slots (a power of two with room for every id), every id placed again.
+    private mutating func resize(to size: Int) {
         let old = slots
-        slots = Array(repeating: Slot(id: 0, entry: Entry(payload: 0, expiresAt: Self.vacant)), count: max(16, old.count * 2))
+        slots = Array(repeating: Slot(id: 0, entry: Entry(payload: 0, expiresAt: Self.vacant)), count: size)
         for slot in old where slot.entry.expiresAt != Self.vacant {
             slots[find(slot.id).index] = slot
         }

@@ -6,11 +6,13 @@
 /// being looked up (`beyondWindow`): its id may have been forgotten, and remembering every id forever is what makes
 /// the peers' dedup run out of memory.
 ///
-/// Each id costs `bytesPerID` (its fingerprint, its expiry and its place in the expiry order). Ids are 64-bit hashes
+/// Ids live in one open-addressing table (`DedupTable`, 24 bytes a slot); what expired is swept out of it in one pass
+/// once an eighth of the table was remembered since the last sweep, so no list of what expires when is kept beside
+/// the ids. The budget counts `bytesPerID` an id; `byteCount` is what is held. Ids are 64-bit hashes
 /// of `event_id`: two different ids collide with probability about n²/2⁶⁵ for n ids remembered (one in 3.7 million
 /// for 100 million ids); a collision makes the later event look like a resend (same payload, dropped) or a
 /// conflict (rejected with its reason), never a silent double count.
-public struct DedupWindow: Equatable, Sendable {
+public struct DedupWindow: Sendable {
     /// What became of one event.
     public enum Verdict: Equatable, Sendable {
         /// Not seen within the window: count it (and it is remembered).
@@ -36,17 +38,19 @@ public struct DedupWindow: Equatable, Sendable {
         }
     }
 
-    /// Bytes one remembered id costs: its entry in the table (id, payload, expiry, with the table's spare room) and
-    /// its place in the expiry order.
-    public static let bytesPerID = 48
+    /// Bytes the budget counts for one remembered id: its 24-byte slot in a table just grown (3/8 full). A table
+    /// emptied by expiry halves once under 3/16 full, so between sweeps an id may cost up to twice this; `byteCount`
+    /// is what the window holds.
+    public static let bytesPerID = 64
 
     private var entries = DedupTable()
-    /// Ids by the hour (of event time) they expire in, so that pruning visits only what expires.
-    private var expiring: [Int64: [UInt64]] = [:]
     /// The newest `occurred_at` seen, in seconds (nil: nothing seen).
     public private(set) var newestEventTime: Int64?
-    /// The hour of event time the last pruning ran in: it runs again once the newest event time leaves it.
-    private var prunedIn: Int64 = .min
+    /// No entry expires before this (seconds of event time): while the newest event time has not passed it, a sweep
+    /// would forget nothing.
+    private var earliestExpiry: Int64 = .max
+    /// Ids remembered since the last sweep of expired ids: a sweep runs once they are an eighth of the table.
+    private var rememberedSinceSweep = 0
 
     /// Ids remembered since the last `takeAdded`: what the next flush stores beside its offsets.
     private var added: [Remembered] = []
@@ -71,11 +75,11 @@ public struct DedupWindow: Equatable, Sendable {
         }
     }
 
-    /// Ids remembered.
+    /// Ids held: those remembered, and those expired since the last sweep (at most an eighth more).
     public var count: Int { entries.count }
 
-    /// Bytes held, at `bytesPerID` an id.
-    public var byteCount: Int { entries.count * Self.bytesPerID }
+    /// Bytes held: the table's slots and the ids waiting for a flush.
+    public var byteCount: Int { entries.byteCount + added.capacity * MemoryLayout<Remembered>.stride }
 
     /// Looks up `fingerprint`, of an event that occurred at `occurredAt` (seconds) in a family remembered for
     /// `span` seconds, and remembers it when it is new. Forgets what expired as event time moves on.
@@ -86,12 +90,11 @@ public struct DedupWindow: Equatable, Sendable {
         // One lookup of the id: it finds what is remembered or the place to remember it.
         let verdict = entries.update(fingerprint.id) { Self.lookUp(fingerprint, expiresAt: expiresAt, newest: newest, in: &$0) }
         guard verdict == .new else { return verdict }
-        scheduleExpiry(of: fingerprint.id, at: expiresAt)
+        earliestExpiry = min(earliestExpiry, expiresAt)
+        rememberedSinceSweep += 1
         if keepsAdded { added.append(Remembered(fingerprint: fingerprint, expiresAt: expiresAt)) }
-        if occurredAt > newest {
-            newestEventTime = occurredAt
-            forgetExpired()
-        }
+        if occurredAt > newest { newestEventTime = occurredAt }
+        if rememberedSinceSweep * 8 >= entries.count, earliestExpiry < newestEventTime! { forgetExpired() }
         return .new
     }
 
@@ -107,12 +110,7 @@ public struct DedupWindow: Equatable, Sendable {
 
     private mutating func remember(_ remembered: Remembered) {
         entries.set(remembered.fingerprint.id, Entry(payload: remembered.fingerprint.payload, expiresAt: remembered.expiresAt))
-        scheduleExpiry(of: remembered.fingerprint.id, at: remembered.expiresAt)
-    }
-
-    /// Files `id` under the hour of event time it expires in, for `forget(hour:)`.
-    private mutating func scheduleExpiry(of id: UInt64, at expiresAt: Int64) {
-        expiring[expiresAt.floorDiv(3600), default: []].append(id)
+        earliestExpiry = min(earliestExpiry, remembered.expiresAt)
     }
 
     /// Takes the ids remembered since the last call, oldest first: a flush stores them with its offsets.
@@ -127,30 +125,42 @@ public struct DedupWindow: Equatable, Sendable {
     }
 
     /// Forgets ids nearest their expiry, whole hours of them, until at most `limit` are left (the memory budget):
-    /// a resend of one of them is counted again. Answers how many were forgotten.
+    /// a resend of one of them is counted again. Answers how many were forgotten (expired ids are not counted).
     public mutating func forgetEarly(keepingAtMost limit: Int) -> Int {
-        let before = entries.count
-        while entries.count > limit, let hour = expiring.keys.min() {
-            forget(hour: hour)
+        forgetExpired()
+        guard entries.count > limit else { return 0 }
+        var idsByHour: [Int64: Int] = [:]
+        entries.forEachEntry { idsByHour[$0.expiresAt.floorDiv(3600), default: 0] += 1 }
+        var left = entries.count, lastHour = Int64.min
+        for (hour, ids) in idsByHour.sorted(by: { $0.key < $1.key }) where left > limit {
+            left -= ids
+            lastHour = hour
         }
-        return before - entries.count
+        return entries.removeAll { $0.expiresAt.floorDiv(3600) <= lastHour }
     }
 
-    /// Forgets the ids whose expiry hour ended before the newest event time. An id of the current hour stays until
-    /// the hour is over: the window is never shorter than its span.
+    /// Forgets the ids whose expiry the newest event time has passed, in one sweep of the table: they answer
+    /// nothing any more (`lookUp` treats them as forgotten), so when they go changes no verdict, only memory.
     private mutating func forgetExpired() {
-        guard let newest = newestEventTime else { return }
-        let current = newest.floorDiv(3600)
-        guard current > prunedIn else { return }
-        prunedIn = current
-        for hour in expiring.keys.filter({ $0 < current }) { forget(hour: hour) }
-    }
-
-    /// Forgets the ids that expire in `hour`. An id remembered again since (its old entry expired, a new event took
-    /// its place, expiring in another hour) stays.
-    private mutating func forget(hour: Int64) {
-        for id in expiring.removeValue(forKey: hour) ?? [] {
-            entries.remove(id) { $0.expiresAt.floorDiv(3600) == hour }
+        rememberedSinceSweep = 0
+        guard let newest = newestEventTime, earliestExpiry < newest else { return }
+        var earliest = Int64.max
+        entries.removeAll { entry in
+            if entry.expiresAt < newest { return true }
+            earliest = min(earliest, entry.expiresAt)
+            return false
         }
+        earliestExpiry = earliest
+    }
+}
+
+extension DedupWindow: Equatable {
+    /// The same ids with the same entries, newest event time and ids waiting for a flush, however often each was swept.
+    public static func == (lhs: DedupWindow, rhs: DedupWindow) -> Bool {
+        var lhs = lhs, rhs = rhs
+        lhs.forgetExpired()
+        rhs.forgetExpired()
+        return lhs.entries == rhs.entries && lhs.newestEventTime == rhs.newestEventTime && lhs.added == rhs.added
+            && lhs.keepsAdded == rhs.keepsAdded
     }
 }

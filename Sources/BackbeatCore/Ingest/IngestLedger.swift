@@ -94,6 +94,9 @@ public struct IngestLedger: Sendable {
     /// Event ids the owned partitions' dedup windows remember.
     public var dedupIDCount: Int { partitions.values.reduce(0) { $0 + $1.window.count } }
 
+    /// Bytes the owned partitions' dedup windows hold (`DedupWindow.byteCount`).
+    public var dedupByteCount: Int { partitions.values.reduce(0) { $0 + $1.window.byteCount } }
+
     /// Number of rows waiting across all partitions.
     public var pendingRowCount: Int { partitions.values.reduce(0) { $0 + $1.delta.rowCount } }
 

@@ -83,7 +83,7 @@ struct IngestRoute<Context: AuthenticatedRequestContext>: Sendable {
             last_flush_at: status.lastFlushAt.map(RFC3339.format), last_flush_age_seconds: (status.lastFlushAgeSeconds * 1000).rounded() / 1000,
             paused: status.paused, pending_bytes: status.pendingBytes,
             dedup: Dedup(
-                enabled: ingest.configuration.dedup != nil, ids: status.dedupIDs, bytes: status.dedupIDs * DedupWindow.bytesPerID,
+                enabled: ingest.configuration.dedup != nil, ids: status.dedupIDs, bytes: status.dedupBytes,
                 budget_bytes: ingest.configuration.dedupBudgetBytes, ids_forgotten_early: status.dedupIDsForgottenEarly))
     }
 }

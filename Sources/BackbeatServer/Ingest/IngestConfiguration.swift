@@ -39,8 +39,8 @@ public struct IngestConfiguration: Sendable {
     /// How long each family's event ids are remembered to tell resends from new events (nil: dedup off, every valid
     /// message counted): docs/events.md, "Resent events".
     public var dedup: DedupSpans?
-    /// Most bytes the owned partitions' dedup windows hold together (`DedupWindow.bytesPerID` an id); beyond it the
-    /// ids nearest their expiry are forgotten early.
+    /// Most bytes the owned partitions' dedup windows hold together, counted at `DedupWindow.bytesPerID` an id;
+    /// beyond it the ids nearest their expiry are forgotten early.
     public var dedupBudgetBytes: Int
 
     /// Unflushed work at which a flush starts before `flushInterval` has passed: a sixteenth of `pendingLimitBytes`,

@@ -45,7 +45,8 @@ extension IngestService {
             partition.eventTimeLagSeconds.map { (partition.topicPartition, $0) }
         })
         metrics.recordIngestState(
-            pendingBytes: status.pendingBytes, paused: status.paused, dedupIDs: status.dedupIDs, lastFlushAgeSeconds: status.lastFlushAgeSeconds)
+            pendingBytes: status.pendingBytes, paused: status.paused, dedupIDs: status.dedupIDs, dedupBytes: status.dedupBytes,
+            lastFlushAgeSeconds: status.lastFlushAgeSeconds)
         if let footprint = memory?.footprint() {
             metrics.recordMemory(dayBuckets: footprint.daysHeld, bytes: footprint.bytes)
         }

@@ -29,6 +29,7 @@ struct IngestStatus: Sendable {
     var paused: Bool
     var pendingBytes: Int
     var dedupIDs: Int
+    var dedupBytes: Int
     var dedupIDsForgottenEarly: Int
 }
 
@@ -36,9 +37,10 @@ extension IngestService {
     /// The ingest's status as of now; lags in messages are known once `consumer` has fetched.
     func status(consumer: KafkaConsumer?) -> IngestStatus {
         let now = Self.now()
-        let (stored, newest, waiting, topics, flushes, lastFlush, paused, pending, dedupIDs, forgotten) = state.withLock {
+        let (stored, newest, waiting, topics, flushes, lastFlush, paused, pending, dedup, forgotten) = state.withLock {
             ($0.ledger.storedOffsets, $0.ledger.newestEventTimes, Set($0.ledger.waitingGaps.map(\.topicPartition)), $0.topicTotals,
-             $0.flushesCommitted, $0.lastFlushCommittedAt, $0.paused, $0.pendingBytes, $0.ledger.dedupIDCount, $0.ledger.idsForgottenEarly)
+             $0.flushesCommitted, $0.lastFlushCommittedAt, $0.paused, $0.pendingBytes,
+             (ids: $0.ledger.dedupIDCount, bytes: $0.ledger.dedupByteCount), $0.ledger.idsForgottenEarly)
         }
         let partitions = stored.keys.sorted().map { partition in
             let offset = stored[partition] ?? nil
@@ -52,6 +54,7 @@ extension IngestService {
         return IngestStatus(
             partitions: partitions, topics: topics, flushesCommitted: flushes, lastFlushAt: lastFlush,
             lastFlushAgeSeconds: max(0, Double(now.microseconds - (lastFlush ?? startedAt).microseconds) / 1_000_000),
-            paused: paused, pendingBytes: pending, dedupIDs: dedupIDs, dedupIDsForgottenEarly: forgotten)
+            paused: paused, pendingBytes: pending, dedupIDs: dedup.ids, dedupBytes: dedup.bytes,
+            dedupIDsForgottenEarly: forgotten)
     }
 }

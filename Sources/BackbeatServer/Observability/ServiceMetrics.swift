@@ -169,12 +169,12 @@ public final class ServiceMetrics: Sendable {
         timer(Self.resumeWait, ["topic": topic]).recordNanoseconds(waited.nanoseconds)
     }
 
-    func recordIngestState(pendingBytes: Int, paused: Bool, dedupIDs: Int, lastFlushAgeSeconds: Double) {
+    func recordIngestState(pendingBytes: Int, paused: Bool, dedupIDs: Int, dedupBytes: Int, lastFlushAgeSeconds: Double) {
         gauge("backbeat_last_flush_age_seconds", [:]).record(lastFlushAgeSeconds)
         gauge("backbeat_pending_bytes", [:]).record(pendingBytes)
         gauge("backbeat_ingest_paused", [:]).record(paused ? 1 : 0)
         gauge("backbeat_dedup_ids", [:]).record(dedupIDs)
-        gauge("backbeat_dedup_bytes", [:]).record(dedupIDs * DedupWindow.bytesPerID)
+        gauge("backbeat_dedup_bytes", [:]).record(dedupBytes)
     }
 
     /// Ids forgotten early for the dedup budget since the start.
