@@ -18,6 +18,9 @@ struct DedupTable: Sendable {
     private struct Slot: Sendable {
         var id: UInt64
         var entry: Entry
+
+        /// Whether the slot holds no id (its expiry is `vacant`).
+        var isVacant: Bool { entry.expiresAt == DedupTable.vacant }
     }
 
     /// The expiry that marks a free slot: no event's `occurred_at` plus span is this far in the past.
@@ -79,7 +82,7 @@ struct DedupTable: Sendable {
         var index = 0
         while index < slots.count {
             // A removal shifts a later entry into this slot: it is looked at before moving on.
-            if slots[index].entry.expiresAt != Self.vacant && shouldForget(slots[index].entry) {
+            if !slots[index].isVacant && shouldForget(slots[index].entry) {
                 remove(at: index)
             } else {
                 index += 1
@@ -93,7 +96,7 @@ struct DedupTable: Sendable {
 
     /// Calls `body` with each entry held.
     func forEachEntry(_ body: (Entry) -> Void) {
-        for slot in slots where slot.entry.expiresAt != Self.vacant { body(slot.entry) }
+        for slot in slots where !slot.isVacant { body(slot.entry) }
     }
 
     /// The slot holding `id`, or the free slot where it would go.
@@ -102,7 +105,7 @@ struct DedupTable: Sendable {
         return slots.withUnsafeBufferPointer { slots in
             let mask = slots.count - 1
             var index = home(of: id, mask: mask)
-            while slots[index].entry.expiresAt != Self.vacant {
+            while !slots[index].isVacant {
                 if slots[index].id == id { return (index, true) }
                 index = (index + 1) & mask
             }
@@ -121,7 +124,7 @@ struct DedupTable: Sendable {
         let mask = slots.count - 1
         var hole = index
         var next = (hole + 1) & mask
-        while slots[next].entry.expiresAt != Self.vacant {
+        while !slots[next].isVacant {
             let home = home(of: slots[next].id, mask: mask)
             // The hole lies on the way from its home to where it sits: it may move there.
             if (next - home) & mask >= (next - hole) & mask {
@@ -143,7 +146,7 @@ struct DedupTable: Sendable {
     private mutating func resize(to size: Int) {
         let old = slots
         slots = Array(repeating: Slot(id: 0, entry: Entry(payload: 0, expiresAt: Self.vacant)), count: size)
-        for slot in old where slot.entry.expiresAt != Self.vacant {
+        for slot in old where !slot.isVacant {
             slots[find(slot.id).index] = slot
         }
     }
@@ -152,6 +155,6 @@ struct DedupTable: Sendable {
 extension DedupTable: Equatable {
     /// The same ids with the same entries, wherever their slots are.
     static func == (lhs: DedupTable, rhs: DedupTable) -> Bool {
-        lhs.count == rhs.count && lhs.slots.allSatisfy { $0.entry.expiresAt == vacant || rhs[$0.id] == $0.entry }
+        lhs.count == rhs.count && lhs.slots.allSatisfy { $0.isVacant || rhs[$0.id] == $0.entry }
     }
 }

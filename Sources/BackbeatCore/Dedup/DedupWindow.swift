@@ -93,8 +93,9 @@ public struct DedupWindow: Sendable {
         earliestExpiry = min(earliestExpiry, expiresAt)
         rememberedSinceSweep += 1
         if keepsAdded { added.append(Remembered(fingerprint: fingerprint, expiresAt: expiresAt)) }
-        if occurredAt > newest { newestEventTime = occurredAt }
-        if rememberedSinceSweep * 8 >= entries.count, earliestExpiry < newestEventTime! { forgetExpired() }
+        let newestNow = max(newest, occurredAt)
+        newestEventTime = newestNow
+        if rememberedSinceSweep * 8 >= entries.count, earliestExpiry < newestNow { forgetExpired() }
         return .new
     }
 
