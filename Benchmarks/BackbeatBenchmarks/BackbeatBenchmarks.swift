@@ -38,14 +38,14 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("Consume a poll of 1000 messages: IngestState.consumed (validate, intern, queue for memory)", configuration: .init(scalingFactor: .one)) { benchmark in
         for _ in benchmark.scaledIterations {
-            var state = IngestState()
+            var state = IngestState(memory: true)
             state.assigned([partition])
             if let planned = state.nextStoredOffsetRead() {
                 state.storedOffsetsRead(planned.read, [:])
                 for seek in state.takeSeeks() { state.sought(seek) }
             }
             blackHole(state.consumed(poll, now: now))
-            blackHole(state.takeMemoryChanges())
+            blackHole(state.queuedMemoryChanges)
         }
     }
 

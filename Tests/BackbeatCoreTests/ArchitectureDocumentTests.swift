@@ -34,7 +34,7 @@ import Testing
         let page = try Self.read("docs/architecture.md")
         let entries = Self.entries(of: page)
         #expect(entries.count > 40, "the page names the files of both paths")
-        #expect(entries.contains { $0.path.hasSuffix("IngestState.swift") && $0.names.contains("takeMemoryChanges") })
+        #expect(entries.contains { $0.path.hasSuffix("IngestState.swift") && $0.names.contains("applyNextMemoryChange") })
         for (path, names) in entries {
             let source = try #require(try? Self.read(path), "docs/architecture.md names \(path), which does not exist")
             for name in names {
@@ -64,5 +64,26 @@ import Testing
             #expect(layout.contains("Sources/\(folder)") || layout.contains(" \(folder)"), "README's layout lacks Sources/\(folder)")
         }
         #expect(readme.contains("docs/architecture.md"))
+    }
+
+    /// The ledger, the in-memory layers, the stored offsets and ownership live in the one `IngestState`: in the
+    /// server, only `SharedIngestState` holds an `IngestState`, behind its lock; no other type keeps a ledger, layers
+    /// or a state it changes (a `var`) or guards (a `Mutex`). A `let` copy of the layers (a query's plan) is a read.
+    /// (Fails, for one, on `LiveMemory` as it was: `Mutex<State>`, whose `State` held `var layers = MemoryLayers()`.)
+    @Test func theLedgerAndTheLayersLiveOnlyInTheOneState() throws {
+        let folder = Self.root.appendingPathComponent("Sources/BackbeatServer")
+        let files = try #require(FileManager.default.enumerator(atPath: folder.path)).compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }
+        #expect(files.count > 20)
+        var homes: [String] = []
+        for file in files {
+            let source = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for match in source.matches(of: /(?m)^\s*(?:private\s+|fileprivate\s+)?(let|var)\s+\w+\s*(?::\s*([^=\n]+)|=\s*([\w<>]+)\()/) {
+                let type = String(match.2 ?? match.3 ?? "")
+                let held = type.contains(/\b(IngestLedger|MemoryLayers|IngestState)\b/)
+                let changedOrGuarded = match.1 == "var" || type.contains("Mutex") || type.contains("Atomic")
+                if held && changedOrGuarded { homes.append("\(file): \(match.0.trimmingCharacters(in: .whitespacesAndNewlines))") }
+            }
+        }
+        #expect(homes == ["Ingest/SharedIngestState.swift: private let state: Mutex<IngestState>"], "kept outside the one state: \(homes)")
     }
 }

@@ -183,6 +183,6 @@ import Testing
         #expect(outcomes == [.duplicate, .accepted, .duplicate, .rejected(.conflictingEventID)])
         let totals = state.topicTotals[Self.partition.topic]
         #expect(totals?.duplicates == 2 && totals?.accepted == 1 && totals?.rejected == 1 && totals?.conflicts == 1)
-        #expect(Self.likes(state.flushStarted()) == 1)
+        #expect(Self.likes(state.flushStarted()?.batch) == 1)
     }
 }

@@ -4,22 +4,24 @@ import Testing
 
 /// The ingest's one state through every transition (assigned, stored offsets read or not, sought or not, consumed,
 /// backpressure, flush started, committed, failed, offset conflict, revoked, a gap found, a snapshot checked), with
-/// what each answers the services and the changes it queues for the in-memory layers; and the layers fed only those
-/// changes, which must always hold exactly the ledger's unflushed work.
+/// what each answers the services and the changes it queues for the in-memory layers; and the layers it keeps, fed
+/// only those changes, which must always hold exactly the ledger's unflushed work once the changes are applied.
 @Suite struct IngestStateTests {
     static let now = RFC3339.parseTimestamp("2026-06-15T12:00:00Z")!
     static let partitions = (0..<3).map { TopicPartition(topic: "events", partition: $0) }
 
-    /// A state and the layers fed its changes, with a generator of messages on every partition.
+    /// A state with memory, with a generator of messages on every partition.
     struct Ingest {
         var state: IngestState
-        var layers = MemoryLayers()
         var generator = EventGenerator(.init(seed: 5, artists: 5, days: 6, start: CivilDate(year: 2026, month: 6, day: 9), invalidFraction: 0.05))
         var next: [TopicPartition: Int64] = [:]
 
         init(pendingLimitBytes: Int = .max) {
-            state = IngestState(pendingLimitBytes: pendingLimitBytes)
+            state = IngestState(pendingLimitBytes: pendingLimitBytes, memory: true)
         }
+
+        /// The state's layers, as of the last change applied.
+        var layers: MemoryLayers { state.layers! }
 
         /// Messages `count`, spread over every partition, owned or not, in offset order.
         mutating func messages(_ count: Int) -> [ConsumedMessage] {
@@ -39,10 +41,27 @@ import Testing
             applyChanges()
         }
 
-        /// Hands the layers the state's queued changes, as the service does; answers a flush's flight if one started.
+        /// Applies the changes the state queued for its layers, one at a time as the service's queue does; answers them.
         @discardableResult
-        mutating func applyChanges() -> MemoryLayers.Flight? {
-            state.takeMemoryChanges().reduce(nil as MemoryLayers.Flight?) { flight, change in layers.apply(change) ?? flight }
+        mutating func applyChanges() -> [IngestState.MemoryChange] {
+            let queued = state.queuedMemoryChanges
+            for _ in queued {
+                let applied = state.applyNextMemoryChange()
+                #expect(applied)
+            }
+            let left = state.applyNextMemoryChange()
+            #expect(!left, "nothing left")
+            return queued
+        }
+
+        /// Installs a snapshot of `durable` at the stored offsets, owning `owned`.
+        mutating func install(_ durable: CubeMemory, owned: Set<TopicPartition>, everyPartition: Bool) {
+            let stored = state.ledger.storedOffsets.compactMapValues { $0 }
+            let elsewhere = stored.isEmpty ? [owned.first!: 1] : stored.mapValues { $0 + 1 }
+            let refused = state.installMemory(durable, readAt: elsewhere, owned: owned, everyPartition: everyPartition)
+            #expect(!refused, "a snapshot read at other offsets is not installed")
+            let installed = state.installMemory(durable, readAt: stored, owned: owned, everyPartition: everyPartition)
+            #expect(installed)
         }
 
         /// `partitions` assigned by the group and owned from `stored` (the offsets PostgreSQL holds), through the
@@ -66,17 +85,18 @@ import Testing
 
         /// Takes a batch and starts its flush: the flight's cubes are the batch's.
         mutating func startFlush() throws -> (FlushBatch, MemoryLayers.Flight) {
+            let queued = state.queuedMemoryChanges.count
             let taken = state.flushStarted()
-            let batch = try #require(taken)
-            let flight = try #require(applyChanges(), "a flush's start is a change of the layers")
+            let (batch, started) = try #require(taken)
+            let flight = try #require(started, "a flush's start moves the pending layer in flight")
+            #expect(queued == 0 || state.queuedMemoryChanges.isEmpty, "a flush's start applies what was queued first")
             let same = Cells([flight.layer]) == Cells(batch.mergedDelta)
             #expect(same, "a flush's cubes are its batch's")
             return (batch, flight)
         }
 
         mutating func commit(_ batch: FlushBatch, _ flight: MemoryLayers.Flight) {
-            state.flushCommitted(at: IngestStateTests.now)
-            layers.flushCommitted(epoch: flight.epoch, durable: layers.commit(of: flight.epoch)?.grown())
+            state.flushCommitted(at: IngestStateTests.now, flight: flight, grown: layers.commit(of: flight.epoch)?.grown())
             #expect(layers.inFlight == nil)
         }
 
@@ -112,7 +132,7 @@ import Testing
 
         // A snapshot installed while nothing is in flight: complete, pending kept as it was.
         #expect(!ingest.layers.covers([]), "nothing installed yet")
-        ingest.layers.install(CubeMemory(), owned: Set(p), everyPartition: true)
+        ingest.install(CubeMemory(), owned: Set(p), everyPartition: true)
         #expect(ingest.layers.complete && ingest.layers.covers(Set(p)) && ingest.layers.covers([]))
         ingest.expectPendingIsTheLedgersWork("installed")
 
@@ -159,7 +179,7 @@ import Testing
         // Complete again from a snapshot (here, what the flushes wrote); a flush that commits after a revocation
         // during its flight is durable for all its partitions: it grows the durable layer, and the revoked
         // partition is no longer covered.
-        ingest.layers.install(ingest.layers.durable, owned: Set(p), everyPartition: true)
+        ingest.install(ingest.layers.durable, owned: Set(p), everyPartition: true)
         let (fifth, fifthFlight) = try ingest.startFlush()
         ingest.revoke([p[0]])
         ingest.commit(fifth, fifthFlight)
@@ -170,7 +190,10 @@ import Testing
         // A snapshot installed while owning part of the partitions covers those only; the next commit grows it.
         try ingest.own([p[0]], stored: [p[0]: try #require(fifth.parts.first { $0.topicPartition == p[0] }).newOffset])
         ingest.poll(300)
-        ingest.layers.install(ingest.layers.durable, owned: [p[0], p[1]], everyPartition: false)
+        ingest.revoke([p[2]])
+        let partial = ingest.state.installMemory(CubeMemory(), readAt: [:], owned: [p[0]], everyPartition: false)
+        #expect(!partial, "owning more than the snapshot")
+        ingest.install(ingest.layers.durable, owned: [p[0], p[1]], everyPartition: false)
         #expect(!ingest.layers.complete && ingest.layers.covers([p[0], p[1]]) && !ingest.layers.covers([p[2]]))
         #expect(!ingest.layers.covers([]), "an artist of no known partition is covered only when memory is complete")
         let (sixth, sixthFlight) = try ingest.startFlush()
@@ -186,11 +209,10 @@ import Testing
         let p = Self.partitions
         var ingest = Ingest()
         try ingest.own([p[0], p[1]])
-        let ownChanges = ingest.state.takeMemoryChanges()
-        #expect(ownChanges.isEmpty, "taken by own")
+        #expect(ingest.state.queuedMemoryChanges.isEmpty, "applied by own")
 
         ingest.state.assigned([p[2]])
-        let taken1 = ingest.state.takeMemoryChanges().only
+        let taken1 = ingest.applyChanges().only
 
         guard case .ownershipChanged(let assigned, let rebuilt) = try #require(taken1) else {
             Issue.record("an assignment changes ownership")
@@ -199,7 +221,7 @@ import Testing
         #expect(assigned == [p[2]] && rebuilt == nil, "nothing of p2 was unflushed")
 
         _ = ingest.state.consumed(ingest.messages(30), now: Self.now)
-        let taken2 = ingest.state.takeMemoryChanges().only
+        let taken2 = ingest.applyChanges().only
 
         guard case .consumed(let polled) = try #require(taken2) else {
             Issue.record("a poll's deltas go to the layers")
@@ -208,7 +230,7 @@ import Testing
         #expect(Set(polled.keys) == [p[0], p[1]], "p2 waits for its stored offset: its messages are ignored")
 
         #expect(ingest.state.revoked([p[1]], lost: false) == .unflushed)
-        let taken3 = ingest.state.takeMemoryChanges().only
+        let taken3 = ingest.applyChanges().only
 
         guard case .ownershipChanged(let revoked, let left) = try #require(taken3) else {
             Issue.record("a revocation changes ownership")
@@ -222,7 +244,7 @@ import Testing
         #expect(Cells(work.reduce(into: InternedDelta()) { $0.merge($1) }) == Cells(remaining), "from p0's work alone")
 
         #expect(ingest.state.revoked([p[2]], lost: true) == .lost)
-        let taken4 = ingest.state.takeMemoryChanges().only
+        let taken4 = ingest.applyChanges().only
 
         guard case .ownershipChanged(_, let none) = try #require(taken4) else {
             Issue.record("a revocation changes ownership")
@@ -230,6 +252,45 @@ import Testing
         }
         #expect(none == nil, "p2 held nothing unflushed")
         #expect(ingest.state.revoked([p[2]], lost: false) == .flushed)
+
+        // Without memory, nothing is queued.
+        var plain = IngestState()
+        plain.assigned([p[0]])
+        #expect(plain.queuedMemoryChanges.isEmpty && plain.layers == nil)
+    }
+
+    /// The layers apply the queued changes in the state's order, one at a time, whenever the queue's jobs run: a
+    /// flush's start and an install apply what is still queued first, so a flight is exactly its batch and an install
+    /// is never undone by an older change.
+    @Test func queuedChangesApplyInOrderAndBeforeAFlushOrAnInstall() throws {
+        let p = Self.partitions
+        var ingest = Ingest()
+        try ingest.own(p)
+        ingest.install(CubeMemory(), owned: Set(p), everyPartition: true)
+        for _ in 0..<3 {
+            _ = ingest.state.consumed(ingest.messages(60), now: Self.now)
+        }
+        #expect(ingest.state.queuedMemoryChanges.count == 3)
+        #expect(ingest.layers.pending.dayRange == nil, "nothing applied yet")
+        let applied = ingest.state.applyNextMemoryChange()
+        #expect(applied && ingest.state.queuedMemoryChanges.count == 2)
+        #expect(ingest.layers.pending.dayRange != nil, "the oldest poll applied")
+        let (batch, _) = try ingest.startFlush()
+        #expect(ingest.state.queuedMemoryChanges.isEmpty)
+        _ = ingest.state.consumed(ingest.messages(60), now: Self.now)
+        ingest.state.flushFailed(batch)
+        ingest.applyChanges()
+        ingest.expectPendingIsTheLedgersWork("failed while a poll was queued: the flight returns ahead of it")
+
+        // A revocation queued before an install is applied before it: the install's loaded partitions stay.
+        ingest.revoke([p[2]])
+        ingest.state.assigned([p[2]])
+        ingest.state.mustSeekStoredOffsets([])
+        ingest.state.revoked([p[2]], lost: false)
+        #expect(!ingest.state.queuedMemoryChanges.isEmpty)
+        ingest.install(ingest.layers.durable, owned: [p[0], p[1]], everyPartition: false)
+        #expect(ingest.state.queuedMemoryChanges.isEmpty)
+        #expect(ingest.layers.covers([p[0], p[1]]), "the install comes after the older changes")
     }
 
     /// An assignment's way to ownership: a read of the stored offsets (retried a moment later after a failure), a
@@ -354,7 +415,7 @@ import Testing
         let notOwned = OffsetGap(topicPartition: p[1], firstMissing: 0, logStart: 5, logEnd: 9, detectedAt: Self.now, resumedAt: 5)
         #expect(!ingest.state.gapFound(notOwned) && ingest.state.recentGaps == [gap])
         let started = ingest.state.flushStarted()
-        let batch = try #require(started)
+        let batch = try #require(started).batch
         #expect(batch.parts[0].gaps == [gap] && batch.parts[0].newOffset == 500)
         ingest.state.flushCommitted(at: IngestStateTests.now)
 
@@ -377,7 +438,7 @@ import Testing
         #expect(!ingest.state.standsAt([p[0]: 0, p[1]: 0], owning: [p[0], p[1], p[2]]), "owning other partitions")
         ingest.poll(30)
         let started = ingest.state.flushStarted()
-        let batch = try #require(started)
+        let batch = try #require(started).batch
         #expect(!ingest.state.standsAt([p[0]: 0, p[1]: 0], owning: [p[0], p[1]]), "a flush moved the offsets")
         ingest.state.flushFailed(batch)
         #expect(ingest.state.standsAt([p[0]: 0, p[1]: 0], owning: [p[0], p[1]]), "put back")

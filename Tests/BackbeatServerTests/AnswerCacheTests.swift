@@ -37,17 +37,17 @@ import Testing
             let ingest = IngestService(
                 configuration: IngestConfiguration(brokers: "unused", memory: MemoryConfiguration(retentionDays: 35)), store: store,
                 logger: RouteTests.logger)
-            let memory = try #require(ingest.memory)
             let horizon = CivilDate(year: 2026, month: 10, day: 1).daysSinceEpoch
+            ingest.own([Self.partition])
             @Sendable func install() async throws {
-                let snapshot = try await store.snapshot(fromDay: horizon)
-                await memory.install(snapshot.memory, owned: [Self.partition], everyPartition: true, sealedDays: 0, droppedDays: 0).value()
+                let installed = try await ingest.installSnapshot(fromDay: horizon, owned: [Self.partition])
+                #expect(installed)
             }
             try await install()
             try await Self.withAndWithoutCache(store: store, ingest: ingest, clock: now) { ask in
                 var offset: Int64 = 0
                 func flush(_ events: [Event]) async throws {
-                    try await Self.flush(events, memory: memory, store: store, offset: &offset)
+                    try await Self.flush(events, ingest: ingest, offset: &offset)
                 }
                 // Another artist on another of the shared counters (`ArtistVersions`).
                 let other = (1...50).map { "artist-other-\($0)" }.first { ArtistDays([$0], days: 0...0) != ArtistDays([Self.artist], days: 0...0) }!
@@ -69,16 +69,13 @@ import Testing
                 try await flush([Self.play(other, on: CivilDate(year: 2026, month: 10, day: 5), "o1")])
                 #expect(try await ask("another artist's flush") == count)
 
-                memory.apply([.consumed([Self.partition: InternedDelta(events: [Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")])])])
-                await memory.settled()
-                #expect(try await ask("a late event consumed") == count - Self.readingSeptember20)
-                let lateFlight = try #require(await memory.apply([.flushStarted]).value())
-                #expect(try await ask("its flush started") == count - Self.readingSeptember20)
-                try await store.write(FlushBatch(parts: [FlushBatch.Part(
-                    topicPartition: Self.partition, generation: 0, expectedOffset: offset, newOffset: offset + 1,
-                    delta: InternedDelta(events: [Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")]))]))
+                ingest.consume([Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")], on: Self.partition, from: offset)
                 offset += 1
-                memory.flushCommitted(epoch: lateFlight.epoch)
+                await ingest.state.settled()
+                #expect(try await ask("a late event consumed") == count - Self.readingSeptember20)
+                let lateFlush = try #require(ingest.startFlush())
+                #expect(try await ask("its flush started") == count - Self.readingSeptember20)
+                try await ingest.finishFlush(lateFlush)
                 #expect(try await ask("the late event's flush committed") == count - Self.readingSeptember20)
 
                 // Another process: a replay applies events (its position under `replay:`), then a rebuild.
@@ -100,8 +97,8 @@ import Testing
                 await ingest.noticeStoredChanges()
                 #expect(try await ask("retention dropped stored numbers") == 0)
 
-                memory.apply([.ownershipChanged([Self.partition], rebuildingFrom: nil)])
-                await memory.settled()
+                ingest.own([Self.partition], stored: [Self.partition: offset])
+                await ingest.state.settled()
                 try await install()
                 #expect(try await ask("a change of ownership") == 0)
                 #expect(try await ask("after it") == count)
@@ -181,26 +178,21 @@ import Testing
 
     /// Consumes `events` and flushes them on `partition` from `offset` on: to PostgreSQL and through the layers, as
     /// the ingest does.
-    static func flush(_ events: [Event], memory: LiveMemory, store: Store, offset: inout Int64) async throws {
-        let delta = InternedDelta(events: events)
-        memory.apply([.consumed([Self.partition: delta])])
-        let flight = try #require(await memory.apply([.flushStarted]).value())
-        try await store.write(FlushBatch(parts: [FlushBatch.Part(
-            topicPartition: Self.partition, generation: 0, expectedOffset: offset == 0 ? nil : offset,
-            newOffset: offset + Int64(events.count), delta: delta)]))
+    static func flush(_ events: [Event], ingest: IngestService, offset: inout Int64) async throws {
+        ingest.consume(events, on: Self.partition, from: offset)
         offset += Int64(events.count)
-        memory.flushCommitted(epoch: flight.epoch)
+        try await ingest.flushAll()
     }
 
     /// An ingest whose memory holds every partition and the stored days from 2026-10-01 (the horizon) on.
-    static func ingestHoldingOctober(_ store: Store) async throws -> (IngestService, LiveMemory) {
+    static func ingestHoldingOctober(_ store: Store) async throws -> IngestService {
         let ingest = IngestService(
             configuration: IngestConfiguration(brokers: "unused", memory: MemoryConfiguration(retentionDays: 35)), store: store,
             logger: RouteTests.logger)
-        let memory = try #require(ingest.memory)
-        let snapshot = try await store.snapshot(fromDay: CivilDate(year: 2026, month: 10, day: 1).daysSinceEpoch)
-        await memory.install(snapshot.memory, owned: [Self.partition], everyPartition: true, sealedDays: 0, droppedDays: 0).value()
-        return (ingest, memory)
+        ingest.own([Self.partition])
+        let installed = try await ingest.installSnapshot(fromDay: CivilDate(year: 2026, month: 10, day: 1).daysSinceEpoch, owned: [Self.partition])
+        #expect(installed)
+        return ingest
     }
 
     /// A play of `artist` on `day`, by a listener of its own.
@@ -214,7 +206,7 @@ import Testing
     /// those months it reads them again. Its answers equal those of a router that keeps nothing.
     @Test func theMonthsAnAnswerReadsFromPostgresAreKeptAcrossRecentChanges() async throws {
         try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
-            let (ingest, memory) = try await Self.ingestHoldingOctober(store)
+            let ingest = try await Self.ingestHoldingOctober(store)
             let now: @Sendable () -> Timestamp = { Timestamp(seconds: Self.today * 86_400 + 3_600) }
             let keeping = Application(router: buildRouter(
                 store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,
@@ -238,13 +230,13 @@ import Testing
                     #expect(first.statements > 0, "the months before the horizon are read once")
                     #expect(first.answer == first.plain)
 
-                    try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 11), "y1")], memory: memory, store: store, offset: &offset)
+                    try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 11), "y1")], ingest: ingest, offset: &offset)
                     let afterYesterday = try await ask()
                     #expect(afterYesterday.answer != first.answer, "the answer is made again with yesterday's play")
                     #expect(afterYesterday.statements == 0, "made again without PostgreSQL: \(afterYesterday.statements) statements")
                     #expect(afterYesterday.answer == afterYesterday.plain)
 
-                    try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "l1")], memory: memory, store: store, offset: &offset)
+                    try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "l1")], ingest: ingest, offset: &offset)
                     let afterLate = try await ask()
                     #expect(afterLate.statements > 0, "a late event of September reads September again")
                     #expect(afterLate.answer != afterYesterday.answer)
@@ -297,7 +289,7 @@ import Testing
     /// no PostgreSQL statement at all; one that reaches before the horizon does.
     @Test func aMemoryAnswerIsPlannedOnceAndAsksPostgresNothing() async throws {
         try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
-            let (ingest, _) = try await Self.ingestHoldingOctober(store)
+            let ingest = try await Self.ingestHoldingOctober(store)
             let plans = SharedCount()
             let app = Application(router: buildRouter(
                 store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,

@@ -32,6 +32,10 @@ public struct MemoryLayers: Sendable {
     /// Whether `loaded` is every partition of the consumed topics.
     public private(set) var complete = false
     public private(set) var epoch: UInt64 = 0
+    /// Snapshots installed, and days sealed and dropped by installs and upkeep, since the start.
+    public private(set) var snapshotsLoaded = 0
+    public private(set) var daysSealed = 0
+    public private(set) var daysDropped = 0
     /// Changes to what the layers answer for each artist: an answer made from them stays right while its artist's
     /// stamp stays (`stamp(of:days:)`).
     private var versions = ArtistVersions()
@@ -56,16 +60,13 @@ public struct MemoryLayers: Sendable {
         public var layer: CubeMemory
     }
 
-    /// Applies a change the ingest's state made (`IngestState.MemoryChange`); a flush's start answers its flight.
-    @discardableResult
-    public mutating func apply(_ change: IngestState.MemoryChange) -> Flight? {
+    /// Applies a change the ingest's state made (`IngestState.MemoryChange`).
+    public mutating func apply(_ change: IngestState.MemoryChange) {
         switch change {
         case .consumed(let polled): consumed(polled)
         case .ownershipChanged(let partitions, let unflushed): ownershipChanged(of: partitions, rebuildingFrom: unflushed)
-        case .flushStarted: return flushStarted()
         case .flushFailed(let unflushed): flushFailed(rebuildingFrom: unflushed)
         }
-        return nil
     }
 
     /// Adds a poll's per-partition deltas to the pending cubes.
@@ -156,9 +157,14 @@ public struct MemoryLayers: Sendable {
     /// Installs `durable`, read from PostgreSQL while the ledger's stored offsets of the `owned` partitions were the
     /// snapshot's and no flush was in flight: with the pending cubes, which are the ledger's unflushed work, memory
     /// alone answers for the owned partitions (not empty), and for every query when they are all the partitions
-    /// (`everyPartition`).
-    public mutating func install(_ durable: CubeMemory, owned: Set<TopicPartition>, everyPartition: Bool) {
+    /// (`everyPartition`). `sealedDays` and `droppedDays`: what trimming the snapshot sealed and dropped (counted).
+    public mutating func install(
+        _ durable: CubeMemory, owned: Set<TopicPartition>, everyPartition: Bool, sealedDays: Int = 0, droppedDays: Int = 0
+    ) {
         self.durable = durable
+        snapshotsLoaded += 1
+        daysSealed += sealedDays
+        daysDropped += droppedDays
         loaded = owned
         installed = true
         complete = everyPartition
@@ -182,11 +188,14 @@ public struct MemoryLayers: Sendable {
     }
 
     /// Replaces `durable` with a copy of it changed apart (grown by a commit, sealed, trimmed) if no install or rebuild
-    /// happened since the copy was taken at `epoch`. Answers whether it did.
+    /// happened since the copy was taken at `epoch`, counting the days the change sealed and dropped. Answers whether
+    /// it did.
     @discardableResult
-    public mutating func replaceDurable(with changed: CubeMemory, ifStillAt epoch: UInt64) -> Bool {
+    public mutating func replaceDurable(with changed: CubeMemory, ifStillAt epoch: UInt64, sealedDays: Int = 0, droppedDays: Int = 0) -> Bool {
         guard self.epoch == epoch else { return false }
         durable = changed
+        daysSealed += sealedDays
+        daysDropped += droppedDays
         return true
     }
 

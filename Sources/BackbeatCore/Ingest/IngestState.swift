@@ -1,13 +1,16 @@
 /// The live ingest's one state, kept pure so that every transition is tested without Kafka or PostgreSQL: the ledger
-/// of owned partitions (`IngestLedger`), the stored offsets read for partitions just assigned, backpressure, the
-/// partitions of the subscribed topics, the gaps found, the running totals and when the last flush committed.
+/// of owned partitions (`IngestLedger`), the in-memory cubes (`MemoryLayers`), the stored offsets read for partitions
+/// just assigned, backpressure, the partitions of the subscribed topics, the gaps found, the running totals and when
+/// the last flush committed.
 ///
 /// The services hold it behind one lock and only run what its transitions answer, outside the lock: seek these
-/// partitions, pause or resume those, read stored offsets, write this batch. Each transition also queues the change
-/// the in-memory layers must apply (`MemoryChange`, taken by `takeMemoryChanges` while the lock is still held, so the
-/// layers see the changes in the state's order), and decides the one rule they depend on: a change that drops
-/// unflushed work (a partition revoked, reassigned or stale with work pending, a failed batch not taken back whole)
-/// rebuilds the pending layer from the work left; any other change does not.
+/// partitions, pause or resume those, read stored offsets, write this batch. A transition that changes what the
+/// layers hold queues the change (`MemoryChange`) rather than applying it, so that the polling thread hands a poll's
+/// deltas over and polls on while another thread adds them up (`applyNextMemoryChange`, one change at a time, in the
+/// state's order); a flush's start and a snapshot's install apply what is queued first. Queries read the layers as of
+/// the last change applied, and never an event in two layers. The state also decides the one rule the layers depend
+/// on: a change that drops unflushed work (a partition revoked, reassigned or stale with work pending, a failed batch
+/// not taken back whole) rebuilds the pending layer from the work left; any other change does not.
 public struct IngestState: Sendable {
     /// The book of owned partitions: what each consumed since its last durable flush.
     public private(set) var ledger: IngestLedger
@@ -31,14 +34,21 @@ public struct IngestState: Sendable {
     private var readOffsets: [Seek] = []
     /// Whether the last read of stored offsets failed: the next one waits a moment first (the source's `readRetryDelay`).
     private var lastReadFailed = false
-    private var memoryChanges: [MemoryChange] = []
+    /// The in-memory cubes as of the last change applied (nil: memory is off, and no change is queued).
+    public private(set) var layers: MemoryLayers?
+    /// Changes for `layers` made and not applied yet, oldest first.
+    public private(set) var queuedMemoryChanges: [MemoryChange] = []
 
     /// How many of the latest gaps `recentGaps` keeps.
     public static let recentGapLimit = 20
 
-    public init(archiving: Bool = false, dedup: DedupSpans? = nil, dedupBudgetBytes: Int = .max, pendingLimitBytes: Int = .max) {
+    /// `memory`: whether the state keeps the in-memory cubes (`layers`).
+    public init(
+        archiving: Bool = false, dedup: DedupSpans? = nil, dedupBudgetBytes: Int = .max, pendingLimitBytes: Int = .max, memory: Bool = false
+    ) {
         ledger = IngestLedger(archiving: archiving, dedup: dedup, dedupBudgetIDs: dedupBudgetBytes / DedupWindow.bytesPerID)
         self.pendingLimitBytes = pendingLimitBytes
+        layers = memory ? MemoryLayers() : nil
     }
 
     /// A change the in-memory layers (`MemoryLayers`) apply, in the order the state made them.
@@ -48,17 +58,60 @@ public struct IngestState: Sendable {
         /// The partitions are no longer loaded; when the change dropped unflushed work, the pending layer becomes
         /// the cubes of the work left (`rebuildingFrom`), else it stays (nil).
         case ownershipChanged([TopicPartition], rebuildingFrom: [InternedDelta]?)
-        /// A flush took every partition's work: the pending layer moves in flight.
-        case flushStarted
         /// A flush failed: its cubes are pending again, or, when the ledger took back only part of its batch, the
         /// pending layer becomes the cubes of the work left (`rebuildingFrom`).
         case flushFailed(rebuildingFrom: [InternedDelta]?)
     }
 
-    /// Takes the changes for the in-memory layers queued since the last call, oldest first.
-    public mutating func takeMemoryChanges() -> [MemoryChange] {
-        defer { memoryChanges.removeAll() }
-        return memoryChanges
+    // MARK: - The in-memory layers
+
+    /// Applies the oldest change queued for the layers. Answers whether there was one.
+    @discardableResult
+    public mutating func applyNextMemoryChange() -> Bool {
+        guard !queuedMemoryChanges.isEmpty else { return false }
+        layers?.apply(queuedMemoryChanges.removeFirst())
+        return true
+    }
+
+    /// Applies every change queued for the layers.
+    public mutating func settleMemory() {
+        while applyNextMemoryChange() {}
+    }
+
+    private mutating func queue(_ change: MemoryChange) {
+        guard layers != nil else { return }
+        queuedMemoryChanges.append(change)
+    }
+
+    /// Installs `durable`, a snapshot read from PostgreSQL at the stored `offsets` and trimmed (`sealedDays`,
+    /// `droppedDays`), if the owned partitions are exactly `owned` and still stand at those offsets (nothing flushed
+    /// or sought since): with the pending cubes, memory then answers alone for them. Answers whether it did.
+    public mutating func installMemory(
+        _ durable: CubeMemory, readAt offsets: [TopicPartition: Int64], owned: Set<TopicPartition>, everyPartition: Bool,
+        sealedDays: Int = 0, droppedDays: Int = 0
+    ) -> Bool {
+        guard layers != nil, standsAt(offsets, owning: owned) else { return false }
+        settleMemory()
+        layers?.install(durable, owned: owned, everyPartition: everyPartition, sealedDays: sealedDays, droppedDays: droppedDays)
+        return true
+    }
+
+    /// Stored aggregates were replaced behind the flushes' back (`backbeat rebuild`): memory alone no longer answers
+    /// until a snapshot is installed again.
+    public mutating func storedAggregatesReplaced() {
+        layers?.storedAggregatesReplaced()
+    }
+
+    /// Stored numbers were dropped (retention): answers kept from before are retired.
+    public mutating func storedNumbersDropped() {
+        layers?.storedNumbersDropped()
+    }
+
+    /// Replaces the durable layer with a copy of it changed apart (sealed, trimmed) if no install or rebuild happened
+    /// since the copy was taken at `epoch` (`MemoryLayers.replaceDurable`).
+    @discardableResult
+    public mutating func replaceDurable(with changed: CubeMemory, ifStillAt epoch: UInt64, sealedDays: Int, droppedDays: Int) -> Bool {
+        layers?.replaceDurable(with: changed, ifStillAt: epoch, sealedDays: sealedDays, droppedDays: droppedDays) ?? false
     }
 
     // MARK: - Rebalances and positions
@@ -194,7 +247,7 @@ public struct IngestState: Sendable {
             outcome(message, result)
         })
         if let topic { topicTotals[topic, default: IngestTotals()].add(tally) }
-        if !polled.isEmpty { memoryChanges.append(.consumed(polled)) }
+        if !polled.isEmpty { queue(.consumed(polled)) }
         return ledger.takeResumptions()
     }
 
@@ -224,26 +277,31 @@ public struct IngestState: Sendable {
 
     // MARK: - Flushes
 
-    /// A flush takes every partition's progress since the last one (nil: nothing to write); the pending layer moves
-    /// in flight.
-    public mutating func flushStarted() -> FlushBatch? {
+    /// A flush takes every partition's progress since the last one (nil: nothing to write). With memory, the changes
+    /// queued are applied first and the pending layer moves in flight: the flight's cubes are exactly the batch's
+    /// (`MemoryLayers.Flight`), written instead of projecting the batch again.
+    public mutating func flushStarted() -> (batch: FlushBatch, flight: MemoryLayers.Flight?)? {
         guard let batch = ledger.takeBatch() else { return nil }
         // What is left unflushed: an early flush must not see the batch just taken.
         pendingBytes = ledger.pendingBytes
-        memoryChanges.append(.flushStarted)
-        return batch
+        settleMemory()
+        return (batch, layers?.flushStarted())
     }
 
-    /// The batch `flushStarted` took is durable, as of `now`.
-    public mutating func flushCommitted(at now: Timestamp) {
+    /// The batch `flushStarted` took is durable, as of `now`. With memory, its `flight` leaves flight, and `grown`
+    /// (`MemoryLayers.commit(of:)` added up apart) becomes the durable layer unless an install or a rebuild happened
+    /// since the flush started.
+    public mutating func flushCommitted(at now: Timestamp, flight: MemoryLayers.Flight? = nil, grown: CubeMemory? = nil) {
         flushesCommitted += 1
         lastFlushCommittedAt = now
+        if let flight { layers?.flushCommitted(epoch: flight.epoch, durable: grown) }
     }
 
     /// Writing `batch` failed: it is put back for the partitions still owned under the same assignment.
     public mutating func flushFailed(_ batch: FlushBatch) {
         let whole = ledger.restore(batch).count == batch.parts.count
-        memoryChanges.append(.flushFailed(rebuildingFrom: whole ? nil : ledger.pendingDeltas))
+        guard layers != nil else { return }
+        queue(.flushFailed(rebuildingFrom: whole ? nil : ledger.pendingDeltas))
     }
 
     /// `batch` met a stored offset it did not expect on `partition` (another owner stored past it): the batch is put
@@ -268,7 +326,8 @@ public struct IngestState: Sendable {
         guard !partitions.isEmpty else { return }
         let dropping = ledger.hasUnflushedWork(partitions)
         for partition in partitions { change(&ledger, partition) }
-        memoryChanges.append(.ownershipChanged(partitions, rebuildingFrom: dropping ? ledger.pendingDeltas : nil))
+        guard layers != nil else { return }
+        queue(.ownershipChanged(partitions, rebuildingFrom: dropping ? ledger.pendingDeltas : nil))
     }
 }
 

@@ -65,9 +65,9 @@ struct MemoryRoute<Context: AuthenticatedRequestContext>: Sendable {
                 days_dropped: 0)
         }
         let layers = memory.snapshot()
-        let statistics = memory.statistics
+        let answers = memory.answerCounts
         let footprint = layers.durable.sealedFootprint
-        let loaded = statistics.snapshotsLoaded > 0
+        let loaded = layers.snapshotsLoaded > 0
         return MemoryResponse(
             enabled: true, complete: layers.complete, instance_id: registry?.configuration.instanceID,
             loaded_partitions: layers.loaded.count, instances: instances,
@@ -77,11 +77,11 @@ struct MemoryRoute<Context: AuthenticatedRequestContext>: Sendable {
             budget_bytes: memory.configuration.budgetBytes,
             sealed_bytes: footprint.bytes, sealed_nonzero_cells: footprint.nonZeroCells,
             bytes_per_nonzero_cell: footprint.nonZeroCells == 0 ? nil : (Double(footprint.bytes) / Double(footprint.nonZeroCells) * 100).rounded() / 100,
-            answered_from_memory: statistics.answeredFromMemory,
-            answered_from_memory_and_postgres: statistics.answeredFromMemoryAndPostgres,
-            answered_from_postgres: statistics.answeredFromPostgres,
-            answered_from_cache: statistics.answeredFromCache,
-            forwarded: statistics.forwarded, forward_failures: statistics.forwardFailures,
-            snapshots_loaded: statistics.snapshotsLoaded, days_sealed: statistics.daysSealed, days_dropped: statistics.daysDropped)
+            answered_from_memory: answers.fromMemory,
+            answered_from_memory_and_postgres: answers.fromMemoryAndPostgres,
+            answered_from_postgres: answers.fromPostgres,
+            answered_from_cache: answers.fromCache,
+            forwarded: answers.forwarded, forward_failures: answers.forwardFailures,
+            snapshots_loaded: layers.snapshotsLoaded, days_sealed: layers.daysSealed, days_dropped: layers.daysDropped)
     }
 }

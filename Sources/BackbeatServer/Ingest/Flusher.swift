@@ -92,7 +92,7 @@ extension Flusher {
         await ingest.stopPollingAndWait()
         if hung { try await stopAfterHungFlush(consumer) }
         // Final flush, when PostgreSQL answers: retry for a while so that a clean stop leaves nothing to consume again.
-        if ingest.state.withLock({ $0.ledger.hasUnflushedWork($0.ledger.assigned) }), await postgresAtStop.answers() {
+        if ingest.state.read({ $0.ledger.hasUnflushedWork($0.ledger.assigned) }), await postgresAtStop.answers() {
             for attempt in 1...10 {
                 let outcome = await flushOnce(consumer: consumer)
                 if outcome == .hung { try await stopAfterHungFlush(consumer) }
@@ -121,7 +121,7 @@ extension Flusher {
     /// the last poll or batch taken) reaches `IngestConfiguration.earlyFlushBytes`.
     private func sleepUntilFlushIsDue() async throws {
         let due = ContinuousClock.now + configuration.flushInterval
-        while ContinuousClock.now < due, ingest.state.withLock({ $0.pendingBytes }) < configuration.earlyFlushBytes {
+        while ContinuousClock.now < due, ingest.state.read({ $0.pendingBytes }) < configuration.earlyFlushBytes {
             try await Task.sleep(for: min(.milliseconds(10), due - ContinuousClock.now))
         }
     }
@@ -129,7 +129,7 @@ extension Flusher {
     /// When owned partitions wait at a gap (`--offset-gap-policy stop`) and `backbeat offsets reset` moved their
     /// stored offset, consumes them again from there.
     private func resumeWaitingPartitions() async {
-        let waiting = ingest.state.withLock { state in state.ledger.waitingGaps.map { ($0.topicPartition, state.ledger.storedOffsets[$0.topicPartition] ?? nil) } }
+        let waiting = ingest.state.read { state in state.ledger.waitingGaps.map { ($0.topicPartition, state.ledger.storedOffsets[$0.topicPartition] ?? nil) } }
         guard !waiting.isEmpty, let stored = try? await store.storedOffsets(for: waiting.map(\.0)) else { return }
         let moved = waiting.filter { partition, offset in stored[partition] != offset }.map(\.0)
         guard !moved.isEmpty else { return }
@@ -141,7 +141,7 @@ extension Flusher {
     /// When consumed events are left unflushed at the stop, says where the next start resumes: the offsets PostgreSQL
     /// stored, as this instance knows them (a partition never stored resumes where `auto.offset.reset` says).
     private func logResumeOffsets() {
-        let (unflushed, stored) = ingest.state.withLock { ($0.ledger.hasUnflushedWork($0.ledger.assigned), $0.ledger.storedOffsets) }
+        let (unflushed, stored) = ingest.state.read { ($0.ledger.hasUnflushedWork($0.ledger.assigned), $0.ledger.storedOffsets) }
         guard unflushed else { return }
         let sorted = stored.sorted { $0.key < $1.key }
         logger.warning("stopping with consumed events not flushed; the next start resumes from the offsets PostgreSQL stored", metadata: [
@@ -179,9 +179,7 @@ extension Flusher {
     @discardableResult
     private func flushOnce(consumer: KafkaConsumer) async -> FlushOutcome {
         guard await settleArchive() else { return .failed }
-        let (taken, moved) = ingest.changeTellingMemory { $0.flushStarted() }
-        guard let batch = taken else { return .done }
-        let inFlight = await moved?.value() ?? nil
+        guard let (batch, flight) = change({ $0.flushStarted() }) else { return .done }
         let started = ContinuousClock.now
         var writing = false
         do {
@@ -199,12 +197,12 @@ extension Flusher {
             }
             storedArtistPartitions.withLock { $0.formUnion(newArtistPartitions) }
             archive.withLock { $0?.committed() }
-            if let inFlight { memory?.flushCommitted(epoch: inFlight.epoch) }
+            let grown = flight.flatMap { memory?.grownByCommit(of: $0) }
+            change { $0.flushCommitted(at: IngestService.now(), flight: flight, grown: grown) }
             FreedMemory.release()
             if configuration.commitGroupOffsets {
                 consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))
             }
-            change { $0.flushCommitted(at: IngestService.now()) }
             metrics.recordFlush(outcome: "committed", duration: ContinuousClock.now - started, rows: batch.rowCount)
             logger.debug("flushed", metadata: ["partitions": "\(batch.parts.count)", "duration": "\(ContinuousClock.now - started)"])
             return .done
@@ -312,7 +310,7 @@ extension Flusher {
     /// Seals segments that are full, past their hour, or of partitions no longer owned. A segment that cannot be
     /// sealed stays open on disk, and the next start seals it.
     private func sealArchiveSegments() {
-        let owned = Set(ingest.state.withLock { $0.ledger.assigned })
+        let owned = Set(ingest.state.read { $0.ledger.assigned })
         do {
             try archive.withLock { try $0?.sealFinished(now: IngestService.now(), keeping: owned) }
         } catch {

@@ -31,7 +31,7 @@ extension IngestService {
     /// budget since the start.
     fileprivate func recordGauges(_ consumer: KafkaConsumer) -> Int {
         let status = status(consumer: consumer)
-        let trail = state.withLock { $0.ledger.storedOffsetTrail }
+        let trail = state.read { $0.ledger.storedOffsetTrail }
         metrics.recordDedupForgotten(total: status.dedupIDsForgottenEarly)
         let now = Self.now()
         metrics.recordStoredOffsetTrail(

@@ -24,10 +24,10 @@ public final class IngestService: Service, Sendable {
     let store: Store
     let logger: Logger
     let metrics: ServiceMetrics
-    /// The ingest's one state (`IngestState`): the ledger of owned partitions, backpressure, gaps and totals. Changed
-    /// through `change`, which hands the in-memory layers their part under the same lock.
-    let state: Mutex<IngestState>
-    /// The in-memory cubes (nil when memory is disabled: PostgreSQL answers everything).
+    /// The ingest's one state (`IngestState`): the ledger of owned partitions, the in-memory layers, backpressure,
+    /// gaps and totals. Changed through `change`.
+    let state: SharedIngestState
+    /// The in-memory cubes as queries see them (nil when memory is disabled: PostgreSQL answers everything).
     let memory: LiveMemory?
     let stopPolling = Atomic<Bool>(false)
     /// Ends when the polling thread has exited (nil before it starts).
@@ -50,10 +50,11 @@ public final class IngestService: Service, Sendable {
         self.store = store
         self.metrics = metrics
         self.logger = logger
-        self.state = Mutex(IngestState(
+        let state = SharedIngestState(IngestState(
             archiving: configuration.archiveDirectory != nil, dedup: configuration.dedup, dedupBudgetBytes: configuration.dedupBudgetBytes,
-            pendingLimitBytes: configuration.pendingLimitBytes))
-        self.memory = configuration.memory.isEnabled ? LiveMemory(configuration: configuration.memory) : nil
+            pendingLimitBytes: configuration.pendingLimitBytes, memory: configuration.memory.isEnabled))
+        self.state = state
+        self.memory = configuration.memory.isEnabled ? LiveMemory(configuration: configuration.memory, ingest: state) : nil
     }
 
     /// Runs the three parts until a graceful shutdown (or the failure of one of them). The source polls the consumer
@@ -67,7 +68,7 @@ public final class IngestService: Service, Sendable {
                        .init(service: IngestGauges(ingest: self))],
             logger: logger))
         try await parts.run()
-        let totals = state.withLock { IngestTotals.sum($0.topicTotals.values) }
+        let totals = state.read { IngestTotals.sum($0.topicTotals.values) }
         logger.info("ingest stopped", metadata: [
             "accepted": "\(totals.accepted)", "rejected": "\(totals.rejected)", "duplicates": "\(totals.duplicates)",
             "beyond_dedup_window": "\(totals.beyondWindow)", "conflicting_event_ids": "\(totals.conflicts)"])
@@ -81,30 +82,18 @@ public final class IngestService: Service, Sendable {
 
     /// The gaps found since the start (the latest last) and those the owned partitions wait at.
     public var offsetGaps: (recent: [OffsetGap], waiting: [OffsetGap]) {
-        state.withLock { ($0.recentGaps, $0.ledger.waitingGaps) }
+        state.read { ($0.recentGaps, $0.ledger.waitingGaps) }
     }
 
     /// Whether consumption is paused by backpressure, and the unflushed bytes as of the last poll.
     public var backpressure: (paused: Bool, pendingBytes: Int) {
-        state.withLock { ($0.paused, $0.pendingBytes) }
+        state.read { ($0.paused, $0.pendingBytes) }
     }
 
-    /// Runs `transition` on the state under its lock and hands the in-memory layers the changes it queued, under the
-    /// same lock so that they apply them in the state's order.
+    /// Runs `transition` on the state under its lock (`SharedIngestState.change`).
     @discardableResult
     func change<Result>(_ transition: (inout IngestState) -> Result) -> Result {
-        changeTellingMemory(transition).result
-    }
-
-    /// `change`, answering also the layers' application of its changes (nil without memory): what a flush awaits.
-    func changeTellingMemory<Result>(
-        _ transition: (inout IngestState) -> Result
-    ) -> (result: Result, memory: ChangeApplied<MemoryLayers.Flight?>?) {
-        state.withLock { state in
-            let result = transition(&state)
-            let changes = state.takeMemoryChanges()
-            return (result, changes.isEmpty ? nil : memory?.apply(changes))
-        }
+        state.change(transition)
     }
 
     /// Stops the polling thread and returns once it has exited (at once if it never started).

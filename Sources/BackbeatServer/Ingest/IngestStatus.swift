@@ -37,7 +37,7 @@ extension IngestService {
     /// The ingest's status as of now; lags in messages are known once `consumer` has fetched.
     func status(consumer: KafkaConsumer?) -> IngestStatus {
         let now = Self.now()
-        let (stored, newest, waiting, topics, flushes, lastFlush, paused, pending, dedup, forgotten) = state.withLock {
+        let (stored, newest, waiting, topics, flushes, lastFlush, paused, pending, dedup, forgotten) = state.read {
             ($0.ledger.storedOffsets, $0.ledger.newestEventTimes, Set($0.ledger.waitingGaps.map(\.topicPartition)), $0.topicTotals,
              $0.flushesCommitted, $0.lastFlushCommittedAt, $0.paused, $0.pendingBytes,
              (ids: $0.ledger.dedupIDCount, bytes: $0.ledger.dedupByteCount), $0.ledger.idsForgottenEarly)

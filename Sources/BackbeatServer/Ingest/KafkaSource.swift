@@ -81,7 +81,7 @@ extension IngestService {
                     tally.add(topic: message.position.topicPartition.topic, outcome)
                 })
             }
-            memory?.keepUp()
+            state.keepUp()
             metrics.record(tally)
             for resumption in resumptions { report(resumption) }
         }
@@ -204,7 +204,7 @@ extension IngestService {
         guard let consumer = consumer.withLock({ $0 }) else { return }
         let partition = position.topicPartition
         // Not owned (yet): nothing of it is consumed; its seek to the stored offset comes, and meets the gap, if any.
-        guard state.withLock({ $0.ledger.owns(partition) }) else { return }
+        guard state.read({ $0.ledger.owns(partition) }) else { return }
         // No position yet (a logical offset: librdkafka looked for a committed one, and Backbeat commits none by
         // default): nothing was skipped; the partition is sought to its stored offset instead.
         guard position.offset >= 0 else {

@@ -16,11 +16,11 @@ extension IngestService {
         }
         guard let previous, previous != latest else { return }
         if previous.rebuild != latest.rebuild || previous.replayed != latest.replayed {
-            memory.storedAggregatesReplaced()
+            change { $0.storedAggregatesReplaced() }
             logger.notice("a rebuild or a replay changed stored aggregates; reloading the in-memory days", metadata: [
                 "rebuild": "\(latest.rebuild)", "replayed": "\(latest.replayed)"])
         }
-        if previous.retention != latest.retention { memory.storedNumbersDropped() }
+        if previous.retention != latest.retention { change { $0.storedNumbersDropped() } }
     }
 
     /// When the partitions this instance owns are not all loaded (after an assignment, a rebuild, at the start),
@@ -29,8 +29,8 @@ extension IngestService {
     /// alone for the artists whose messages arrive on owned partitions only (it loads only those), and for
     /// everything when it owns them all.
     func loadSnapshotOfOwnedPartitions() async {
-        guard let memory, let all = state.withLock({ $0.allPartitions }), !all.isEmpty else { return }
-        let owned = Set(state.withLock { $0.ledger.assigned })
+        guard let memory, let all = state.read({ $0.allPartitions }), !all.isEmpty else { return }
+        let owned = Set(state.read { $0.ledger.assigned })
         guard !owned.isEmpty, !memory.isLoaded(owned) else { return }
         let started = ContinuousClock.now
         let snapshot: StoredSnapshot
@@ -45,12 +45,10 @@ extension IngestService {
         // Seal and trim before installing, outside every lock: loaded rows arrive as open cells.
         var loaded = snapshot.memory
         let (sealed, dropped) = memory.trim(&loaded, today: Self.today())
-        let installed = state.withLock { state -> ChangeApplied<Void>? in
-            guard state.standsAt(snapshot.offsets, owning: owned) else { return nil }
-            return memory.install(loaded, owned: owned, everyPartition: owned == all, sealedDays: sealed, droppedDays: dropped)
+        let installed = change {
+            $0.installMemory(loaded, readAt: snapshot.offsets, owned: owned, everyPartition: owned == all, sealedDays: sealed, droppedDays: dropped)
         }
-        if let installed {
-            await installed.value()
+        if installed {
             logger.info("answering from memory: loaded the retained window", metadata: [
                 "from_day": "\(RFC3339.formatDate(CivilDate(daysSinceEpoch: loaded.horizonDay)))",
                 "partitions": "\(owned.count) of \(all.count)",
