@@ -259,6 +259,38 @@ import Testing
         #expect(plain.queuedMemoryChanges.isEmpty && plain.layers == nil)
     }
 
+    /// A change that rebuilds the pending layer can have the layer made apart (outside the service's lock): the
+    /// layer made is applied when it was made for the oldest change queued, and ignored (the change rebuilds it
+    /// itself) when that change was applied meanwhile.
+    @Test func aRebuildMadeApartIsAppliedOnlyForTheOldestChange() throws {
+        let p = Self.partitions
+        var ingest = Ingest()
+        try ingest.own(p)
+        ingest.poll(300)
+        let queuedPoll = ingest.state.nextMemoryRebuild().map { _ in true }
+        #expect(queuedPoll == nil, "nothing queued rebuilds")
+
+        _ = ingest.state.revoked([p[2]], lost: false)
+        let first = try #require(ingest.state.nextMemoryRebuild())
+        let stale = ingest.state.applyNextMemoryChange(rebuilt: (first.sequence + 1, MemoryLayers.Rebuilt(from: [])))
+        #expect(stale)
+        ingest.expectPendingIsTheLedgersWork("a layer made for another change is ignored")
+
+        _ = ingest.state.revoked([p[1]], lost: false)
+        let second = try #require(ingest.state.nextMemoryRebuild())
+        #expect(second.sequence == first.sequence + 1)
+        let made = ingest.state.applyNextMemoryChange(rebuilt: (second.sequence, MemoryLayers.Rebuilt(from: second.unflushed)))
+        #expect(made)
+        ingest.expectPendingIsTheLedgersWork("the layer made apart")
+
+        // The layer made apart is the one applied (made from nothing here, it leaves pending empty).
+        ingest.poll(60)
+        _ = ingest.state.revoked([p[0]], lost: false)
+        let third = try #require(ingest.state.nextMemoryRebuild())
+        let planted = ingest.state.applyNextMemoryChange(rebuilt: (third.sequence, MemoryLayers.Rebuilt(from: [])))
+        #expect(planted && ingest.layers.pending.dayRange == nil)
+    }
+
     /// The layers apply the queued changes in the state's order, one at a time, whenever the queue's jobs run: a
     /// flush's start and an install apply what is still queued first, so a flight is exactly its batch and an install
     /// is never undone by an older change.

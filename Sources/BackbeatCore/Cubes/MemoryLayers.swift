@@ -60,12 +60,29 @@ public struct MemoryLayers: Sendable {
         public var layer: CubeMemory
     }
 
-    /// Applies a change the ingest's state made (`IngestState.MemoryChange`).
-    public mutating func apply(_ change: IngestState.MemoryChange) {
+    /// Applies a change the ingest's state made (`IngestState.MemoryChange`). `rebuilt`: the pending layer the change
+    /// rebuilds, made apart from its `rebuildingFrom` (`Rebuilt(from:)`) so that the lock is not held meanwhile; nil
+    /// makes it here.
+    public mutating func apply(_ change: IngestState.MemoryChange, rebuilt: Rebuilt? = nil) {
         switch change {
         case .consumed(let polled): consumed(polled)
-        case .ownershipChanged(let partitions, let unflushed): ownershipChanged(of: partitions, rebuildingFrom: unflushed)
-        case .flushFailed(let unflushed): flushFailed(rebuildingFrom: unflushed)
+        case .ownershipChanged(let partitions, let unflushed):
+            ownershipChanged(of: partitions, rebuilt: unflushed.map { rebuilt ?? Rebuilt(from: $0) })
+        case .flushFailed(let unflushed): flushFailed(rebuilt: unflushed.map { rebuilt ?? Rebuilt(from: $0) })
+        }
+    }
+
+    /// A pending layer made from the ledger's unflushed work, and its artists' days.
+    public struct Rebuilt: Sendable {
+        var pending = CubeMemory()
+        var artists = ArtistDays()
+
+        /// The cubes of `unflushed` (`IngestLedger.pendingDeltas`).
+        public init(from unflushed: [InternedDelta]) {
+            for delta in unflushed {
+                pending.add(delta)
+                artists.formUnion(delta.artistDays)
+            }
         }
     }
 
@@ -84,7 +101,11 @@ public struct MemoryLayers: Sendable {
     /// `unflushed` is the ledger's unflushed work as the change left it (`IngestLedger.pendingDeltas`) and `pending`
     /// becomes its cubes; nil when it dropped none, and `pending` stays.
     public mutating func ownershipChanged(of partitions: some Sequence<TopicPartition>, rebuildingFrom unflushed: [InternedDelta]?) {
-        if let unflushed { rebuildPending(from: unflushed) }
+        ownershipChanged(of: partitions, rebuilt: unflushed.map { Rebuilt(from: $0) })
+    }
+
+    mutating func ownershipChanged(of partitions: some Sequence<TopicPartition>, rebuilt: Rebuilt?) {
+        if let rebuilt { replacePending(with: rebuilt) }
         loaded.subtract(partitions)
         complete = false
         versions.changedEverything()
@@ -141,8 +162,12 @@ public struct MemoryLayers: Sendable {
     /// again, ahead of what was consumed since; when it took back only part of it (a partition changed hands during
     /// the flight), `pending` becomes the cubes of `unflushed`, the ledger's unflushed work.
     public mutating func flushFailed(rebuildingFrom unflushed: [InternedDelta]?) {
-        if let unflushed {
-            rebuildPending(from: unflushed)
+        flushFailed(rebuilt: unflushed.map { Rebuilt(from: $0) })
+    }
+
+    mutating func flushFailed(rebuilt: Rebuilt?) {
+        if let rebuilt {
+            replacePending(with: rebuilt)
             versions.changedEverything()
         } else if var returned = inFlight {
             returned.add(pending)
@@ -210,13 +235,9 @@ public struct MemoryLayers: Sendable {
         inFlight == nil && pending.dayRange == nil
     }
 
-    /// `pending` becomes the cubes of `unflushed`, the ledger's unflushed work.
-    private mutating func rebuildPending(from unflushed: [InternedDelta]) {
-        pending = CubeMemory()
-        pendingArtists = ArtistDays()
-        for delta in unflushed {
-            pending.add(delta)
-            pendingArtists.formUnion(delta.artistDays)
-        }
+    /// `pending` becomes the cubes of the ledger's unflushed work.
+    private mutating func replacePending(with rebuilt: Rebuilt) {
+        pending = rebuilt.pending
+        pendingArtists = rebuilt.artists
     }
 }

@@ -38,6 +38,8 @@ public struct IngestState: Sendable {
     public private(set) var layers: MemoryLayers?
     /// Changes for `layers` made and not applied yet, oldest first.
     public private(set) var queuedMemoryChanges: [MemoryChange] = []
+    /// Changes applied since the start: the sequence number of the oldest one queued.
+    private var memoryChangesApplied: UInt64 = 0
 
     /// How many of the latest gaps `recentGaps` keeps.
     public static let recentGapLimit = 20
@@ -65,11 +67,27 @@ public struct IngestState: Sendable {
 
     // MARK: - The in-memory layers
 
-    /// Applies the oldest change queued for the layers. Answers whether there was one.
+    /// The oldest change queued, when it rebuilds the pending layer: its sequence number and the work to rebuild
+    /// from, so that the rebuild can be made apart (`MemoryLayers.Rebuilt`), outside the lock, and handed to
+    /// `applyNextMemoryChange` (nil: the oldest change rebuilds nothing, or none is queued).
+    public func nextMemoryRebuild() -> (sequence: UInt64, unflushed: [InternedDelta])? {
+        switch queuedMemoryChanges.first {
+        case .ownershipChanged(_, rebuildingFrom: let unflushed?), .flushFailed(rebuildingFrom: let unflushed?):
+            (memoryChangesApplied, unflushed)
+        default:
+            nil
+        }
+    }
+
+    /// Applies the oldest change queued for the layers, with the pending layer `rebuilt` apart for it when its
+    /// sequence number is the oldest change's (else, applied meanwhile, it is ignored). Answers whether there was one.
     @discardableResult
-    public mutating func applyNextMemoryChange() -> Bool {
+    public mutating func applyNextMemoryChange(rebuilt: (sequence: UInt64, layer: MemoryLayers.Rebuilt)? = nil) -> Bool {
         guard !queuedMemoryChanges.isEmpty else { return false }
-        layers?.apply(queuedMemoryChanges.removeFirst())
+        let change = queuedMemoryChanges.removeFirst()
+        let prebuilt = rebuilt?.sequence == memoryChangesApplied ? rebuilt?.layer : nil
+        memoryChangesApplied += 1
+        layers?.apply(change, rebuilt: prebuilt)
         return true
     }
 

@@ -36,15 +36,26 @@ final class SharedIngestState: Sendable {
             return (result, state.queuedMemoryChanges.count - before)
         }
         for _ in 0..<max(queued, 0) {
-            applying.async { [self] in state.withLock { _ = $0.applyNextMemoryChange() } }
+            applying.async { [self] in applyOldest() }
         }
         return result
+    }
+
+    /// Applies the oldest change queued. A change that rebuilds the pending layer (a revocation or a failed flush
+    /// that dropped unflushed work) has the layer made outside the lock first, so that polls and rebalance callbacks
+    /// wait for the lock only while the layer is swapped in, not while up to `--pending-limit` of work is added up.
+    private func applyOldest() {
+        let rebuild = state.withLock { $0.nextMemoryRebuild() }
+        let rebuilt = rebuild.map { (sequence: $0.sequence, layer: MemoryLayers.Rebuilt(from: $0.unflushed)) }
+        state.withLock { _ = $0.applyNextMemoryChange(rebuilt: rebuilt) }
     }
 
     /// Called by the polling thread after each poll: while more than `backlogLimit` changes wait, it applies the
     /// oldest itself, so what it hands over is bounded by what the other core adds up.
     func keepUp() {
-        while state.withLock({ $0.queuedMemoryChanges.count > Self.backlogLimit && $0.applyNextMemoryChange() }) {}
+        while state.withLock({ $0.queuedMemoryChanges.count }) > Self.backlogLimit {
+            applyOldest()
+        }
     }
 
     /// Returns once every change queued before the call has been applied.
