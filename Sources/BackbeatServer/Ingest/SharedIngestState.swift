@@ -45,9 +45,15 @@ final class SharedIngestState: Sendable {
     /// that dropped unflushed work) has the layer made outside the lock first, so that polls and rebalance callbacks
     /// wait for the lock only while the layer is swapped in, not while up to `--pending-limit` of work is added up.
     private func applyOldest() {
-        let rebuild = state.withLock { $0.nextMemoryRebuild() }
-        let rebuilt = rebuild.map { (sequence: $0.sequence, layer: MemoryLayers.Rebuilt(from: $0.unflushed)) }
-        state.withLock { _ = $0.applyNextMemoryChange(rebuilt: rebuilt) }
+        // Most changes are a poll's: applied under one taking of the lock.
+        let rebuild = state.withLock { state in
+            let rebuild = state.nextMemoryRebuild()
+            if rebuild == nil { state.applyNextMemoryChange() }
+            return rebuild
+        }
+        guard let rebuild else { return }
+        let rebuilt = MemoryLayers.Rebuilt(from: rebuild.unflushed)
+        state.withLock { _ = $0.applyNextMemoryChange(rebuilt: (rebuild.sequence, rebuilt)) }
     }
 
     /// Called by the polling thread after each poll: while more than `backlogLimit` changes wait, it applies the
