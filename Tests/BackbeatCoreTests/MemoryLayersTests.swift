@@ -53,7 +53,7 @@ import Testing
         #expect(moved() == (true, false), "the artist's events")
         var flight = layers.flushStarted()
         #expect(moved() == (true, true), "a flush of both started")
-        layers.flushFailed(rebuildingFrom: nil)
+        layers.flushFailed(rebuilt: nil)
         #expect(moved() == (true, true), "a flush failed whole: its numbers pending again")
         flight = layers.flushStarted()
         layers.consumed([Self.partitions[0]: delta(other)])
@@ -65,7 +65,7 @@ import Testing
         layers.flushCommitted(epoch: flight.epoch, durable: layers.commit(of: flight.epoch)?.grown())
         #expect(moved() == (false, true), "a commit of the other artist's events only")
 
-        layers.ownershipChanged(of: [Self.partitions[2]], rebuildingFrom: nil)
+        layers.ownershipChanged(of: [Self.partitions[2]], rebuilt: nil)
         #expect(moved() == (true, true), "a change of ownership")
         layers.install(layers.durable, owned: Set(Self.partitions), everyPartition: true)
         #expect(moved() == (true, true), "a snapshot installed")
@@ -74,7 +74,7 @@ import Testing
         layers.storedNumbersDropped()
         #expect(moved() == (true, true), "stored numbers dropped")
         layers.consumed([Self.partitions[0]: delta(other)])
-        layers.flushFailed(rebuildingFrom: [delta(other)])
+        layers.flushFailed(rebuilt: MemoryLayers.Rebuilt(from: [delta(other)]))
         #expect(moved() == (true, true), "a failed flush that rebuilds pending")
     }
 

@@ -98,13 +98,9 @@ public struct MemoryLayers: Sendable {
 
     /// `partitions` were assigned, revoked or marked stale: they are no longer loaded (an assigned one is loaded by
     /// the next install), and memory alone no longer answers every query. When the change dropped unflushed work,
-    /// `unflushed` is the ledger's unflushed work as the change left it (`IngestLedger.pendingDeltas`) and `pending`
-    /// becomes its cubes; nil when it dropped none, and `pending` stays.
-    public mutating func ownershipChanged(of partitions: some Sequence<TopicPartition>, rebuildingFrom unflushed: [InternedDelta]?) {
-        ownershipChanged(of: partitions, rebuilt: unflushed.map { Rebuilt(from: $0) })
-    }
-
-    mutating func ownershipChanged(of partitions: some Sequence<TopicPartition>, rebuilt: Rebuilt?) {
+    /// `rebuilt` is made from the ledger's unflushed work as the change left it (`IngestLedger.pendingDeltas`) and
+    /// becomes `pending`; nil when it dropped none, and `pending` stays.
+    public mutating func ownershipChanged(of partitions: some Sequence<TopicPartition>, rebuilt: Rebuilt?) {
         if let rebuilt { replacePending(with: rebuilt) }
         loaded.subtract(partitions)
         complete = false
@@ -158,14 +154,10 @@ public struct MemoryLayers: Sendable {
         inFlightArtists = ArtistDays()
     }
 
-    /// A flush failed. When the ledger took its whole batch back (`unflushed` nil), the in-flight cubes are pending
+    /// A flush failed. When the ledger took its whole batch back (`rebuilt` nil), the in-flight cubes are pending
     /// again, ahead of what was consumed since; when it took back only part of it (a partition changed hands during
-    /// the flight), `pending` becomes the cubes of `unflushed`, the ledger's unflushed work.
-    public mutating func flushFailed(rebuildingFrom unflushed: [InternedDelta]?) {
-        flushFailed(rebuilt: unflushed.map { Rebuilt(from: $0) })
-    }
-
-    mutating func flushFailed(rebuilt: Rebuilt?) {
+    /// the flight), `pending` becomes `rebuilt`, made from the ledger's unflushed work.
+    public mutating func flushFailed(rebuilt: Rebuilt?) {
         if let rebuilt {
             replacePending(with: rebuilt)
             versions.changedEverything()

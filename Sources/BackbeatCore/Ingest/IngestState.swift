@@ -297,7 +297,7 @@ public struct IngestState: Sendable {
 
     /// A flush takes every partition's progress since the last one (nil: nothing to write). With memory, the changes
     /// queued are applied first and the pending layer moves in flight: the flight's cubes are exactly the batch's
-    /// (`MemoryLayers.Flight`), written instead of projecting the batch again.
+    /// (`MemoryLayers.Flight`), which a commit adds to the durable layer without adding up the batch again.
     public mutating func flushStarted() -> (batch: FlushBatch, flight: MemoryLayers.Flight?)? {
         guard let batch = ledger.takeBatch() else { return nil }
         // What is left unflushed: an early flush must not see the batch just taken.
