@@ -1,6 +1,7 @@
 @testable import BackbeatServer
 import BackbeatCore
 import BackbeatStore
+import BackbeatTestSupport
 import Testing
 
 /// An ingest driven by hand through the transitions its services run, without Kafka: ownership, polls, flushes to
@@ -8,12 +9,7 @@ import Testing
 extension IngestService {
     /// Owns `partitions` from the stored offsets `stored`, as the source does after an assignment (read, then seek).
     func own(_ partitions: [TopicPartition], stored: [TopicPartition: Int64] = [:]) {
-        change { state in
-            state.assigned(partitions)
-            guard let (read, _) = state.nextStoredOffsetRead() else { return }
-            state.storedOffsetsRead(read, stored)
-            for seek in state.takeSeeks() { state.sought(seek) }
-        }
+        change { $0.own(partitions, stored: stored) }
     }
 
     /// Consumes `events` on `partition` from `offset` on, as one poll.

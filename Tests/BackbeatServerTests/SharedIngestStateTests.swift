@@ -33,12 +33,7 @@ import Testing
 
     @Test func changesApplyInTheStatesOrderWhilePollsGoOn() async throws {
         let shared = SharedIngestState(IngestState(memory: true))
-        shared.change { state in
-            state.assigned(Self.partitions)
-            guard let (read, _) = state.nextStoredOffsetRead() else { return }
-            state.storedOffsetsRead(read, [:])
-            for seek in state.takeSeeks() { state.sought(seek) }
-        }
+        shared.change { $0.own(Self.partitions) }
         var generator = EventGenerator(.init(seed: 17, artists: 6, days: 6, start: CivilDate(year: 2026, month: 10, day: 1), tracksPerArtist: 4))
         var offsets: [TopicPartition: Int64] = [:]
         var flushes = 0
