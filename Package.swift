@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "BackbeatServerTests",
             dependencies: [
-                "BackbeatCore", "BackbeatStore", "BackbeatServer", "BackbeatTestSupport",
+                "BackbeatCore", "BackbeatStore", "BackbeatServer", "BackbeatTestSupport", "CZstd",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

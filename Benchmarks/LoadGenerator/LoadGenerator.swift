@@ -9,7 +9,8 @@ import NIOPosix
 /// connection, and its latency counts from the moment it was due, so time spent waiting for a connection is counted
 /// (no coordinated omission). Paths are drawn at random (seeded) from a file, one per line. One event loop thread.
 ///
-///     backbeat-load --port 8080 --rate 2000 --seconds 10 --connections 64 --paths paths.txt --token T
+///     backbeat-load --port 8080 --rate 2000 --seconds 10 --connections 64 --paths paths.txt --token T \
+///         [--accept-encoding 'gzip, deflate, br, zstd']
 ///
 /// Prints one JSON object: the rate asked and achieved, requests, non-200 answers, p50/p99/p99.9/max in ms.
 @main
@@ -32,6 +33,8 @@ struct Options {
     var connections = 64
     var paths: [String] = []
     var token: String?
+    /// Sent as `Accept-Encoding` with every request (nil: no such field).
+    var acceptEncoding: String?
     var seed: UInt64 = 1
 
     init(_ arguments: [String]) throws {
@@ -49,6 +52,7 @@ struct Options {
             case "--seconds": seconds = Double(try value()) ?? 0
             case "--connections": connections = Int(try value()) ?? 0
             case "--token": token = try value()
+            case "--accept-encoding": acceptEncoding = try value()
             case "--seed": seed = UInt64(try value()) ?? 1
             case "--paths":
                 let file = try value()
@@ -58,7 +62,7 @@ struct Options {
             index += 1
         }
         guard port > 0, rate > 0, seconds > 0, connections > 0, !paths.isEmpty else {
-            throw UsageError(message: "usage: backbeat-load --port P --rate R --seconds S --connections C --paths FILE [--token T] [--host H] [--seed N]")
+            throw UsageError(message: "usage: backbeat-load --port P --rate R --seconds S --connections C --paths FILE [--token T] [--accept-encoding CODINGS] [--host H] [--seed N]")
         }
     }
 }
@@ -143,6 +147,7 @@ final class Driver {
             let path = options.paths[Int(random.next() % UInt64(options.paths.count))]
             var headers = HTTPHeaders([("Host", options.host), ("Connection", "keep-alive")])
             if let token = options.token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+            if let codings = options.acceptEncoding { headers.add(name: "Accept-Encoding", value: codings) }
             let channel = channels[connection]
             channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)), promise: nil)
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)

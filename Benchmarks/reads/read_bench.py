@@ -4,7 +4,8 @@ one answering from memory and one with --memory-days 0 (PostgreSQL alone), reque
 ranges ending on the last days. For each endpoint, in each of three runs (the two serves alternated): closed-loop
 (wrk, 64 connections) for p50/p99/p99.9 and throughput, then open-loop (backbeat-load) at half of that throughput for
 p99.9 with waiting counted. Each endpoint's p99 over the floor's p99 of the same run and serve; the report gives the
-median of the three ratios and their range, and the answer cache's hit rate over the whole step.
+median of the three ratios and their range, and the answer cache's hit rate over the whole step. Every request says
+`Accept-Encoding: gzip, deflate, br, zstd`, as Chromium's since version 123 do: large kept answers come as zstd.
 
 usage: read_bench.py --memory-port P --postgres-port P --token T --load BIN --lua FILE --today YYYY-MM-DD --out FILE
        [--artists 120] [--seconds 5] [--runs 3] [--connections 64]"""
@@ -24,6 +25,8 @@ ap.add_argument("--runs", type=int, default=3)
 ap.add_argument("--connections", type=int, default=64)
 args = ap.parse_args()
 
+# What Chromium asks for since version 123 (the dashboard's readers are browsers).
+ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 today = datetime.date.fromisoformat(args.today)
 day = lambda offset: (today - datetime.timedelta(days=offset)).isoformat()
 artists = [f"artist-{n:04d}" for n in range(1, args.artists + 1)]
@@ -56,7 +59,7 @@ for name, lines in ENDPOINTS.items():
 def closed(port, name):
     out = subprocess.run(
         ["wrk", "-t2", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", "-H", f"Authorization: Bearer {args.token}",
-         "-s", args.lua, f"http://127.0.0.1:{port}", "--", files[name]],
+         "-H", f"Accept-Encoding: {ACCEPT_ENCODING}", "-s", args.lua, f"http://127.0.0.1:{port}", "--", files[name]],
         capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -64,7 +67,7 @@ def closed(port, name):
 def opened(port, name, rate):
     out = subprocess.run(
         [args.load, "--port", str(port), "--rate", f"{rate:.0f}", "--seconds", str(args.seconds),
-         "--connections", str(args.connections), "--paths", files[name], "--token", args.token],
+         "--connections", str(args.connections), "--paths", files[name], "--token", args.token, "--accept-encoding", ACCEPT_ENCODING],
         capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 

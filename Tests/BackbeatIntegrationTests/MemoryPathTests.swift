@@ -78,6 +78,27 @@ import Testing
         withExtendedLifetime(broker) {}
     }
 
+    /// A large answer asked of an instance that does not hold the artist, by a client that accepts zstd (curl
+    /// `--compressed`): the holder's zstd frame comes back through the forwarding instance, `Content-Encoding: zstd`,
+    /// and decodes to the answer a client that accepts nothing gets.
+    static func expectForwardedInZstd(_ artist: String, through instance: ServiceProcess, answeredBy: String?) throws {
+        let uri = instance.baseURL + "/v1/artists/\(artist)/social?from=\(EndpointChecks.from)&to=\(EndpointChecks.to)&granularity=day"
+        func curl(_ options: [String]) throws -> (headers: String, body: String) {
+            let headers = FileManager.default.temporaryDirectory.appendingPathComponent("headers-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: headers) }
+            let (status, body) = try runToCompletion(
+                "/usr/bin/curl", options + ["-sS", "-D", headers, "-H", "Authorization: Bearer \(ServiceProcess.adminToken)", uri], keepingErrors: false)
+            #expect(status == 0, "curl \(options) exited \(status)")
+            return (try String(contentsOfFile: headers, encoding: .utf8).lowercased(), body)
+        }
+        let compressed = try curl(["--compressed"])
+        let plain = try curl([])
+        #expect(compressed.headers.contains("content-encoding: zstd"), "\(compressed.headers)")
+        #expect(compressed.headers.contains("backbeat-answered-by: \(answeredBy?.lowercased() ?? "?")"), "\(compressed.headers)")
+        #expect(!plain.headers.contains("content-encoding"), "\(plain.headers)")
+        #expect(plain.body.utf8.count >= 4_096 && compressed.body == plain.body, "\(plain.body.prefix(200))")
+    }
+
     @Test func threeInstancesAnswerEveryArtistFromMemoryAndStayExactWhileOneIsKilled() async throws {
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 6)
         let database = try await TestEnvironment.freshDatabase("three")
@@ -121,6 +142,8 @@ import Testing
         for (index, instance) in instances.enumerated() where try await Self.memory(instance)["instance_id"] as? String == answeredBy {
             holderIndex = index
         }
+        let holderID = try await Self.memory(instances[holderIndex])["instance_id"] as? String
+        try Self.expectForwardedInZstd(artist, through: instances[(holderIndex + 1) % 3], answeredBy: holderID)
         instances[holderIndex].kill()
         let survivors = instances.enumerated().filter { $0.offset != holderIndex }.map(\.element)
         let clock = ContinuousClock()

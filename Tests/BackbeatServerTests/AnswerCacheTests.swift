@@ -205,6 +205,40 @@ import Testing
     /// the artist's events of yesterday, it asks PostgreSQL nothing and counts them; after a late event of a day in
     /// those months it reads them again. Its answers equal those of a router that keeps nothing.
     @Test func theMonthsAnAnswerReadsFromPostgresAreKeptAcrossRecentChanges() async throws {
+        try await Self.withKeepingAndPlain { store, ingest, keeping, plain in
+            let year = "/v1/artists/\(Self.artist)/streams?from=2026-08-01&to=2026-10-12&granularity=month"
+            let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
+            /// The answer kept or made, the statements it sent, and the answer of the router keeping nothing.
+            func ask() async throws -> (answer: String, statements: Int, plain: String) {
+                let before = store.queryStatementCount
+                let answer = try await keeping.execute(uri: year, method: .get, headers: headers) { String(buffer: $0.body) }
+                let statements = store.queryStatementCount - before
+                return (answer, statements, try await plain.execute(uri: year, method: .get, headers: headers) { String(buffer: $0.body) })
+            }
+            var offset: Int64 = 0
+            let first = try await ask()
+            #expect(first.statements > 0, "the months before the horizon are read once")
+            #expect(first.answer == first.plain)
+
+            try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 11), "y1")], ingest: ingest, offset: &offset)
+            let afterYesterday = try await ask()
+            #expect(afterYesterday.answer != first.answer, "the answer is made again with yesterday's play")
+            #expect(afterYesterday.statements == 0, "made again without PostgreSQL: \(afterYesterday.statements) statements")
+            #expect(afterYesterday.answer == afterYesterday.plain)
+
+            try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "l1")], ingest: ingest, offset: &offset)
+            let afterLate = try await ask()
+            #expect(afterLate.statements > 0, "a late event of September reads September again")
+            #expect(afterLate.answer != afterYesterday.answer)
+            #expect(afterLate.answer == afterLate.plain)
+        }
+    }
+
+    /// Runs `body` with the in-process clients of two routers over one store and one memory holding October (the
+    /// day `today`): one keeping answers, one not.
+    static func withKeepingAndPlain(
+        _ body: @Sendable (_ store: Store, _ ingest: IngestService, _ keeping: any TestClientProtocol, _ plain: any TestClientProtocol) async throws -> Void
+    ) async throws {
         try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
             let ingest = try await Self.ingestHoldingOctober(store)
             let now: @Sendable () -> Timestamp = { Timestamp(seconds: Self.today * 86_400 + 3_600) }
@@ -214,34 +248,51 @@ import Testing
             let plain = Application(router: buildRouter(
                 store: store, ingest: ingest, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,
                 answerCache: nil, clock: now))
-            let year = "/v1/artists/\(Self.artist)/streams?from=2026-08-01&to=2026-10-12&granularity=month"
-            let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
             try await DocumentedResponses.test(keeping) { keeping in
                 try await DocumentedResponses.test(plain) { plain in
-                    /// The answer kept or made, the statements it sent, and the answer of the router keeping nothing.
-                    func ask() async throws -> (answer: String, statements: Int, plain: String) {
-                        let before = store.queryStatementCount
-                        let answer = try await keeping.execute(uri: year, method: .get, headers: headers) { String(buffer: $0.body) }
-                        let statements = store.queryStatementCount - before
-                        return (answer, statements, try await plain.execute(uri: year, method: .get, headers: headers) { String(buffer: $0.body) })
-                    }
-                    var offset: Int64 = 0
-                    let first = try await ask()
-                    #expect(first.statements > 0, "the months before the horizon are read once")
-                    #expect(first.answer == first.plain)
-
-                    try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 11), "y1")], ingest: ingest, offset: &offset)
-                    let afterYesterday = try await ask()
-                    #expect(afterYesterday.answer != first.answer, "the answer is made again with yesterday's play")
-                    #expect(afterYesterday.statements == 0, "made again without PostgreSQL: \(afterYesterday.statements) statements")
-                    #expect(afterYesterday.answer == afterYesterday.plain)
-
-                    try await Self.flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "l1")], ingest: ingest, offset: &offset)
-                    let afterLate = try await ask()
-                    #expect(afterLate.statements > 0, "a late event of September reads September again")
-                    #expect(afterLate.answer != afterYesterday.answer)
-                    #expect(afterLate.answer == afterLate.plain)
+                    try await body(store, ingest, keeping, plain)
                 }
+            }
+        }
+    }
+
+    /// A kept answer of 4 KB or more is sent as its zstd frame (`Content-Encoding: zstd`) to a client that accepts
+    /// zstd, from the first request on (the request that makes it is answered as it is kept), and as JSON to any other;
+    /// decoded by libzstd on its own, it is the answer of a router that keeps nothing. A small answer is JSON to all.
+    @Test func aLargeKeptAnswerIsSentAsItsZstdFrameToAClientThatAcceptsIt() async throws {
+        try await Self.withKeepingAndPlain { _, _, keeping, plain in
+            let social = "/v1/artists/\(Self.artist)/social?from=2026-10-01&to=2026-10-11&granularity=day"
+            let platforms = "/v1/artists/\(Self.artist)/platforms?from=2026-10-01&to=2026-10-11"
+            func get(_ client: some TestClientProtocol, _ uri: String, accepting: String?) async throws -> (HTTPFields, ByteBuffer) {
+                var headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
+                if let accepting { headers[.acceptEncoding] = accepting }
+                return try await client.execute(uri: uri, method: .get, headers: headers) {
+                    #expect($0.status == .ok, "\(uri): \(String(buffer: $0.body).prefix(200))")
+                    return ($0.headers, $0.body)
+                }
+            }
+            let expected = try await get(plain, social, accepting: "zstd").1
+            #expect(expected.readableBytes >= AnswerBody.compressingFrom, "the social series is large: \(expected.readableBytes) bytes")
+            for accepting in ["gzip, deflate, br, zstd", "zstd"] {
+                for request in 1...2 {
+                    let (headers, body) = try await get(keeping, social, accepting: accepting)
+                    #expect(headers[.contentEncoding] == "zstd", "request \(request) accepting \(accepting)")
+                    #expect(headers[.vary] == "Accept-Encoding")
+                    #expect(headers[.contentLength] == String(body.readableBytes))
+                    #expect(body.readableBytes < expected.readableBytes / 2, "\(body.readableBytes) bytes")
+                    #expect(zstdDecoded(body) == expected, "request \(request) accepting \(accepting)")
+                }
+            }
+            for accepting in [nil, "gzip, deflate, br", "zstd;q=0", "*;q=0"] {
+                let (headers, body) = try await get(keeping, social, accepting: accepting)
+                #expect(headers[.contentEncoding] == nil, "accepting \(accepting ?? "nothing")")
+                #expect(headers[.vary] == "Accept-Encoding")
+                #expect(body == expected, "accepting \(accepting ?? "nothing")")
+            }
+            let small = try await get(plain, platforms, accepting: nil).1
+            for _ in 1...2 {
+                let (headers, body) = try await get(keeping, platforms, accepting: "zstd")
+                #expect(headers[.contentEncoding] == nil && body == small, "a small answer is sent as it is")
             }
         }
     }
@@ -349,9 +400,9 @@ import Testing
                 ByteBuffer(string: "\(try await reads.answer(query)) \(try await reads.listeners(try #require(ListenerScope(query)), granularity: .day).sorted { $0.key! < $1.key! })")
             }
             let before = store.queryStatementCount
-            let saidOnce = try await queries.answer(key: nil, over: query.interval, plan: plan, oneStatement: true, twoReads)
+            let saidOnce = try await queries.answer(key: nil, over: query.interval, plan: plan, oneStatement: true, twoReads).plain
             #expect(store.queryStatementCount - before == 1 + 4, "one statement, then the answer made again in a snapshot")
-            #expect(saidOnce == (try await queries.answer(key: nil, over: query.interval, plan: plan, twoReads)))
+            #expect(saidOnce == (try await queries.answer(key: nil, over: query.interval, plan: plan, twoReads).plain))
         }
     }
 
@@ -369,11 +420,11 @@ import Testing
             return ByteBuffer(string: text + "{}]}")
         }
         let makes = Count()
-        func ask(_ seed: Int) async throws -> ByteBuffer {
+        func ask(_ seed: Int) async throws -> ByteBuffer? {
             try await cache.answer("answer-\(seed)", validity) {
                 makes.value.add(1, ordering: .relaxed)
                 return (series(seed), true)
-            }
+            }.plain
         }
         #expect(series(0).readableBytes > 90_000)
         for seed in 0..<100 { _ = try await ask(seed) }
@@ -387,7 +438,7 @@ import Testing
         let small = ByteBuffer(string: "{\"platforms\":[]}")
         let before = cache.bytesKept
         _ = try await cache.answer("small", validity) { (small, true) }
-        #expect(try await cache.answer("small", validity) { (ByteBuffer(), true) } == small)
+        #expect(try await cache.answer("small", validity) { (ByteBuffer(), true) }.plain == small)
         #expect(cache.bytesKept - before >= small.readableBytes, "a small answer is kept as it is")
     }
 
@@ -408,7 +459,7 @@ import Testing
                                 if failing && made == 1 { throw CancellationError() }
                                 return (ByteBuffer(string: "answer"), true)
                             }
-                            return String(buffer: body)
+                            return body.plain.map { String(buffer: $0) } ?? "undecodable"
                         } catch {
                             return "failed"
                         }

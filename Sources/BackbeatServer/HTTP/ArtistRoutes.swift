@@ -30,7 +30,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         // The series and, when sketches can answer, the listeners per period (their union counts the total): read at
         // once, from one snapshot.
         let scope = ListenerScope(query)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
+        return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             async let seriesRows = answer(query, reads)
             async let listenerCounts = listeners(scope, granularity: query.granularity, reads)
             return EncodedAnswer.written(Self.streams(query, try await seriesRows, try await listenerCounts))
@@ -60,7 +60,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     @Sendable func platforms(_ request: Request, context: Context) async throws -> Response {
         let query = try sharesQuery(by: .platform, request, context)
         // One read: no database snapshot needed beyond its statement's own.
-        return EncodedAnswer.response(try await queries.answer(
+        return try EncodedAnswer.response(to: request, try await queries.answer(
             key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
         ) { reads in
             let shares = try await streamShares(query, reads)
@@ -74,7 +74,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let countries = try sharesQuery(by: .country, request, context)
         // Ages and genders are both sums of the demographics cube: read once, grouped by both, and totalled each way.
         let agesAndGenders = try sharesQuery(by: [.ageRange, .gender], request, context)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: ages.interval, plan: try await queries.plan(context, for: ages)) { reads in
+        return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: ages.interval, plan: try await queries.plan(context, for: ages)) { reads in
             async let bothRows = answer(agesAndGenders, reads)
             async let countryShares = streamShares(countries, reads)
             let both = try await bothRows
@@ -92,7 +92,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
         let query = try build(builder, defaultGranularity: .all)
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
+        return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             let rows = try await answer(query, reads)
             var listeners: [String: Double]?
             if let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) {
@@ -168,7 +168,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     private func seriesAndTotals(
         _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some JSONWritable
     ) async throws -> Response {
-        EncodedAnswer.response(try await queries.answer(
+        try EncodedAnswer.response(to: request, try await queries.answer(
             key: request.answerKey, over: series.interval, plan: try await queries.plan(context, for: series), oneStatement: true
         ) { reads in
             let rows = try await answer(series, reads)

@@ -15,11 +15,22 @@ enum EncodedAnswer {
         return writer.buffer
     }
 
-    static func response(_ body: ByteBuffer) -> Response {
-        Response(
-            status: .ok,
-            headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes)],
-            body: .init(byteBuffer: body))
+    /// `body` answered to `request`: its zstd frame as it is kept (`Content-Encoding: zstd`) when the body is kept
+    /// compressed and the request accepts zstd, else the body itself. The answer varies by `Accept-Encoding`.
+    static func response(to request: Request, _ body: AnswerBody) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .vary: "Accept-Encoding"]
+        let bytes: ByteBuffer
+        if body.isCompressed, AcceptEncoding.accepts("zstd", in: request.headers[values: .acceptEncoding]) {
+            headers[.contentEncoding] = "zstd"
+            bytes = body.bytes
+        } else {
+            guard let plain = body.plain else {
+                throw APIError(.internalServerError, .internalError, message: "a kept answer could not be decompressed")
+            }
+            bytes = plain
+        }
+        headers[.contentLength] = String(bytes.readableBytes)
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: bytes))
     }
 }
 

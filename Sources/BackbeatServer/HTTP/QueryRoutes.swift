@@ -38,7 +38,7 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             if case .artist(let own) = context.principal, query.filters[.artistID].map({ $0.allSatisfy { $0 == own } }) != true {
                 throw APIError(.forbidden, .forbidden, message: "an artist token must filter on its own artist: \"filters\": {\"artist_id\": [\"\(own)\"]}")
             }
-            return EncodedAnswer.response(try await queries.answer(key: nil, for: query) { reads in
+            return try EncodedAnswer.response(to: request, try await queries.answer(key: nil, for: query) { reads in
                 try EncodedAnswer.json(QueryResponse(query: query, rows: try await reads.answer(query)))
             })
         } catch let error as QueryError {

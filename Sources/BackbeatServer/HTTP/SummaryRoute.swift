@@ -46,7 +46,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
 
         // Four independent reads, run at once, from one snapshot; the streams of both windows are one read by day.
         let read = QueryInterval(from: Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400), to: Timestamp(seconds: asOfDay * 86_400))
-        return EncodedAnswer.response(try await queries.answer(key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID)) { reads in
+        return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID)) { reads in
             async let dailyRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay, granularity: .day, reads)
             async let listenerCounts = reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
             async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency], reads)

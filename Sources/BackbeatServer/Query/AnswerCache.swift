@@ -5,7 +5,7 @@ import Synchronization
 /// Encoded answers of the artist endpoints, each reused while nothing it read changed: the artist's stamp over the
 /// days it read in the memory layers (`MemoryLayers.stamp(of:days:)`) and the UTC day (answers default to today) are
 /// those it was made under.
-/// Only answers memory held whole are kept (`QueryService`), large ones compressed (`KeptBody`). Bounded by
+/// Only answers memory held whole are kept (`QueryService`), large ones compressed (`AnswerBody`). Bounded by
 /// `capacityBytes` of what is held: the oldest entries go first.
 final class AnswerCache: Sendable {
     struct Validity: Sendable, Equatable {
@@ -15,13 +15,13 @@ final class AnswerCache: Sendable {
 
     private struct Entry {
         var validity: Validity
-        var body: KeptBody
+        var body: AnswerBody
     }
 
     /// An answer being made, and the requests waiting for it.
     private struct Making {
         var validity: Validity
-        var waiters: [CheckedContinuation<ByteBuffer?, Never>] = []
+        var waiters: [CheckedContinuation<AnswerBody?, Never>] = []
     }
 
     private struct State {
@@ -46,8 +46,9 @@ final class AnswerCache: Sendable {
 
     /// The answer for `key` under `validity`: the one kept; else the one another request is making under the same
     /// validity, awaited (a burst of requests for one answer makes it once); else the one `make` makes here, kept
-    /// when `make` says it may be (nothing of the artist changed while it was made).
-    func answer(_ key: String, _ validity: Validity, make: () async throws -> (body: ByteBuffer, keep: Bool)) async throws -> ByteBuffer {
+    /// when `make` says it may be (nothing of the artist changed while it was made). A body kept is compressed when
+    /// large (`AnswerBody`), and is answered as kept.
+    func answer(_ key: String, _ validity: Validity, make: () async throws -> (body: ByteBuffer, keep: Bool)) async throws -> AnswerBody {
         let role = state.withLock { state -> Role in
             if let entry = state.entries[key], entry.validity == validity { return .kept(entry.body) }
             if let making = state.making[key] { return making.validity == validity ? .waiter : .alone }
@@ -58,15 +59,14 @@ final class AnswerCache: Sendable {
         switch role {
         case .kept(let kept):
             hitCount.add(1, ordering: .relaxed)
-            if let body = kept.body { return body }
-            return try await make().body
+            return kept
         case .waiter:
             sharedCount.add(1, ordering: .relaxed)
             if let shared = await madeElsewhere(key, validity) { return shared }
-            return try await make().body
+            return AnswerBody(plain: try await make().body)
         case .alone:
             missCount.add(1, ordering: .relaxed)
-            return try await make().body
+            return AnswerBody(plain: try await make().body)
         case .maker:
             missCount.add(1, ordering: .relaxed)
             let made: (body: ByteBuffer, keep: Bool)
@@ -76,13 +76,14 @@ final class AnswerCache: Sendable {
                 finish(key, validity, nil, keep: false)
                 throw error
             }
-            finish(key, validity, made.body, keep: made.keep)
-            return made.body
+            let answer = made.keep ? AnswerBody(compressing: made.body) : AnswerBody(plain: made.body)
+            finish(key, validity, answer, keep: made.keep)
+            return answer
         }
     }
 
     private enum Role {
-        case kept(KeptBody)
+        case kept(AnswerBody)
         /// Another request makes it under the same validity.
         case waiter
         /// Another request makes it under another validity: made here too, not kept.
@@ -99,15 +100,15 @@ final class AnswerCache: Sendable {
     }
 
     /// The answer the request making `key` under `validity` made, once it is made; nil when it failed.
-    private func madeElsewhere(_ key: String, _ validity: Validity) async -> ByteBuffer? {
-        await withCheckedContinuation { (waiter: CheckedContinuation<ByteBuffer?, Never>) in
-            let ready = state.withLock { state -> ByteBuffer?? in
+    private func madeElsewhere(_ key: String, _ validity: Validity) async -> AnswerBody? {
+        await withCheckedContinuation { (waiter: CheckedContinuation<AnswerBody?, Never>) in
+            let ready = state.withLock { state -> AnswerBody?? in
                 if state.making[key]?.validity == validity {
                     state.making[key]!.waiters.append(waiter)
                     return .none
                 }
                 // Made meanwhile: kept, or failed or retired (nil: make it here).
-                if let entry = state.entries[key], entry.validity == validity { return .some(entry.body.body) }
+                if let entry = state.entries[key], entry.validity == validity { return .some(entry.body) }
                 return .some(nil)
             }
             if let ready { waiter.resume(returning: ready) }
@@ -115,15 +116,15 @@ final class AnswerCache: Sendable {
     }
 
     /// The making of `key` ended: the waiters get its answer (nil when it failed), which is kept when `keep`.
-    private func finish(_ key: String, _ validity: Validity, _ body: ByteBuffer?, keep: Bool) {
-        let kept = keep ? body.map(KeptBody.init) : nil
+    private func finish(_ key: String, _ validity: Validity, _ answer: AnswerBody?, keep: Bool) {
+        let kept = keep ? answer : nil
         let (waiters, bytes) = state.withLock { state in
             let waiters = state.making.removeValue(forKey: key)?.waiters ?? []
             if let kept { state.entries.store(Entry(validity: validity, body: kept), for: key, bytes: Self.size(key, kept)) }
             return (waiters, state.entries.bytes)
         }
         if kept != nil { metrics?.recordAnswerCacheBytes(bytes) }
-        for waiter in waiters { waiter.resume(returning: body) }
+        for waiter in waiters { waiter.resume(returning: answer) }
     }
 
     /// Lookups answered from the cache, made here, and answered by another request's making.
@@ -135,7 +136,7 @@ final class AnswerCache: Sendable {
     var bytesKept: Int { state.withLock { $0.entries.bytes } }
 
     /// Bytes an entry is counted for: its key, its body as kept and some bookkeeping.
-    private static func size(_ key: String, _ body: KeptBody) -> Int {
+    private static func size(_ key: String, _ body: AnswerBody) -> Int {
         key.utf8.count * 2 + body.keptBytes + 96
     }
 }

@@ -74,11 +74,15 @@ struct ArtistForwarding: Sendable {
         outgoing.method = .GET
         outgoing.headers.add(name: "Authorization", value: "Bearer \(adminToken)")
         outgoing.headers.add(name: HTTPField.Name.forwardedBy.rawName, value: configuration.instanceID)
+        // The owner may answer in a coding the client accepts (`EncodedAnswer.response`): passed on as it is.
+        for accepted in request.headers[values: .acceptEncoding] { outgoing.headers.add(name: "Accept-Encoding", value: accepted) }
         let response = try await registry.client.execute(outgoing, timeout: .nanoseconds(configuration.forwardTimeout.nanoseconds))
         let body = try await response.body.collect(upTo: Self.answerLimit)
         guard response.status.code < 500 else { throw OwnerFailed(status: Int(response.status.code)) }
         var headers = HTTPFields()
-        if let type = response.headers.first(name: "Content-Type") { headers[.contentType] = type }
+        for name in [HTTPField.Name.contentType, .contentEncoding, .vary] {
+            if let value = response.headers.first(name: name.rawName) { headers[name] = value }
+        }
         headers[HTTPField.Name.answeredBy] = owner.id
         return Response(status: .init(code: Int(response.status.code)), headers: headers, body: .init(byteBuffer: body))
     }

@@ -49,7 +49,7 @@ public struct QueryService: Sendable {
     }
 
     /// `answer(key:over:plan:_:)` for `query`'s interval, planned here.
-    public func answer(key: String?, for query: Query, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> ByteBuffer {
+    func answer(key: String?, for query: Query, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> AnswerBody {
         try await answer(key: key, over: query.interval, plan: try await plan(for: query), body)
     }
 
@@ -92,15 +92,16 @@ public struct QueryService: Sendable {
     /// when memory covers `from`.) With `key` (what names the answer: the request's path and query), an answer for
     /// one artist memory holds whole is taken from the cache when one was made under the artist's stamp over the
     /// interval's days and today's day, and kept there when nothing of the artist on those days changed while it
-    /// was made.
-    public func answer(
+    /// was made. A kept answer is answered as kept: compressed when large (`AnswerBody`); any other as made.
+    func answer(
         key: String?, over interval: QueryInterval, plan: QueryPlan, oneStatement: Bool = false, _ body: @Sendable (Reads) async throws -> ByteBuffer
-    ) async throws -> ByteBuffer {
+    ) async throws -> AnswerBody {
         let reads = Reads(
             store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll, artist: plan.artist,
             storedParts: storedParts)
         let answerAlone = plan.memoryAnswersAlone(from: interval.from)
-        guard let cache, let key, let artist = plan.artist else { return try await read(reads, alone: answerAlone, oneStatement: oneStatement, body) }
+        func notKept() async throws -> AnswerBody { AnswerBody(plain: try await read(reads, alone: answerAlone, oneStatement: oneStatement, body)) }
+        guard let cache, let key, let artist = plan.artist else { return try await notKept() }
         // What says whether the answer's reads changed: the memory layers, or without memory the announced changes.
         let days = interval.days
         let stamp: @Sendable () -> ArtistVersions.Stamp?
@@ -110,9 +111,9 @@ public struct QueryService: Sendable {
         } else if memory == nil, let storedChanges {
             stamp = { storedChanges.stamp(of: artist, days: days) }
         } else {
-            return try await read(reads, alone: answerAlone, oneStatement: oneStatement, body)
+            return try await notKept()
         }
-        guard let before = stamp() else { return try await read(reads, alone: answerAlone, oneStatement: oneStatement, body) }
+        guard let before = stamp() else { return try await notKept() }
         let validity = AnswerCache.Validity(stamp: before, day: clock().daysSinceEpoch)
         var made = false
         let answer = try await cache.answer(key, validity) {

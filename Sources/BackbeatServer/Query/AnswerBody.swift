@@ -2,18 +2,21 @@ import CZstd
 import NIOCore
 import Synchronization
 
-/// An answer's body as `AnswerCache` keeps it: compressed with zstd (level 1) when that saves at least a quarter of
-/// a body of `compressingFrom` bytes or more, as it is otherwise. Dashboard answers are repetitive JSON (a social
-/// series of 28 days is some 100 KB and compresses about 15 times), so the cache holds many more of them; a hit
-/// decompresses (some 35 µs for 100 KB), far less than making the answer again.
-struct KeptBody: Sendable {
+/// An answer's body as `AnswerCache` keeps it and a route serves it: compressed with zstd (level 1) when that saves
+/// at least a quarter of a body of `compressingFrom` bytes or more, as it is otherwise. Dashboard answers are
+/// repetitive JSON (a social series of 28 days is some 100 KB and compresses about 15 times), so the cache holds many
+/// more of them, and a client that accepts zstd (`Content-Encoding: zstd`, RFC 9659) is sent the compressed bytes as
+/// they are; for any other client a hit decompresses (some 35 µs for 100 KB), far less than making the answer again.
+struct AnswerBody: Sendable {
     static let compressingFrom = 4_096
 
-    private let bytes: ByteBuffer
+    /// The body, or its zstd frame when `plainCount` is set.
+    let bytes: ByteBuffer
     /// The body's size when `bytes` is compressed; nil when `bytes` is the body.
     private let plainCount: Int?
 
-    init(_ body: ByteBuffer) {
+    /// `body`, compressed when that is worth it.
+    init(compressing body: ByteBuffer) {
         if body.readableBytes >= Self.compressingFrom, let compressed = ZstdContexts.shared.compress(body),
            compressed.readableBytes <= body.readableBytes / 4 * 3 {
             bytes = compressed
@@ -24,8 +27,14 @@ struct KeptBody: Sendable {
         }
     }
 
+    /// `body` as it is.
+    init(plain body: ByteBuffer) {
+        bytes = body
+        plainCount = nil
+    }
+
     /// The body as it was given; nil when the compressed bytes do not decompress to it (never expected).
-    var body: ByteBuffer? {
+    var plain: ByteBuffer? {
         guard let plainCount else { return bytes }
         return ZstdContexts.shared.decompress(bytes, count: plainCount)
     }
@@ -33,6 +42,7 @@ struct KeptBody: Sendable {
     /// Bytes held.
     var keptBytes: Int { bytes.readableBytes }
 
+    /// Whether `bytes` is a zstd frame of the body.
     var isCompressed: Bool { plainCount != nil }
 }
 
