@@ -181,18 +181,39 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     static func totals(of rows: [QueryRow], in series: Query, as totals: Query) throws -> [QueryRow] {
         let positions = totals.groupBy.compactMap { series.groupBy.firstIndex(of: $0) }
         precondition(positions.count == totals.groupBy.count, "a total groups by dimensions of its series")
+        // Grouped as the series is (social: by platform and action): each row's own values are its group, and a
+        // series shaped zero-filled repeats its groups in one order every period, so that a row's place among the
+        // sums is its place in its period.
+        let sameGroups = positions == Array(series.groupBy.indices)
+        let perPeriod = sameGroups ? Self.groupsRepeatedEachPeriod(rows) : nil
         var places: [[String]: Int] = [:]
         var sums: [QueryRow] = []
-        for row in rows {
-            let group = positions.map { row.groupValues[$0] }
-            if let place = places[group] {
-                for index in row.metrics.indices { sums[place].metrics[index] = sums[place].metrics[index].adding(row.metrics[index]) }
+        for (index, row) in rows.enumerated() {
+            let place: Int?
+            if let perPeriod {
+                place = index < perPeriod ? nil : index % perPeriod
             } else {
-                places[group] = sums.count
-                sums.append(QueryRow(periodStart: nil, groupValues: group, metrics: row.metrics))
+                let group = sameGroups ? row.groupValues : positions.map { row.groupValues[$0] }
+                place = places[group]
+                if place == nil { places[group] = sums.count }
+            }
+            if let place {
+                for metric in row.metrics.indices { sums[place].metrics[metric] = sums[place].metrics[metric].adding(row.metrics[metric]) }
+            } else {
+                sums.append(QueryRow(periodStart: nil, groupValues: sameGroups ? row.groupValues : positions.map { row.groupValues[$0] }, metrics: row.metrics))
             }
         }
         return try ResultShaper.shape(sums, for: totals)
+    }
+
+    /// How many groups each period of `rows` has, when every period has the same distinct groups in the same order
+    /// (a series zero-filled by `ResultShaper`); nil otherwise.
+    private static func groupsRepeatedEachPeriod(_ rows: [QueryRow]) -> Int? {
+        guard let first = rows.first else { return nil }
+        let count = rows.prefix { $0.periodStart == first.periodStart }.count
+        guard rows.count % count == 0, Set(rows[..<count].map(\.groupValues)).count == count,
+              rows.indices.allSatisfy({ rows[$0].groupValues == rows[$0 % count].groupValues }) else { return nil }
+        return count
     }
 
     /// Streams split by one dimension, most streamed first: the query.

@@ -40,7 +40,19 @@ struct JSONWriter {
         first = false
     }
 
-    mutating func key(_ name: String) {
+    /// A member's name: written as it is, without looking for what to escape (every name is a literal of the
+    /// answers' own, plain ASCII).
+    mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        first = true
+    }
+
+    /// A member's name made at run time (a dimension's), escaped as any string is.
+    mutating func key(named name: String) {
         separate()
         writeString(name)
         bytes.append(UInt8(ascii: ":"))
@@ -78,7 +90,7 @@ struct JSONWriter {
     }
 
     /// `name` and an array of one object per item, whose members `members` writes.
-    mutating func objects<Items: Sequence>(_ name: String, _ items: Items, _ members: (inout JSONWriter, Items.Element) -> Void) {
+    mutating func objects<Items: Sequence>(_ name: StaticString, _ items: Items, _ members: (inout JSONWriter, Items.Element) -> Void) {
         key(name)
         beginArray()
         for item in items { object { members(&$0, item) } }
@@ -86,18 +98,18 @@ struct JSONWriter {
     }
 
     /// `name` and its value, or nothing when `number` is nil (as a synthesized `Encodable` skips a nil optional).
-    mutating func member(_ name: String, _ number: Int64?) {
+    mutating func member(_ name: StaticString, _ number: Int64?) {
         guard let number else { return }
         key(name)
         value(number)
     }
 
-    mutating func member(_ name: String, _ text: String) {
+    mutating func member(_ name: StaticString, _ text: String) {
         key(name)
         value(text)
     }
 
-    mutating func member(_ name: String, _ number: Double) {
+    mutating func member(_ name: StaticString, _ number: Double) {
         key(name)
         value(number)
     }

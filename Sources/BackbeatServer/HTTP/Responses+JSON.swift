@@ -37,9 +37,10 @@ extension PlatformsResponse: JSONWritable {
 extension DemographicsResponse: JSONWritable {
     func write(to json: inout JSONWriter) {
         json.object { json in
-            for (name, shares) in [("age_ranges", age_ranges), ("genders", genders), ("countries", countries)] {
+            for (name, shares) in [("age_ranges", age_ranges), ("genders", genders), ("countries", countries)] as [(StaticString, [DimensionShare])] {
                 json.objects(name, shares) { json, share in
-                    json.member(share.name, share.value)
+                    json.key(named: share.name)
+                    json.value(share.value)
                     json.member("streams", share.streams)
                     json.member("share", share.share)
                 }
@@ -75,7 +76,7 @@ extension RevenueResponse: JSONWritable {
 }
 
 extension CurrencyTotal {
-    static func write(_ name: String, _ totals: [CurrencyTotal], to json: inout JSONWriter) {
+    static func write(_ name: StaticString, _ totals: [CurrencyTotal], to json: inout JSONWriter) {
         json.objects(name, totals) { json, total in
             json.member("currency", total.currency)
             json.member("amount", total.amount)
