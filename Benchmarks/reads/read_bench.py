@@ -124,3 +124,21 @@ report = {"artists": len(artists), "ranges_per_artist": len(ends), "seconds": ar
           "runs": runs, "summary": summary, "targets": targets, "limits": limits,
           "answer_cache": {"lookups": lookups, "hit_rate": (lookups["hit"] + lookups["shared"]) / total if total else None}}
 json.dump(report, open(args.out, "w"), indent=2, sort_keys=True)
+
+# The same, as a table on standard output: each endpoint from memory and from PostgreSQL alone.
+print("| endpoint | from memory: p50 / p99 / p99.9, closed-loop rate | p99 / floor p99 | open-loop p99.9 "
+      "| PostgreSQL alone: p50 / p99 / p99.9, closed-loop rate | p99 / floor p99 | open-loop p99.9 |")
+print("|---|---|---|---|---|---|---|")
+for name in ENDPOINTS:
+    cells = []
+    for mode in modes:
+        e = summary[mode][name]
+        ratio = e["p99_over_floor"]
+        cells += [f"{e['p50_ms']:.2f} / {e['p99_ms']:.2f} / {e['p999_ms']:.2f} ms, {e['rps']:,.0f}/s",
+                  f"{ratio['median']:.2f} ({ratio['min']:.2f}-{ratio['max']:.2f})",
+                  f"{e['open_rate']:,.0f}/s: {e['open_p999_ms']:.2f} ms"]
+    print(f"| {name.replace('_', ' ')} | " + " | ".join(cells) + " |")
+hit_rate = report["answer_cache"]["hit_rate"]
+print(f"\nAnswer cache of the memory serve: hit rate {hit_rate:.3f} ({lookups['hit']:,} hits, {lookups['shared']:,} shared, "
+      f"{lookups['miss']:,} misses)." if hit_rate is not None else "\nAnswer cache of the memory serve: no lookups.")
+
