@@ -67,6 +67,7 @@ let package = Package(
             dependencies: [
                 "BackbeatCore", "BackbeatKafka", "BackbeatStore", "BackbeatArchive", "CMalloc", "CZstd",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 // Queries forwarded to the instance that holds an artist in memory.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

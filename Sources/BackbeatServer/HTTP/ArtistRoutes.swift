@@ -251,8 +251,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         _ dataset: Dataset, _ request: Request, _ context: Context, granularity: Bool, alsoTaking more: [String] = []
     ) throws -> QueryBuilder {
         let artistID = try artistIDParameter(context)
-        try request.requireKnownParameters(["from", "to"] + (granularity ? ["granularity"] : []) + more)
-        let parameters = request.uri.queryParameters
+        let parameters = try request.requireKnownParameters(["from", "to"] + (granularity ? ["granularity"] : []) + more)
         var builder = QueryBuilder()
         builder.dataset = dataset.rawValue
         builder.from = parameters.get("from")

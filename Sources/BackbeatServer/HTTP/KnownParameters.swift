@@ -1,13 +1,17 @@
 import BackbeatCore
 import Hummingbird
+import HummingbirdCore
 
 extension Request {
     /// Refuses a query string that names a parameter outside `known` with a 400 naming it: a misspelt
-    /// `granulariy=week` would otherwise be ignored and answered by day.
-    func requireKnownParameters(_ known: [String]) throws {
-        for (name, _) in uri.queryParameters where !known.contains(String(name)) {
+    /// `granulariy=week` would otherwise be ignored and answered by day. Answers the parameters, parsed once.
+    @discardableResult
+    func requireKnownParameters(_ known: [String]) throws -> FlatDictionary<Substring, Substring> {
+        let parameters = uri.queryParameters
+        for (name, _) in parameters where !known.contains(String(name)) {
             throw APIError(unknownParameter: String(name), known: known)
         }
+        return parameters
     }
 }
 
