@@ -15,13 +15,19 @@ import NIOPosix
 /// Prints one JSON object: the rate asked and achieved, requests, non-200 answers, p50/p99/p99.9/max in ms.
 @main
 struct LoadGenerator {
-    static func main() throws {
-        let options = try Options(Array(CommandLine.arguments.dropFirst()))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let loop = group.next()
-        let report = try loop.flatSubmit { Driver.run(options, on: loop) }.wait()
-        print(report)
+    static func main() {
+        do {
+            let options = try Options(Array(CommandLine.arguments.dropFirst()))
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            defer { try? group.syncShutdownGracefully() }
+            let loop = group.next()
+            let report = try loop.flatSubmit { Driver.run(options, on: loop) }.wait()
+            print(report)
+        } catch {
+            // A refused connection or a bad argument is a message and a non-zero exit, not a crash report.
+            FileHandle.standardError.write(Data("backbeat-load: \(error)\n".utf8))
+            exit(1)
+        }
     }
 }
 
