@@ -24,8 +24,9 @@ install_build_deps() {
 install_deps() {
   install_build_deps
   # PostgreSQL and the broker's client for the integration tests, Chromium for the web dashboard test,
-  # docker-compose to validate docker-compose.yml, PyYAML to read docs/openapi.yaml (OpenAPIDocumentTests).
-  install_packages postgresql kcat python3 python3-pip python3-yaml curl chromium docker-compose
+  # docker-compose to validate docker-compose.yml, PyYAML to read docs/openapi.yaml (OpenAPIDocumentTests), tzdata:
+  # the IANA zone database in /usr/share/zoneinfo that the service, PostgreSQL and the zone tests' Python all read.
+  install_packages postgresql kcat python3 python3-pip python3-yaml curl chromium docker-compose tzdata
   # postgresql-hll for the PostgreSQL major version Debian installed (postgresql-15-hll on bookworm).
   local hll
   hll=$(pg_hll_package) || return 1

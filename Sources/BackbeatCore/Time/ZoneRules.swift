@@ -1,0 +1,181 @@
+/// One IANA time zone's offsets from UTC through time, read from its compiled TZif file (RFC 8536, versions 1 to 4):
+/// the transitions the file lists, then the rule of its footer for every instant after the last of them. The bytes
+/// come from the zone database the service and PostgreSQL share (docs/api.md says which); reading them is the
+/// caller's.
+///
+/// A local day is the set of instants whose local date is that day: usually 24 hours, 23 or 25 at a daylight-saving
+/// change, and starting at 01:00 where a change skips midnight.
+public struct ZoneRules: Sendable, Equatable {
+    public let name: String
+    /// Seconds since the epoch at which the offset changes, ascending.
+    let transitions: [Int64]
+    /// The offset (seconds east of UTC) from each transition on.
+    let offsetsAfter: [Int32]
+    /// The offset before the first transition (the file's first time type).
+    let initialOffset: Int32
+    /// The rule after the last transition (nil: the last offset stays).
+    let footer: PosixZoneRule?
+
+    public static let utc = ZoneRules(name: "UTC", transitions: [], offsetsAfter: [], initialOffset: 0, footer: nil)
+
+    init(name: String, transitions: [Int64], offsetsAfter: [Int32], initialOffset: Int32, footer: PosixZoneRule?) {
+        self.name = name
+        self.transitions = transitions
+        self.offsetsAfter = offsetsAfter
+        self.initialOffset = initialOffset
+        self.footer = footer
+    }
+
+    /// Why a file is not a zone this service can use.
+    public struct Unreadable: Error, CustomStringConvertible {
+        public var name: String
+        public var reason: String
+        public var description: String { "time zone \"\(name)\": \(reason)" }
+    }
+
+    /// The zone `name` as `tzif` (the file's bytes) describes it; throws `Unreadable` for anything that is not a
+    /// TZif file, and for the zones that count leap seconds (the database's `right/` zones), which no clock here uses.
+    public init(name: String, tzif bytes: [UInt8]) throws(Unreadable) {
+        func unreadable(_ reason: String) -> Unreadable { Unreadable(name: name, reason: reason) }
+        var reader = TZifReader(bytes: bytes)
+        guard let first = reader.header() else { throw unreadable("not a TZif file") }
+        var header = first
+        var timeSize = 4
+        if first.version >= 2 {
+            // Version 2 and later repeat the data with 64-bit times after the version 1 block: that one is read.
+            guard reader.skip(first.dataBytes(timeSize: 4)), let second = reader.header() else { throw unreadable("truncated TZif file") }
+            header = second
+            timeSize = 8
+        }
+        guard header.leapCount == 0 else { throw unreadable("counts leap seconds") }
+        guard header.typeCount > 0, let times = reader.times(header.timeCount, size: timeSize),
+              let typeIndexes = reader.bytes(header.timeCount), let types = reader.types(header.typeCount)
+        else { throw unreadable("truncated TZif file") }
+        guard typeIndexes.allSatisfy({ Int($0) < types.count }), zip(times, times.dropFirst()).allSatisfy({ $0 < $1 }) else {
+            throw unreadable("inconsistent TZif file")
+        }
+        guard reader.skip(header.characterCount + header.standardCount + header.utcCount) else { throw unreadable("truncated TZif file") }
+        var footer: PosixZoneRule?
+        if first.version >= 2 {
+            guard let text = reader.footer() else { throw unreadable("TZif footer missing") }
+            if !text.isEmpty {
+                do { footer = try PosixZoneRule(text) } catch { throw unreadable(error.description) }
+            }
+        }
+        self.init(name: name, transitions: times, offsetsAfter: typeIndexes.map { types[Int($0)] }, initialOffset: types[0], footer: footer)
+    }
+
+    /// Seconds east of UTC at `instant` (seconds since the epoch).
+    public func offset(atSecond instant: Int64) -> Int32 {
+        if let last = transitions.last, instant >= last, let footer { return footer.offset(at: instant) }
+        // The last transition at or before the instant.
+        var low = 0
+        var high = transitions.count
+        while low < high {
+            let middle = (low + high) / 2
+            if transitions[middle] <= instant { low = middle + 1 } else { high = middle }
+        }
+        return low == 0 ? initialOffset : offsetsAfter[low - 1]
+    }
+
+    /// The local day (days since 1970-01-01 of the local calendar) `instant` (seconds since the epoch) falls on.
+    public func localDay(ofSecond instant: Int64) -> Int64 {
+        (instant + Int64(offset(atSecond: instant))).floorDiv(86_400)
+    }
+
+    /// The first instant (seconds since the epoch) of local day `day`: the one whose local day is `day` or later while
+    /// the second before's is earlier. A day skipped (Samoa's 2011-12-30) starts where the next one does. Where a change
+    /// to an earlier offset crosses back over midnight (none in force today), the day before returns for a while after
+    /// its end, and the day's start found may be the later of the two crossings.
+    public func startOfLocalDay(_ day: Int64) -> Int64 {
+        // Offsets lie within -26 h and +26 h: the day starts inside this window; the search finds the first instant
+        // of it on or after `day`, to the second.
+        var low = day * 86_400 - 26 * 3600
+        var high = day * 86_400 + 26 * 3600
+        while low < high {
+            let middle = low + (high - low) / 2
+            if localDay(ofSecond: middle) >= day { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// Reads the parts of a TZif file.
+    private struct TZifReader {
+        let bytes: [UInt8]
+        var position = 0
+
+        struct Header {
+            var version: Int
+            var utcCount, standardCount, leapCount, timeCount, typeCount, characterCount: Int
+
+            func dataBytes(timeSize: Int) -> Int {
+                timeCount * timeSize + timeCount + typeCount * 6 + characterCount + leapCount * (timeSize + 4) + standardCount + utcCount
+            }
+        }
+
+        mutating func header() -> Header? {
+            guard position + 44 <= bytes.count, Array(bytes[position..<position + 4]) == Array("TZif".utf8) else { return nil }
+            let versionByte = bytes[position + 4]
+            let version = versionByte == 0 ? 1 : Int(versionByte) - Int(UInt8(ascii: "0"))
+            guard (1...4).contains(version) else { return nil }
+            position += 20
+            var counts: [Int] = []
+            for _ in 0..<6 {
+                guard let count = integer(size: 4), (0...1_000_000).contains(count) else { return nil }
+                counts.append(Int(count))
+            }
+            return Header(
+                version: version, utcCount: counts[0], standardCount: counts[1], leapCount: counts[2], timeCount: counts[3],
+                typeCount: counts[4], characterCount: counts[5])
+        }
+
+        mutating func skip(_ count: Int) -> Bool {
+            guard position + count <= bytes.count else { return false }
+            position += count
+            return true
+        }
+
+        /// A big-endian signed integer of `size` bytes.
+        mutating func integer(size: Int) -> Int64? {
+            guard position + size <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for byte in bytes[position..<position + size] { value = value << 8 | Int64(byte) }
+            position += size
+            // Sign-extend a 4-byte value.
+            return size == 4 ? Int64(Int32(truncatingIfNeeded: value)) : value
+        }
+
+        mutating func times(_ count: Int, size: Int) -> [Int64]? {
+            var times: [Int64] = []
+            times.reserveCapacity(count)
+            for _ in 0..<count {
+                guard let time = integer(size: size) else { return nil }
+                times.append(time)
+            }
+            return times
+        }
+
+        mutating func bytes(_ count: Int) -> [UInt8]? {
+            guard position + count <= bytes.count else { return nil }
+            defer { position += count }
+            return Array(bytes[position..<position + count])
+        }
+
+        /// Each time type's offset (its DST flag and abbreviation are not needed here).
+        mutating func types(_ count: Int) -> [Int32]? {
+            var offsets: [Int32] = []
+            for _ in 0..<count {
+                guard let offset = integer(size: 4), skip(2), (-26 * 3600...26 * 3600).contains(offset) else { return nil }
+                offsets.append(Int32(offset))
+            }
+            return offsets
+        }
+
+        /// The text between the two newlines that end a version 2+ file.
+        mutating func footer() -> String? {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\n"),
+                  let end = bytes[(position + 1)...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+            return String(decoding: bytes[(position + 1)..<end], as: UTF8.self)
+        }
+    }
+}
