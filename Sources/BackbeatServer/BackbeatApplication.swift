@@ -70,6 +70,7 @@ func buildRouter(
         storedChanges: storedChanges, clock: clock, plansMade: plansMade)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistListRoute(store: store).add(to: v1)
+    ArtistZoneRoute(store: store, zones: ZoneDatabase()).add(to: v1)
     let artist = v1.group("artists/:artist_id")
     var forwarding: ArtistForwarding?
     if let registry, let memory, let artistPartitions {

@@ -116,6 +116,15 @@ import Testing
                 for query in queries { try await ask("/v1/query", "/v1/query", .post, body: query) }
                 try await ask("/v1/query", "/v1/query", .post, token: artistToken, body: queries[0])
                 try await ask("/v1/query", "/v1/query", .post, body: String(repeating: " ", count: 70_000) + queries[0])
+                let zone = "/v1/artists/{artist_id}/zone", zoneURI = "/v1/artists/\(RouteTests.artist)/zone"
+                try await ask(zone, zoneURI)
+                try await ask(zone, zoneURI, token: artistToken)
+                try await ask(zone, zoneURI, .put, body: #"{"zone":"Pacific/Chatham"}"#)
+                try await ask(zone, zoneURI, .put, body: #"{"zone":"Mars/Olympus_Mons"}"#)
+                try await ask(zone, zoneURI, .put, body: #"{"zone":5}"#)
+                try await ask(zone, zoneURI, .put, token: artistToken, body: #"{"zone":"UTC"}"#)
+                try await ask(zone, zoneURI, .put, body: #"{"zone":""#)
+                try await ask(zone, zoneURI, .put, body: String(repeating: " ", count: 70_000) + #"{"zone":"UTC"}"#)
                 try await ask("/v1/memory", "/v1/memory")
                 try await ask("/v1/memory", "/v1/memory", token: artistToken)
                 try await ask("/v1/ingest", "/v1/ingest")

@@ -31,6 +31,8 @@ public struct APIError: HTTPResponseError, Sendable {
         case notFound = "not_found"
         case methodNotAllowed = "method_not_allowed"
         case bodyTooLarge = "body_too_large"
+        /// A time zone name the zone database does not hold.
+        case unknownZone = "unknown_zone"
         case internalError = "internal_error"
     }
 

@@ -14,14 +14,8 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
     }
 
     @Sendable func query(_ request: Request, context: Context) async throws -> Response {
-        let buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
-        let body: QueryBody
-        do {
-            body = try JSONDecoder().decode(QueryBody.self, from: Data(buffer.readableBytesView))
-        } catch let unknown as UnknownField {
-            throw APIError(unknownParameter: unknown.name, known: unknown.known)
-        } catch {
-            throw APIError(.badRequest, .invalidBody, message: "the body must be a JSON query object: \(Self.describe(error))")
+        let body = try await request.decodedJSONBody(QueryBody.self, upTo: Self.maxBodyBytes) {
+            "the body must be a JSON query object: \(Self.describe($0))"
         }
         var builder = QueryBuilder()
         builder.dataset = body.dataset

@@ -1,0 +1,70 @@
+import BackbeatCore
+import BackbeatServer
+import BackbeatStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// `GET` and `PUT /v1/artists/{artist_id}/zone` in process, against the real PostgreSQL and the system's zone
+/// database: UTC until set; set by the admin alone; an unknown name refused naming it, and nothing recorded.
+@Suite(.serialized) struct ArtistZoneRouteTests {
+    @Test func theAdminSetsAZoneTheArtistReadsIt() async throws {
+        try await RouteTests.withPopulatedStore([]) { store, artistToken in
+            let router = buildRouter(store: store, ingest: nil, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0)
+            try await Application(router: router).test(.router) { client in
+                func ask(_ method: HTTPRequest.Method, _ artist: String, _ token: String?, body: String? = nil) async throws -> (Int, String) {
+                    var headers: HTTPFields = [:]
+                    if let token { headers[.authorization] = "Bearer \(token)" }
+                    return try await client.execute(
+                        uri: "/v1/artists/\(artist)/zone", method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
+                    ) { ($0.status.code, String(buffer: $0.body)) }
+                }
+                /// The 200 answer's members (nil for any other status or body).
+                func zoneAnswer(_ method: HTTPRequest.Method, _ artist: String, _ token: String?, body: String? = nil) async throws -> [String: String]? {
+                    let (status, text) = try await ask(method, artist, token, body: body)
+                    return status == 200 ? try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)) : nil
+                }
+                let own = RouteTests.artist
+                #expect(try await zoneAnswer(.get, own, artistToken) == ["artist_id": "artist-0001", "zone": "UTC"])
+                // Only the admin sets it; the artist's own token may not.
+                #expect(try await ask(.put, own, artistToken, body: #"{"zone":"Asia/Kathmandu"}"#).0 == 403)
+                #expect(try await ask(.put, own, nil, body: #"{"zone":"Asia/Kathmandu"}"#).0 == 401)
+                #expect(try await zoneAnswer(.put, own, RouteTests.adminToken, body: #"{"zone":"Asia/Kathmandu"}"#) == ["artist_id": "artist-0001", "zone": "Asia/Kathmandu"])
+                #expect(try await zoneAnswer(.get, own, artistToken) == ["artist_id": "artist-0001", "zone": "Asia/Kathmandu"])
+                #expect(try await store.zone(of: own) == "Asia/Kathmandu")
+                // Every name refused names itself, and leaves the recorded zone as it was.
+                for bad in ["Mars/Olympus_Mons", "../../etc/passwd", "localtime", "posixrules", "right/UTC", "Factory", "asia/kathmandu", " UTC"] {
+                    let (status, body) = try await ask(.put, own, RouteTests.adminToken, body: #"{"zone":"\#(bad)"}"#)
+                    #expect(status == 400 && body.contains(#""code":"unknown_zone""#) && body.contains(bad.replacingOccurrences(of: "/", with: "\\/")), "\(bad): \(body)")
+                }
+                for malformed in ["", "{}", #"{"zone":5}"#, "[\"UTC\"]", "not json", #"{"zone":null}"#] {
+                    let (status, body) = try await ask(.put, own, RouteTests.adminToken, body: malformed)
+                    #expect(status == 400 && body.contains(#""code":"invalid_body""#), "\(malformed): \(body)")
+                }
+                let (status, body) = try await ask(.put, own, RouteTests.adminToken, body: #"{"zone":"UTC","tz":"UTC"}"#)
+                #expect(status == 400 && body.contains(#""code":"unknown_parameter""#) && body.contains("tz"), "\(body)")
+                #expect(try await store.zone(of: own) == "Asia/Kathmandu")
+                // A link name of the database is a zone too; another artist is untouched.
+                #expect(try await zoneAnswer(.put, own, RouteTests.adminToken, body: #"{"zone":"US/Pacific"}"#)?["zone"] == "US/Pacific")
+                #expect(try await zoneAnswer(.get, "artist-0002", RouteTests.adminToken) == ["artist_id": "artist-0002", "zone": "UTC"])
+                #expect(try await ask(.get, "artist-0002", artistToken).0 == 403)
+            }
+        }
+    }
+
+    @Test func theDatabaseListsZonesAndLinksOnly() throws {
+        let zones = ZoneDatabase()
+        for name in ["UTC", "America/Los_Angeles", "Asia/Kolkata", "Asia/Calcutta", "Asia/Kathmandu", "Pacific/Chatham", "Etc/GMT+5"] {
+            #expect((try? zones.rules(name)) != nil, "\(name)")
+        }
+        #expect(try zones.rules("Asia/Kathmandu").offset(atSecond: 1_795_000_000) == 20_700)
+        for name in ["Factory", "localtime", "posixrules", "right/UTC", "zone.tab", "tzdata.zi", "America", "Nowhere/Town"] {
+            #expect(throws: ZoneDatabase.UnknownZone.self, "\(name)") { try zones.rules(name) }
+        }
+        let listed = ZoneDatabase.names(listedIn: "# version\nZ Asia/Kathmandu 5:41:16 - LMT 1920\nL Asia/Kathmandu Asia/Katmandu\nZ Factory 0 - -00\nR x 1 2 - 0 0 - 0\n")
+        #expect(listed == ["Asia/Kathmandu", "Asia/Katmandu"])
+    }
+}
