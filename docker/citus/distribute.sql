@@ -40,11 +40,12 @@ SELECT create_distributed_table('social_daily_rolled', 'artist_id', colocate_wit
 
 -- Small tables every node reads: offsets (moved in each flush's transaction, so a flush is one distributed
 -- transaction, committed on every node it touched with two-phase commit, or on none), the gaps and dedup ids stored with them,
--- tokens, the instances of the group and the bookkeeping of rebuilds, archives and replays.
+-- tokens, artists' zones, the instances of the group and the bookkeeping of rebuilds, archives and replays.
 SELECT create_reference_table('kafka_offsets');
 SELECT create_reference_table('offset_gaps');
 SELECT create_reference_table('dedup_ids');
 SELECT create_reference_table('api_tokens');
+SELECT create_reference_table('artist_zones');
 SELECT create_reference_table('instances');
 SELECT create_reference_table('rebuilds');
 SELECT create_reference_table('archive_segments');
