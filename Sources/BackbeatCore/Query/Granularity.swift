@@ -13,9 +13,8 @@ public enum Granularity: String, CaseIterable, Sendable {
         case .day:
             return Timestamp(seconds: seconds.floorDiv(86_400) * 86_400)
         case .week:
-            // 1970-01-05 (day 4) was a Monday.
             let days = seconds.floorDiv(86_400)
-            let monday = days - (days - 4 - (days - 4).floorDiv(7) * 7)
+            let monday = days - (CivilDate.weekday(ofDay: days) + 6).floorMod(7)
             return Timestamp(seconds: monday * 86_400)
         case .month:
             return Timestamp(seconds: CivilDate(daysSinceEpoch: seconds.floorDiv(86_400)).firstOfMonth.daysSinceEpoch * 86_400)

@@ -83,8 +83,7 @@ struct PosixZoneRule: Sendable, Equatable {
             day = january1 + Int64(n)
         case .monthWeekDay(let month, let week, let weekday):
             let first = CivilDate(year: year, month: month, day: 1).daysSinceEpoch
-            // 1970-01-01 was a Thursday (weekday 4).
-            let firstWeekday = (first + 4).floorMod(7)
+            let firstWeekday = CivilDate.weekday(ofDay: first)
             var candidate = first + (Int64(weekday) - firstWeekday).floorMod(7) + Int64(week - 1) * 7
             let length = Int64(CivilDate.daysIn(month: month, year: year))
             while candidate >= first + length { candidate -= 7 }
@@ -172,13 +171,5 @@ struct PosixZoneRule: Sendable, Equatable {
             }
             return digits == 0 ? nil : value
         }
-    }
-}
-
-extension Int64 {
-    /// The remainder of `floorDiv`: from 0 up to the divisor (for a positive divisor).
-    @inlinable
-    public func floorMod(_ divisor: Int64) -> Int64 {
-        self - floorDiv(divisor) * divisor
     }
 }

@@ -76,6 +76,12 @@ public struct CivilDate: Hashable, Sendable {
         month == 12 ? CivilDate(year: year + 1, month: 1, day: 1) : CivilDate(year: year, month: month + 1, day: 1)
     }
 
+    /// The weekday of the day `days` after 1970-01-01, from 0 (Sunday) to 6 (Saturday).
+    public static func weekday(ofDay days: Int64) -> Int64 {
+        // 1970-01-01 was a Thursday.
+        (days + 4).floorMod(7)
+    }
+
     /// Whether the fields name a real day.
     public var isValid: Bool {
         guard (1...12).contains(month), day >= 1 else { return false }
@@ -97,5 +103,11 @@ extension Int64 {
     public func floorDiv(_ divisor: Int64) -> Int64 {
         let quotient = self / divisor
         return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+
+    /// The remainder of `floorDiv`: from 0 up to the divisor (for a positive divisor).
+    @inlinable
+    public func floorMod(_ divisor: Int64) -> Int64 {
+        self - floorDiv(divisor) * divisor
     }
 }
