@@ -12,7 +12,7 @@ public struct ZoneName: Hashable, Sendable, CustomStringConvertible {
     public init?(_ text: String) {
         guard !text.isEmpty, text.utf8.count <= Self.maxLength else { return nil }
         for component in text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
-            guard let first = component.first, first != UInt8(ascii: "-"), first != UInt8(ascii: "+") || component.count > 1,
+            guard let first = component.first, first != UInt8(ascii: "-"),
                   component.allSatisfy(Self.isNameByte)
             else { return nil }
         }

@@ -11,7 +11,7 @@ public final class ZoneDatabase: Sendable {
     public let directory: String
     /// The names `tzdata.zi` lists (nil: the directory has no such list, and any TZif file of a zone's name is one).
     private let names: Set<String>?
-    private let loaded = Mutex<[String: ZoneRules]>([:])
+    private let loaded = Mutex<[String: (name: ZoneName, rules: ZoneRules)]>([:])
 
     public init(directory: String = ProcessInfo.processInfo.environment["TZDIR"] ?? "/usr/share/zoneinfo") {
         self.directory = directory
@@ -40,18 +40,21 @@ public final class ZoneDatabase: Sendable {
 
     /// The rules of zone `name`; throws `UnknownZone` when the database holds no such zone.
     public func rules(_ name: String) throws(UnknownZone) -> ZoneRules {
-        if let kept = loaded.withLock({ $0[name] }) { return kept }
-        let unknown = UnknownZone(name: name, directory: directory)
-        guard let zone = ZoneName(name), names?.contains(zone.text) ?? !["localtime", "posixrules"].contains(zone.text),
-              let bytes = FileManager.default.contents(atPath: directory + "/" + zone.text) else { throw unknown }
-        guard let rules = try? ZoneRules(name: zone.text, tzif: Array(bytes)) else { throw unknown }
-        loaded.withLock { $0[name] = rules }
-        return rules
+        try zone(name).rules
     }
 
     /// `name` as a zone name when the database holds it; throws `UnknownZone` otherwise.
     public func known(_ name: String) throws(UnknownZone) -> ZoneName {
-        _ = try rules(name)
-        return ZoneName(name)!
+        try zone(name).name
+    }
+
+    private func zone(_ name: String) throws(UnknownZone) -> (name: ZoneName, rules: ZoneRules) {
+        if let kept = loaded.withLock({ $0[name] }) { return kept }
+        let unknown = UnknownZone(name: name, directory: directory)
+        guard let zone = ZoneName(name), names?.contains(zone.text) ?? !["localtime", "posixrules"].contains(zone.text),
+              let bytes = FileManager.default.contents(atPath: directory + "/" + zone.text),
+              let rules = try? ZoneRules(name: zone.text, tzif: Array(bytes)) else { throw unknown }
+        loaded.withLock { $0[name] = (zone, rules) }
+        return (zone, rules)
     }
 }
