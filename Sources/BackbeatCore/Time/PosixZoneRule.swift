@@ -71,6 +71,22 @@ struct PosixZoneRule: Sendable, Equatable {
         return inDaylight ? daylight.offset : standardOffset
     }
 
+    /// The stretch of one offset around `instant`, starting no earlier than `start` (the zone's last transition).
+    func span(at instant: Int64, after start: Int64) -> OffsetSpan {
+        guard let daylight else { return OffsetSpan(offset: standardOffset, from: start, until: .max) }
+        // The changes of the years around the instant's bracket it: those of its own year, and one on either side.
+        let year = CivilDate(daysSinceEpoch: (instant + Int64(standardOffset)).floorDiv(86_400)).year
+        var from = start
+        var until = Int64.max
+        for changeYear in year - 1...year + 1 {
+            for change in [Self.localSeconds(of: daylight.start, in: changeYear) - Int64(standardOffset),
+                           Self.localSeconds(of: daylight.end, in: changeYear) - Int64(daylight.offset)] {
+                if change <= instant { from = max(from, change) } else { until = min(until, change) }
+            }
+        }
+        return OffsetSpan(offset: offset(at: instant), from: from, until: until)
+    }
+
     /// The local seconds since the epoch at which `change` happens in `year`.
     static func localSeconds(of change: Change, in year: Int) -> Int64 {
         let january1 = CivilDate(year: year, month: 1, day: 1).daysSinceEpoch

@@ -78,6 +78,21 @@ public struct ZoneRules: Sendable, Equatable {
         return low == 0 ? initialOffset : offsetsAfter[low - 1]
     }
 
+    /// A stretch of time with one offset: the offset at `instant` and the instants it holds from and until, as far as
+    /// the rules say (a stretch may end where the next has the same offset).
+    public func span(atSecond instant: Int64) -> OffsetSpan {
+        if let last = transitions.last, instant >= last, let footer { return footer.span(at: instant, after: last) }
+        var low = 0
+        var high = transitions.count
+        while low < high {
+            let middle = (low + high) / 2
+            if transitions[middle] <= instant { low = middle + 1 } else { high = middle }
+        }
+        return OffsetSpan(
+            offset: low == 0 ? initialOffset : offsetsAfter[low - 1],
+            from: low == 0 ? .min : transitions[low - 1], until: low == transitions.count ? .max : transitions[low])
+    }
+
     /// The local day (days since 1970-01-01 of the local calendar) `instant` (seconds since the epoch) falls on.
     public func localDay(ofSecond instant: Int64) -> Int64 {
         (instant + Int64(offset(atSecond: instant))).floorDiv(86_400)
@@ -98,4 +113,13 @@ public struct ZoneRules: Sendable, Equatable {
         }
         return low
     }
+}
+
+/// Seconds east of UTC from `from` (inclusive) until `until` (exclusive), seconds since the epoch.
+public struct OffsetSpan: Sendable, Equatable {
+    public var offset: Int32
+    public var from: Int64
+    public var until: Int64
+
+    public func contains(_ instant: Int64) -> Bool { from <= instant && instant < until }
 }
