@@ -1,5 +1,6 @@
 import BackbeatCore
 import BackbeatTestSupport
+import Foundation
 import Testing
 
 /// The interned rollup (`InternedDelta`, fed from `EventRecord`s) adds exactly what the string-keyed `RollupDelta`
@@ -71,6 +72,47 @@ struct InternedDeltaTests {
         #expect(!whole.streams.isEmpty && !whole.trackListeners.isEmpty)
     }
 
+    /// With zones, an artist's rows are the rows of its events moved to local time, as Foundation's own zone data
+    /// (ICU's, not the database files `ZoneRules` reads) gives the offset: across Los Angeles' change of 2026-11-01,
+    /// +5:30, +5:45 and Chatham's +13:45; an artist without a zone stays in UTC.
+    @Test func zonedArtistsRowsAreTheirEventsInLocalTime() throws {
+        let zoned = ["artist-0001": "America/Los_Angeles", "artist-0002": "Asia/Kolkata", "artist-0003": "Asia/Kathmandu", "artist-0004": "Pacific/Chatham"]
+        let zones = ArtistZones(try zoned.mapValues { try ZoneRulesTests.rules($0) })
+        let start = CivilDate(year: 2026, month: 10, day: 20)
+        var generator = EventGenerator(.init(seed: 5, artists: 6, days: 20, start: start, invalidFraction: 0, tracksPerArtist: 4))
+        let values = (0..<20_000).map { _ in generator.next().value ?? [] }
+        var interned = InternedDelta(zones: zones)
+        var expected = RollupDelta()
+        let now = Timestamp(seconds: (start.daysSinceEpoch + 30) * 86_400)
+        for value in values {
+            value.withUnsafeBytes { bytes in
+                guard case .success(let record) = EventDecoder.decodeRecord(bytes: bytes, now: now) else { return }
+                interned.add(record, in: bytes)
+                var event = record.event(in: bytes)
+                if let zone = zoned[event.artistID].flatMap(TimeZone.init(identifier:)) {
+                    let offset = Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(event.occurredAt.seconds))))
+                    event.move(by: offset)
+                }
+                expected.add(event)
+            }
+        }
+        let delta = interned.rollupDelta
+        #expect(Set(expected.streams.keys.map(\.artistID)).count == 6)
+        #expect(delta.streams == expected.streams)
+        #expect(delta.revenue == expected.revenue)
+        #expect(delta.social == expected.social)
+        #expect(delta.artistListeners == expected.artistListeners)
+        #expect(delta.trackListeners == expected.trackListeners)
+        // Only days are checked above for listeners: a Kathmandu play at 18:15Z counts on the next local day.
+        var kathmandu = InternedDelta(zones: zones)
+        let late = Array(#"{"event_id":"k","type":"stream","occurred_at":"2026-10-25T18:15:00Z","artist_id":"artist-0003","track_id":"t","platform":"p","listener_id":"l"}"#.utf8)
+        late.withUnsafeBytes { bytes in
+            if case .success(let record) = EventDecoder.decodeRecord(bytes: bytes, now: now) { kathmandu.add(record, in: bytes) }
+        }
+        #expect(kathmandu.rollupDelta.artistListeners.keys.map(\.day) == [CivilDate(year: 2026, month: 10, day: 26).daysSinceEpoch])
+        #expect(kathmandu.rollupDelta.streams.keys.map(\.hour.start) == [Timestamp(seconds: CivilDate(year: 2026, month: 10, day: 26).daysSinceEpoch * 86_400)])
+    }
+
     @Test func escapedAndPlainSpellingsOfAValueShareAnID() throws {
         var interned = InternedDelta()
         for value in Self.handWritten.prefix(2) {
@@ -112,5 +154,22 @@ struct InternedDeltaTests {
         var added = HyperLogLog()
         for hash in hashes { added.add(hash: hash) }
         #expect(HyperLogLog(sortedDistinctHashes: Array(Set(hashes)).sorted()) == added)
+    }
+}
+
+extension Event {
+    /// The same event `seconds` later.
+    mutating func move(by seconds: Int64) {
+        switch self {
+        case .stream(var event):
+            event.occurredAt = event.occurredAt + seconds
+            self = .stream(event)
+        case .revenue(var event):
+            event.occurredAt = event.occurredAt + seconds
+            self = .revenue(event)
+        case .social(var event):
+            event.occurredAt = event.occurredAt + seconds
+            self = .social(event)
+        }
     }
 }

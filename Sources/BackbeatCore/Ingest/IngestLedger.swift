@@ -78,11 +78,14 @@ public struct IngestLedger: Sendable {
     public let dedupBudgetIDs: Int
     /// Ids forgotten early for the budget since the start.
     public private(set) var idsForgottenEarly = 0
+    /// The artists' reporting zones: each event consumed from now on is counted on its artist's local hour and day.
+    public var zones: ArtistZones
 
-    public init(archiving: Bool = false, dedup: DedupSpans? = nil, dedupBudgetIDs: Int = .max) {
+    public init(archiving: Bool = false, dedup: DedupSpans? = nil, dedupBudgetIDs: Int = .max, zones: ArtistZones = .allUTC) {
         self.archiving = archiving
         self.dedup = dedup
         self.dedupBudgetIDs = dedupBudgetIDs
+        self.zones = zones
     }
 
     /// The partitions this consumer owns now.
@@ -210,13 +213,13 @@ public struct IngestLedger: Sendable {
         // it is uniquely referenced), and what this poll added to it.
         var partition: TopicPartition?
         var state: PartitionState?
-        var added = InternedDelta()
+        var added = InternedDelta(zones: zones)
         for message in messages {
             if partition != message.position.topicPartition {
                 if let partition, let state { end(partition, state, added, now: now, into: &polled) }
                 partition = message.position.topicPartition
                 state = partitions.removeValue(forKey: message.position.topicPartition)
-                added = InternedDelta()
+                added = InternedDelta(zones: zones)
             }
             guard state != nil else {
                 outcome(message, .ignored)

@@ -46,9 +46,10 @@ public struct IngestState: Sendable {
 
     /// `memory`: whether the state keeps the in-memory cubes (`layers`).
     public init(
-        archiving: Bool = false, dedup: DedupSpans? = nil, dedupBudgetBytes: Int = .max, pendingLimitBytes: Int = .max, memory: Bool = false
+        archiving: Bool = false, dedup: DedupSpans? = nil, dedupBudgetBytes: Int = .max, pendingLimitBytes: Int = .max, memory: Bool = false,
+        zones: ArtistZones = .allUTC
     ) {
-        ledger = IngestLedger(archiving: archiving, dedup: dedup, dedupBudgetIDs: dedupBudgetBytes / DedupWindow.bytesPerID)
+        ledger = IngestLedger(archiving: archiving, dedup: dedup, dedupBudgetIDs: dedupBudgetBytes / DedupWindow.bytesPerID, zones: zones)
         self.pendingLimitBytes = pendingLimitBytes
         layers = memory ? MemoryLayers() : nil
     }
@@ -112,6 +113,12 @@ public struct IngestState: Sendable {
         settleMemory()
         layers?.install(durable, owned: owned, everyPartition: everyPartition, sealedDays: sealedDays, droppedDays: droppedDays)
         return true
+    }
+
+    /// The artists' reporting zones changed (a `PUT .../zone` stored): events consumed from now on are counted on their
+    /// artist's local days in `zones`; what was counted before stays where it was.
+    public mutating func zonesChanged(_ zones: ArtistZones) {
+        ledger.zones = zones
     }
 
     /// Stored aggregates were replaced behind the flushes' back (`backbeat rebuild`): memory alone no longer answers

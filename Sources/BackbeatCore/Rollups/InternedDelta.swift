@@ -10,12 +10,22 @@ public struct InternedDelta: Sendable {
     /// from these when they are read (`listeners`), one sort instead of a sketch update per play.
     private var plays: [ListenedPlay] = []
     public var rejected: [RejectedMessage] = []
+    /// The zones whose local time events are placed in (`ArtistZones`).
+    public let zones: ArtistZones
+    /// The local clock of each artist id outside UTC met so far (nil: UTC, or not met yet); unused when every artist
+    /// is in UTC.
+    private var clocks: [LocalClock?] = []
+    /// Whether `clocks[id]` was looked up already.
+    private var clockKnown: [Bool] = []
 
-    public init() {}
+    public init(zones: ArtistZones = .allUTC) {
+        self.zones = zones
+    }
 
-    /// An empty delta sized like `other`: for the next batch of a stream of similar batches (a replay), whose tables
-    /// then do not grow step by step from empty.
+    /// An empty delta sized like `other`, with its zones: for the next batch of a stream of similar batches (a
+    /// replay), whose tables then do not grow step by step from empty.
     public init(sizedLike other: InternedDelta) {
+        zones = other.zones
         streams = CellTable(capacity: other.streams.count)
         revenue = CellTable(capacity: other.revenue.count)
         social = CellTable(capacity: other.social.count)
@@ -37,10 +47,15 @@ public struct InternedDelta: Sendable {
         for play in plays { body(play.cell, play.hash) }
     }
 
-    /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`).
-    public mutating func add(_ record: EventRecord, in value: UnsafeRawBufferPointer) {
+    /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`), on its artist's local hour and day.
+    /// With `days`, only an event whose local day is one of them is added; answers whether the event was added.
+    @discardableResult
+    public mutating func add(_ record: EventRecord, in value: UnsafeRawBufferPointer, onDaysIn days: ClosedRange<Int64>? = nil) -> Bool {
         let artist = id(record.artist, record, value)
-        let hour = record.occurredAt.seconds.floorDiv(3600)
+        let local = zones.isEmpty ? record.occurredAt.seconds : localSeconds(record.occurredAt.seconds, artist: artist)
+        let day = local.floorDiv(86_400)
+        if let days, !days.contains(day) { return false }
+        let hour = local.floorDiv(3600)
         switch record.details {
         case .stream(let stream):
             let track = id(stream.track, record, value)
@@ -50,7 +65,7 @@ public struct InternedDelta: Sendable {
             let added = StreamCounters(playOf: stream.durationMs)
             streams.update(cell, initial: StreamCounters()) { $0 += added }
             if let hash = stream.listenerHash {
-                plays.append(ListenedPlay(cell: TrackDayCell(artist: artist, track: track, day: record.occurredAt.daysSinceEpoch), hash: hash))
+                plays.append(ListenedPlay(cell: TrackDayCell(artist: artist, track: track, day: day), hash: hash))
             }
         case .revenue(let revenue):
             let cell = RevenueCell(
@@ -61,6 +76,23 @@ public struct InternedDelta: Sendable {
             let cell = SocialCell(artist: artist, hour: hour, platform: id(social.platform, record, value), action: id(social.action, record, value))
             self.social.update(cell, initial: 0) { $0 += social.count }
         }
+        return true
+    }
+
+    /// `instant` in the local time of the artist whose id is `artist`.
+    private mutating func localSeconds(_ instant: Int64, artist: UInt32) -> Int64 {
+        let index = Int(artist)
+        if index >= clockKnown.count {
+            clockKnown.append(contentsOf: repeatElement(false, count: max(values.count, index + 1) - clockKnown.count))
+            clocks.append(contentsOf: repeatElement(nil, count: clockKnown.count - clocks.count))
+        }
+        if !clockKnown[index] {
+            let rules = zones[values[artist]]
+            clocks[index] = rules == .utc ? nil : LocalClock(rules)
+            clockKnown[index] = true
+        }
+        guard clocks[index] != nil else { return instant }
+        return clocks[index]!.localSeconds(atSecond: instant)
     }
 
     /// Adds everything `other` added (its ids, of its own dictionary, are interned again here).
@@ -74,7 +106,7 @@ public struct InternedDelta: Sendable {
         rejected.append(contentsOf: other.rejected)
     }
 
-    /// The artists of the delta's rows, each with the span of UTC days of its rows (`ArtistVersions`' counters).
+    /// The artists of the delta's rows, each with the span of (local) days of its rows (`ArtistVersions`' counters).
     public var artistDays: ArtistDays {
         var spans = [ClosedRange<Int64>?](repeating: nil, count: values.count)
         func note(_ artist: UInt32, _ hour: Int64) {
