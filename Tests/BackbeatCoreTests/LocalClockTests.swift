@@ -45,4 +45,29 @@ import Testing
             }
         }
     }
+
+    /// A local time's offset makes it the earliest instant that shows it; a time the clock skipped gets the offset
+    /// before the skip.
+    @Test func aLocalTimeGetsTheOffsetOfItsEarliestInstant() throws {
+        for name in ZoneRulesTests.zones {
+            let rules = try ZoneRulesTests.rules(name)
+            var instant = CivilDate(year: 1970, month: 1, day: 1).daysSinceEpoch * 86_400
+            let end = CivilDate(year: 2060, month: 1, day: 1).daysSinceEpoch * 86_400
+            while instant < end {
+                let local = instant + Int64(rules.offset(atSecond: instant))
+                let offset = rules.offset(atLocalSecond: local)
+                let found = local - Int64(offset)
+                guard rules.offset(atSecond: found) == offset, found <= instant else {
+                    Issue.record("\(name): local \(local) of \(instant) got offset \(offset), the instant \(found)")
+                    break
+                }
+                instant += 127 * 60
+            }
+        }
+        let losAngeles = try ZoneRulesTests.rules("America/Los_Angeles")
+        // 2026-03-08 02:30 never happened there: the offset before, PST.
+        #expect(losAngeles.offset(atLocalSecond: CivilDate(year: 2026, month: 3, day: 8).daysSinceEpoch * 86_400 + 9_000) == -8 * 3600)
+        // 2026-11-01 01:30 happened twice: the first, PDT.
+        #expect(losAngeles.offset(atLocalSecond: CivilDate(year: 2026, month: 11, day: 1).daysSinceEpoch * 86_400 + 5_400) == -7 * 3600)
+    }
 }

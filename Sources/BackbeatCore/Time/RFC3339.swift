@@ -106,6 +106,15 @@ public enum RFC3339 {
         }
     }
 
+    /// Formats local wall-clock time `local` (written as if it were UTC) with its offset `offset` (seconds east of
+    /// UTC, whole minutes): `YYYY-MM-DDTHH:MM:SS+hh:mm`, the instant `local - offset`; a zero offset as `Z`.
+    public static func format(local: Timestamp, offset: Int32) -> String {
+        let utc = format(local)
+        guard offset != 0 else { return utc }
+        let minutes = Int(abs(offset)) / 60
+        return utc.dropLast() + (offset < 0 ? "-" : "+") + pad(minutes / 60, 2) + ":" + pad(minutes % 60, 2)
+    }
+
     /// Formats as `YYYY-MM-DD`.
     public static func formatDate(_ date: CivilDate) -> String {
         guard (0...9999).contains(date.year) else { return pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) }

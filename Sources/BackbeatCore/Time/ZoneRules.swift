@@ -93,6 +93,21 @@ public struct ZoneRules: Sendable, Equatable {
             from: low == 0 ? .min : transitions[low - 1], until: low == transitions.count ? .max : transitions[low])
     }
 
+    /// The offset of local wall-clock time `local` (seconds since the local 1970-01-01 00:00): the one that makes it an
+    /// instant. Where the clock went back and `local` happened twice, the earlier's (the offset before the change);
+    /// where it went forward over `local`, which never happened, the offset before the change too.
+    public func offset(atLocalSecond local: Int64) -> Int32 {
+        // Offsets change at most once within a day here, and lie within 26 h: the offsets a day either side are the
+        // candidates.
+        let before = offset(atSecond: local - 86_400)
+        let after = offset(atSecond: local + 86_400)
+        let earlier = max(before, after)
+        if offset(atSecond: local - Int64(earlier)) == earlier { return earlier }
+        let later = min(before, after)
+        if offset(atSecond: local - Int64(later)) == later { return later }
+        return before
+    }
+
     /// The local day (days since 1970-01-01 of the local calendar) `instant` (seconds since the epoch) falls on.
     public func localDay(ofSecond instant: Int64) -> Int64 {
         (instant + Int64(offset(atSecond: instant))).floorDiv(86_400)
