@@ -14,6 +14,8 @@ struct ArchiveApplier: LineApplier {
     private let dedup: DedupSpans?
     /// The dedup windows as the input started: stored, or left by the replay's inputs before.
     private let startWindows: [TopicPartition: DedupWindow]
+    /// The artists' reporting zones (`Replayer.zones`).
+    private let zones: ArtistZones
     /// What this replay knows of each partition it has met, but the one in `current`.
     private var partitions: [TopicPartition: Progress] = [:]
     /// The partition of the last line, kept out of `partitions`: an archive holds runs of one partition's
@@ -32,16 +34,17 @@ struct ArchiveApplier: LineApplier {
         var touched = false
         var expected: Int64?
         /// What the messages applied since the last write add.
-        var delta = InternedDelta()
+        var delta: InternedDelta
         /// The partition's dedup window (unused without `dedup`).
         var window = DedupWindow()
     }
 
     init(
         path: String, stored: [TopicPartition: Int64], dedup: DedupSpans? = nil, windows: [TopicPartition: DedupWindow] = [:],
-        republish: Republisher?
+        republish: Republisher?, zones: ArtistZones = .allUTC
     ) {
         self.path = path
+        self.zones = zones
         self.stored = stored
         self.dedup = dedup
         self.startWindows = windows
@@ -53,7 +56,7 @@ struct ArchiveApplier: LineApplier {
         if current?.partition != partition {
             if let current { partitions[current.partition] = current.progress }
             current = (partition, partitions.removeValue(forKey: partition)
-                ?? Progress(position: stored[partition], window: startWindows[partition] ?? DedupWindow()))
+                ?? Progress(position: stored[partition], delta: InternedDelta(zones: zones), window: startWindows[partition] ?? DedupWindow()))
         }
         return try body(&current!.progress)
     }
@@ -159,7 +162,7 @@ struct ArchiveApplier: LineApplier {
             parts.append(FlushBatch.Part(
                 topicPartition: partition, generation: 0, expectedOffset: progress.expected, newOffset: progress.position!,
                 delta: progress.delta, remembered: progress.window.takeAdded(), newestEventTime: progress.window.newestEventTime))
-            (progress.touched, progress.expected, progress.delta) = (false, nil, InternedDelta())
+            (progress.touched, progress.expected, progress.delta) = (false, nil, InternedDelta(zones: zones))
             partitions[partition] = progress
         }
         guard !parts.isEmpty else { return nil }

@@ -21,7 +21,7 @@ public struct IntervalRollup {
     let replayClocks: [TopicPartition: Timestamp]
     let appliedLinesHashes: [TopicPartition: String]
     /// The interval's aggregates, as far as read.
-    public private(set) var delta = InternedDelta()
+    public private(set) var delta: InternedDelta
     /// The interval's valid events, as far as read.
     public private(set) var events: Int64 = 0
     /// How far the inputs reached in each Kafka partition (one past the last offset counted).
@@ -29,9 +29,11 @@ public struct IntervalRollup {
     /// Plain inputs read, by their position key (`replay:<identity>`).
     private var plainInputs: Set<TopicPartition> = []
 
-    /// The days (since 1970, UTC) to count, and what the database counted (`Store.rebuild` hands it over).
-    public init(days: ClosedRange<Int64>, counted: Store.CountedInputs, dedup: DedupSpans? = nil) {
+    /// The days (since 1970, each artist's local days in `zones`) to count, and what the database counted
+    /// (`Store.rebuild` hands it over).
+    public init(days: ClosedRange<Int64>, counted: Store.CountedInputs, dedup: DedupSpans? = nil, zones: ArtistZones = .allUTC) {
         self.days = days
+        self.delta = InternedDelta(zones: zones)
         self.dedup = dedup
         self.stored = counted.offsets
         self.replayClocks = counted.replayClocks
@@ -123,9 +125,7 @@ public struct IntervalRollup {
             case .duplicate, .reject: return
             }
         }
-        guard days.contains(record.occurredAt.daysSinceEpoch) else { return }
-        delta.add(record, in: value)
-        events += 1
+        if delta.add(record, in: value, onDaysIn: days) { events += 1 }
     }
 
     /// Fails unless the inputs held everything the database counted.

@@ -24,16 +24,17 @@ struct PlainApplier: LineApplier {
     private var line: Int64 = 0
     /// The lines read so far, checked against the hash stored with the position they resume from.
     private let hash: AppliedLinesHash
-    private var delta = InternedDelta()
+    private var delta: InternedDelta
     /// Rejected lines since the last write, by line number (their position is the input's, known at the write).
     private var rejected: [(line: Int64, value: [UInt8], rejection: Rejection)] = []
     private(set) var linesSinceFlush = 0
 
     init(
         path: String, position: TopicPartition, stored: (lines: Int64, appliedLinesHash: String?)?, now: Timestamp, dedup: DedupSpans?,
-        republish: Republisher?
+        republish: Republisher?, zones: ArtistZones = .allUTC
     ) {
         self.path = path
+        self.delta = InternedDelta(zones: zones)
         self.dedup = dedup
         self.position = position
         self.now = now

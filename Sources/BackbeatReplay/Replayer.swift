@@ -22,6 +22,9 @@ public struct Replayer: Sendable {
     /// from one input to the next (each archive segment is an input of its own: loading every window again for each
     /// would cost more than the segment).
     private let windows = DedupWindowCarry()
+    /// The artists' reporting zones: each event is counted on its artist's local hour and day, as the live ingest
+    /// counts it (`ZoneDatabase.artistZones(recordedIn:)`).
+    public var zones = ArtistZones.allUTC
     /// The clock a plain input's first replay stores as the instant its lines are judged against.
     public var clock: @Sendable () -> Timestamp = Timestamp.wallClock
 
@@ -143,7 +146,7 @@ public struct Replayer: Sendable {
                     carried = try await store?.storedDedupWindows(for: Array(stored.keys)) ?? [:]
                 }
             }
-            return .archive(ArchiveApplier(path: path, stored: stored, dedup: dedup, windows: carried, republish: republish))
+            return .archive(ArchiveApplier(path: path, stored: stored, dedup: dedup, windows: carried, republish: republish, zones: zones))
         }
         guard path != "-" || inputID != nil else {
             throw ReplayError("stdin holds plain events: give --input-id NAME, so that a second run can resume")
@@ -154,7 +157,7 @@ public struct Replayer: Sendable {
         let now = try await store?.replayClock(for: position, now: clock()) ?? clock()
         report.kind = .plain(identity: identity)
         report.alreadyApplied = stored?.lines ?? 0
-        return .plain(PlainApplier(path: path, position: position, stored: stored, now: now, dedup: dedup, republish: republish))
+        return .plain(PlainApplier(path: path, position: position, stored: stored, now: now, dedup: dedup, republish: republish, zones: zones))
     }
 
     /// The name of the plain file at `path`: its head's (`InputIdentity.of`), unless a version that named files by

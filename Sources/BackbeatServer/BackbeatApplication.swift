@@ -65,12 +65,16 @@ func buildRouter(
     let artistPartitions = memory == nil ? nil : ArtistPartitionCache(store: store)
     // What answers from memory read from PostgreSQL is kept beside the answers, in half as many bytes again.
     let storedParts = answerCache.flatMap { StoredParts(bytes: $0.capacityBytes / 2, metrics: metrics) }
+    let zones = ingest?.zones ?? ZoneBook()
     let queries = QueryService(
         store: store, memory: memory, artistPartitions: artistPartitions, cache: answerCache, storedParts: storedParts,
-        storedChanges: storedChanges, clock: clock, plansMade: plansMade)
+        storedChanges: storedChanges, zones: zones, clock: clock, plansMade: plansMade)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistListRoute(store: store).add(to: v1)
-    ArtistZoneRoute(store: store, zones: ZoneDatabase()).add(to: v1)
+    ArtistZoneRoute(store: store, zones: zones) {
+        // The ingest reads them for itself and hands them to its state; without it, the reads' book alone.
+        if let ingest { try? await ingest.loadZones() } else { try? await zones.reload(from: store) }
+    }.add(to: v1)
     let artist = v1.group("artists/:artist_id")
     var forwarding: ArtistForwarding?
     if let registry, let memory, let artistPartitions {

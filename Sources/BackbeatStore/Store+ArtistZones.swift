@@ -16,4 +16,12 @@ extension Store {
         for try await zone in rows.decode(String.self) { return zone }
         return nil
     }
+
+    /// Every zone recorded, by artist id (an artist not listed reports in UTC).
+    public func recordedZones() async throws -> [String: String] {
+        var zones: [String: String] = [:]
+        let rows = try await client.query("SELECT artist_id, zone FROM artist_zones", logger: logger)
+        for try await (artist, zone) in rows.decode((String, String).self) { zones[artist] = zone }
+        return zones
+    }
 }

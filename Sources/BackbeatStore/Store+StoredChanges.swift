@@ -16,7 +16,7 @@ extension Store {
     }
 
     /// What `serve` watches of the writes other processes make to the stored numbers: the latest rebuild, how far
-    /// every replay has gone, and the days retention kept.
+    /// every replay has gone, the days retention kept, and the artists' zones.
     public struct StoredChanges: Sendable, Equatable {
         /// The id of the latest rebuild (0: none).
         public var rebuild: Int64
@@ -24,17 +24,20 @@ extension Store {
         public var replayed: Int64
         /// The sum of the first days retention kept of each table: it grows with every retention run that drops.
         public var retention: Int64
+        /// A digest of the artists' recorded zones (`artist_zones`): it moves when any is set or changed.
+        public var zones: Int64
     }
 
     public func storedChanges() async throws -> StoredChanges {
         let rows = try await client.query("""
             SELECT (SELECT coalesce(max(id), 0)::bigint FROM rebuilds),
                    (SELECT coalesce(sum(next_offset), 0)::bigint FROM kafka_offsets WHERE topic LIKE 'replay:%'),
-                   (SELECT coalesce(sum(kept_from - date '1970-01-01'), 0)::bigint FROM retention_horizons)
+                   (SELECT coalesce(sum(kept_from - date '1970-01-01'), 0)::bigint FROM retention_horizons),
+                   (SELECT coalesce(sum(hashtext(artist_id || ' ' || zone)::bigint), 0)::bigint FROM artist_zones)
             """, logger: logger)
-        for try await (rebuild, replayed, retention) in rows.decode((Int64, Int64, Int64).self) {
-            return StoredChanges(rebuild: rebuild, replayed: replayed, retention: retention)
+        for try await (rebuild, replayed, retention, zones) in rows.decode((Int64, Int64, Int64, Int64).self) {
+            return StoredChanges(rebuild: rebuild, replayed: replayed, retention: retention, zones: zones)
         }
-        return StoredChanges(rebuild: 0, replayed: 0, retention: 0)
+        return StoredChanges(rebuild: 0, replayed: 0, retention: 0, zones: 0)
     }
 }

@@ -15,7 +15,7 @@ struct ArtistCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-zone",
             abstract: "Set the artist's reporting time zone: an IANA name the system's zone database lists (TZDIR, default /usr/share/zoneinfo).",
-            discussion: "Recorded only, for now: answers still count UTC days (docs/api.md, \"GET and PUT /v1/artists/{artist_id}/zone\").")
+            discussion: "The artist's answers count local days and hours of the zone, for events consumed from then on (docs/api.md, \"GET and PUT /v1/artists/{artist_id}/zone\").")
 
         @Option(help: "The artist.") var artist: String
         @Option(help: "An IANA time zone name, e.g. America/Los_Angeles or Asia/Kathmandu.") var zone: String

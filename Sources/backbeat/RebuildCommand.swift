@@ -2,6 +2,7 @@ import ArgumentParser
 import BackbeatArchive
 import BackbeatCore
 import BackbeatReplay
+import BackbeatServer
 import BackbeatStore
 import Foundation
 import Synchronization
@@ -46,8 +47,9 @@ struct RebuildCommand: AsyncParsableCommand {
             let (id, events) = try await withStore(url: try database.url(), logger: logger) { store in
                 try await store.migrate(migrations)
                 let counted = Mutex<Int64>(0)
+                let zones = try await ZoneDatabase().artistZones(recordedIn: store)
                 let id = try await store.rebuild(fromDay: fromDay, toDay: toDay) { inputs in
-                    var rollup = IntervalRollup(days: fromDay...toDay, counted: inputs, dedup: dedup)
+                    var rollup = IntervalRollup(days: fromDay...toDay, counted: inputs, dedup: dedup, zones: zones)
                     for file in files { try rollup.read(file) }
                     try rollup.checkCoverage()
                     counted.withLock { $0 = rollup.events }

@@ -3,6 +3,7 @@ import BackbeatArchive
 import BackbeatCore
 import BackbeatKafka
 import BackbeatReplay
+import BackbeatServer
 import BackbeatStore
 import Foundation
 import Logging
@@ -77,14 +78,16 @@ struct ReplayCommand: AsyncParsableCommand {
             }
             var configured = Replayer(batchLines: batchLines, inputID: inputID)
             configured.dedup = dedup
-            let replayer = configured
             if dryRun {
                 var progress = ReplayProgress(.dryRun)
-                for path in paths { _ = try await replayer.replay(path, store: nil, observer: &progress) }
+                for path in paths { _ = try await configured.replay(path, store: nil, observer: &progress) }
             } else {
                 let migrations = try database.migrations()
-                try await withStore(url: try database.url(), logger: logger) { store in
+                try await withStore(url: try database.url(), logger: logger) { [configured] store in
                     try await store.migrate(migrations)
+                    // Each event on its artist's local day, as the live ingest counts it.
+                    var replayer = configured
+                    replayer.zones = try await ZoneDatabase().artistZones(recordedIn: store)
                     var progress = ReplayProgress(.postgres)
                     for path in paths { _ = try await replayer.replay(path, store: store, observer: &progress) }
                 }

@@ -30,21 +30,22 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         // The series and, when sketches can answer, the listeners per period (their union counts the total): read at
         // once, from one snapshot.
         let scope = ListenerScope(query)
+        let periods = periodTexts(query)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             async let seriesRows = answer(query, reads)
             async let listenerCounts = listeners(scope, granularity: query.granularity, reads)
-            return EncodedAnswer.written(Self.streams(query, try await seriesRows, try await listenerCounts))
+            return EncodedAnswer.written(Self.streams(query, periods, try await seriesRows, try await listenerCounts))
         })
     }
 
     /// The streams series of `query` with its totals, and listeners when sketches can answer.
     private static func streams(
-        _ query: Query, _ rows: [QueryRow], _ listeners: (perPeriod: [Timestamp?: Double], inAll: Double)?
+        _ query: Query, _ periods: PeriodTexts, _ rows: [QueryRow], _ listeners: (perPeriod: [Timestamp?: Double], inAll: Double)?
     ) -> StreamsResponse {
         let periodListeners = listeners?.perPeriod ?? [:]
         let totalListeners = listeners.map { ListenerScope.count($0.inAll) }
         var totals = StreamsTotals(streams: 0, skips: 0, listening_ms: 0, listeners: totalListeners)
-        var periods = PeriodTexts(query)
+        var periods = periods
         let series = rows.map { row in
             totals.streams += row.metrics[0].integer
             totals.skips += row.metrics[1].integer
@@ -113,8 +114,9 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         var totalsBuilder = builder
         totalsBuilder.groupBy = [Dimension.currency.rawValue]
         totalsBuilder.granularity = Granularity.all.rawValue
+        let periods = periodTexts(query)
         return try await seriesAndTotals(request, context, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
-            var periods = PeriodTexts(query)
+            var periods = periods
             return RevenueResponse(
                 series: rows.map {
                     RevenuePoint(period_start: periods.text($0.periodStart), source: $0.groupValues[0],
@@ -130,8 +132,9 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let query = try build(builder, defaultGranularity: .day)
         var totalsBuilder = builder
         totalsBuilder.granularity = Granularity.all.rawValue
+        let periods = periodTexts(query)
         return try await seriesAndTotals(request, context, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
-            var periods = PeriodTexts(query)
+            var periods = periods
             return SocialResponse(
                 series: rows.map {
                     SocialPoint(period_start: periods.text($0.periodStart), platform: $0.groupValues[0],
@@ -144,23 +147,32 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     // MARK: - Helpers
 
     /// Each period's start as RFC 3339 text, formatted once however many groups of a series share it (a social
-    /// series of 28 days has some 40 groups a day).
+    /// series of 28 days has some 40 groups a day). An artist's periods are local to its zone: written with the
+    /// offset in force then (`2026-11-01T00:00:00-07:00`), or `Z` in UTC.
     struct PeriodTexts {
         /// The start of an answer without periods (granularity `all`).
         let whole: Timestamp
+        /// The artist's zone (nil: UTC).
+        let zone: ZoneRules?
         private var texts: [Timestamp: String] = [:]
 
-        init(_ query: Query) {
+        init(_ query: Query, zone: ZoneRules) {
             whole = query.interval.from
+            self.zone = zone == .utc ? nil : zone
         }
 
         mutating func text(_ start: Timestamp?) -> String {
             let start = start ?? whole
             if let text = texts[start] { return text }
-            let text = RFC3339.format(start)
+            let text = zone.map { RFC3339.format(local: start, offset: $0.offset(atLocalSecond: start.seconds)) } ?? RFC3339.format(start)
             texts[start] = text
             return text
         }
+    }
+
+    /// The period texts of `query`, for its artist's zone.
+    private func periodTexts(_ query: Query) -> PeriodTexts {
+        PeriodTexts(query, zone: queries.zones[query.filters[.artistID]?.first ?? ""])
     }
 
     /// The answer `shape` makes of a series and its totals: the series read (one read: no database snapshot needed
@@ -254,11 +266,20 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let parameters = try request.requireKnownParameters(["from", "to"] + (granularity ? ["granularity"] : []) + more)
         var builder = QueryBuilder()
         builder.dataset = dataset.rawValue
-        builder.from = parameters.get("from")
-        builder.to = parameters.get("to")
+        let zone = queries.zones[artistID]
+        builder.from = parameters.get("from").map { Self.local($0, in: zone) }
+        builder.to = parameters.get("to").map { Self.local($0, in: zone) }
         if granularity { builder.granularity = parameters.get("granularity") }
         builder.filters = [(Dimension.artistID.rawValue, [artistID])]
         return builder
+    }
+
+    /// A `from` or `to` as the artist's local clock reads it: a date stays as it is (the artist's local day); an
+    /// instant with its offset becomes the local time it was in `zone` (left for the query to refuse when it is
+    /// not one).
+    static func local(_ text: String, in zone: ZoneRules) -> String {
+        guard zone != .utc, text.utf8.count > 10, let instant = RFC3339.parseTimestamp(text) else { return text }
+        return RFC3339.format(instant + Int64(zone.offset(atSecond: instant.seconds)))
     }
 
     /// Listeners per period and in all for `scope`, or nil when there is no scope.

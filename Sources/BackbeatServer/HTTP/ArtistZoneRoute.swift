@@ -5,11 +5,13 @@ import Hummingbird
 
 /// `GET` and `PUT /v1/artists/{artist_id}/zone`: the artist's reporting time zone, an IANA name (default UTC), which
 /// the artist's token and the admin read and only the admin sets. A name the zone database (`ZoneDatabase`) does not
-/// hold is refused with a 400 `unknown_zone` naming it. Recorded only, for now: answers still use UTC days until the
-/// cubes are built on the artist's local days (docs/api.md, "Time zones").
+/// hold is refused with a 400 `unknown_zone` naming it. Events consumed after a change count on the new zone's local
+/// days (docs/api.md, "GET and PUT /v1/artists/{artist_id}/zone").
 struct ArtistZoneRoute<Context: AuthenticatedRequestContext>: Sendable {
     let store: Store
-    let zones: ZoneDatabase
+    let zones: ZoneBook
+    /// Run once a zone is stored: this instance reads the zones again.
+    let changed: @Sendable () async -> Void
 
     /// The largest request body accepted.
     static var maxBodyBytes: Int { QueryRoutes<Context>.maxBodyBytes }
@@ -48,11 +50,12 @@ struct ArtistZoneRoute<Context: AuthenticatedRequestContext>: Sendable {
             }
             let zone: ZoneName
             do throws(ZoneDatabase.UnknownZone) {
-                zone = try zones.known(body.zone)
+                zone = try zones.database.known(body.zone)
             } catch {
                 throw APIError(.badRequest, .unknownZone, message: error.description)
             }
             try await store.setZone(zone, of: artistID)
+            await changed()
             return ArtistZone(artist_id: artistID, zone: zone.text)
         }
     }

@@ -38,7 +38,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
             }
             asOfDay = date.daysSinceEpoch
         } else {
-            asOfDay = queries.clock().daysSinceEpoch
+            asOfDay = queries.today(of: artistID)
         }
         let window = Self.windowDays
         let lastDay = CivilDate(daysSinceEpoch: asOfDay - 1)

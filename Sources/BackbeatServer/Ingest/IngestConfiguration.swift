@@ -42,6 +42,8 @@ public struct IngestConfiguration: Sendable {
     /// Most bytes the owned partitions' dedup windows hold together, counted at `DedupWindow.bytesPerID` an id;
     /// beyond it the ids nearest their expiry are forgotten early.
     public var dedupBudgetBytes: Int
+    /// Where the artists' recorded zones are looked up (the system's IANA database by default, `ZoneDatabase`).
+    public var zoneDatabase = ZoneDatabase()
 
     /// Unflushed work at which a flush starts before `flushInterval` has passed: a sixteenth of `pendingLimitBytes`,
     /// so that a backlog is written in batches of bounded size, which bounds the memory a flush holds while it

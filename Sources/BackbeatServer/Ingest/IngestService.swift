@@ -40,6 +40,8 @@ public final class IngestService: Service, Sendable {
     let postgresAtStop: PostgresAtStop
     /// When the service was made: the age of the last flush counts from here until one commits.
     let startedAt = IngestService.now()
+    /// The artists' reporting zones, as the state counts in them (`loadZones`).
+    public let zones: ZoneBook
 
     public init(
         configuration: IngestConfiguration, store: Store, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger,
@@ -47,6 +49,7 @@ public final class IngestService: Service, Sendable {
     ) {
         self.postgresAtStop = postgresAtStop ?? PostgresAtStop(store: store)
         self.configuration = configuration
+        zones = ZoneBook(database: configuration.zoneDatabase)
         self.store = store
         self.metrics = metrics
         self.logger = logger
@@ -60,6 +63,11 @@ public final class IngestService: Service, Sendable {
     /// Runs the three parts until a graceful shutdown (or the failure of one of them). The source polls the consumer
     /// made here; the flusher closes it after the last flush.
     public func run() async throws {
+        // The zones before the first event: read once here, then again whenever one is set (`noticeStoredChanges`,
+        // which compares with what is seen before this read, so a zone set meanwhile is read again).
+        let seen = try await store.storedChanges()
+        seenStoredChanges.withLock { $0 = seen }
+        try await loadZones()
         let consumer = try makeConsumer()
         metrics.startCounting(topics: configuration.topics)
         // Shut down in reverse order: gauges, then the source (polling stops), then the flusher (the last flush).

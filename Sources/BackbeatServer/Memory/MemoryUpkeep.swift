@@ -5,16 +5,35 @@ import Synchronization
 /// The in-memory layers' upkeep, run by the flusher between flushes (so that none is in flight): stored aggregates
 /// changed by another process noticed, the retained window loaded from PostgreSQL and installed.
 extension IngestService {
+    /// Reads the artists' zones recorded in PostgreSQL into `zones` and hands them to the state: the events consumed
+    /// from then on are counted on their artists' local days.
+    public func loadZones() async throws {
+        let zones = try await self.zones.reload(from: store)
+        change { $0.zonesChanged(zones) }
+        logger.info("artists' reporting zones read", metadata: ["artists_outside_utc": "\(zones.count)"])
+    }
+
     /// When a `backbeat rebuild` or a `backbeat replay` changed the stored aggregates, the in-memory days may be
     /// stale: answer from PostgreSQL until the snapshot is loaded again (on this same loop). When retention dropped
     /// stored numbers, answers kept from before are retired.
+    /// When an artist's zone was set or changed, the events consumed from then on are counted in the new zones.
     func noticeStoredChanges() async {
-        guard let memory, let latest = try? await store.storedChanges() else { return }
+        guard let latest = try? await store.storedChanges() else { return }
         let previous = seenStoredChanges.withLock { seen in
             defer { seen = latest }
             return seen
         }
         guard let previous, previous != latest else { return }
+        if previous.zones != latest.zones {
+            do {
+                try await loadZones()
+            } catch {
+                // Tried again after the next flush.
+                seenStoredChanges.withLock { $0?.zones = previous.zones }
+                logger.error("cannot read the artists' zones; events are counted in the zones read before", metadata: ["error": "\(error)"])
+            }
+        }
+        guard memory != nil else { return }
         if previous.rebuild != latest.rebuild || previous.replayed != latest.replayed {
             change { $0.storedAggregatesReplaced() }
             logger.notice("a rebuild or a replay changed stored aggregates; reloading the in-memory days", metadata: [

@@ -31,13 +31,16 @@ public struct QueryService: Sendable {
     let plansMade: SharedCount
     /// The time now: what "today" is for the answers that default to it, and for the cache.
     let clock: @Sendable () -> Timestamp
+    /// The artists' reporting zones: an artist's days and hours are local to its zone.
+    let zones: ZoneBook
 
     init(
         store: Store, memory: LiveMemory?, artistPartitions: ArtistPartitionCache?, cache: AnswerCache?,
-        storedParts: StoredParts? = nil, storedChanges: StoredChangeListener? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock,
-        plansMade: SharedCount = SharedCount()
+        storedParts: StoredParts? = nil, storedChanges: StoredChangeListener? = nil, zones: ZoneBook = ZoneBook(),
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.wallClock, plansMade: SharedCount = SharedCount()
     ) {
         self.plansMade = plansMade
+        self.zones = zones
         self.store = store
         self.memory = memory
         self.artistPartitions = artistPartitions
@@ -46,6 +49,11 @@ public struct QueryService: Sendable {
         self.cache = memory == nil && storedChanges == nil ? nil : cache
         self.storedParts = memory == nil ? nil : storedParts
         self.clock = clock
+    }
+
+    /// `artist`'s local day now (days since 1970-01-01 of its zone's calendar).
+    func today(of artist: String) -> Int64 {
+        zones[artist].localDay(ofSecond: clock().seconds)
     }
 
     /// `answer(key:over:plan:_:)` for `query`'s interval, planned here.
@@ -114,7 +122,7 @@ public struct QueryService: Sendable {
             return try await notKept()
         }
         guard let before = stamp() else { return try await notKept() }
-        let validity = AnswerCache.Validity(stamp: before, day: clock().daysSinceEpoch)
+        let validity = AnswerCache.Validity(stamp: before, day: today(of: artist))
         var made = false
         let answer = try await cache.answer(key, validity) {
             made = true

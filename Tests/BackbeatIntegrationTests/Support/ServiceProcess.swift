@@ -118,8 +118,16 @@ enum HTTP {
     }
 
     static func post(_ url: String, json: String, token: String? = ServiceProcess.adminToken) async throws -> Reply {
+        try await send(json, to: url, method: "POST", token: token)
+    }
+
+    static func put(_ url: String, json: String, token: String? = ServiceProcess.adminToken) async throws -> Reply {
+        try await send(json, to: url, method: "PUT", token: token)
+    }
+
+    private static func send(_ json: String, to url: String, method: String, token: String?) async throws -> Reply {
         var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = "POST"
+        request.httpMethod = method
         request.httpBody = Data(json.utf8)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         return try await send(request, token: token)

@@ -1,0 +1,32 @@
+import BackbeatCore
+import BackbeatStore
+import Synchronization
+
+/// The artists' reporting zones as this instance last read them from PostgreSQL (`artist_zones`), through one zone
+/// database: what the ingest counts events in and what reads label their periods with. Read at the start, and again
+/// whenever a zone is set through this instance or seen changed in PostgreSQL (`IngestService.noticeStoredChanges`).
+public final class ZoneBook: Sendable {
+    public let database: ZoneDatabase
+    private let current = Mutex(ArtistZones.allUTC)
+
+    public init(database: ZoneDatabase = ZoneDatabase()) {
+        self.database = database
+    }
+
+    /// Every artist's zone as last read.
+    public var zones: ArtistZones { current.withLock { $0 } }
+
+    /// `artist`'s zone as last read (UTC when none is recorded).
+    public subscript(artist: String) -> ZoneRules {
+        current.withLock { $0[artist] }
+    }
+
+    /// Reads the zones `store` records; answers them. Throws (keeping those read before) when PostgreSQL does not
+    /// answer or a recorded zone is not in the database (`ZoneDatabase.UnknownZone`).
+    @discardableResult
+    public func reload(from store: Store) async throws -> ArtistZones {
+        let zones = try await database.artistZones(recordedIn: store)
+        current.withLock { $0 = zones }
+        return zones
+    }
+}

@@ -1,0 +1,12 @@
+import BackbeatCore
+import BackbeatStore
+
+extension ZoneDatabase {
+    /// The artists' zones `store` records, read from this database. Throws `UnknownZone` naming a recorded zone this
+    /// database does not hold (the system's tzdata lost it): that artist's days could not be placed.
+    public func artistZones(recordedIn store: Store) async throws -> ArtistZones {
+        var zones: [String: ZoneRules] = [:]
+        for (artist, name) in try await store.recordedZones() { zones[artist] = try rules(name) }
+        return ArtistZones(zones)
+    }
+}

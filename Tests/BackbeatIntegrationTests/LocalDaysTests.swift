@@ -1,0 +1,261 @@
+import BackbeatCore
+import BackbeatKafka
+import Foundation
+import Testing
+
+/// Artists in their own zones, through Kafka and `backbeat serve`: every dashboard endpoint answers the artist's local
+/// days and hours, as Foundation's calendar (ICU's zone data, not the database files the service reads) places each
+/// event: Los Angeles across its change of 2026-11-01 (a day of 25 hours), Kolkata (+5:30), Kathmandu (+5:45),
+/// Chatham (+13:45), and an artist left in UTC.
+@Suite(.serialized) struct LocalDaysTests {
+    static let zones = [
+        "artist-0001": "America/Los_Angeles", "artist-0002": "Asia/Kolkata", "artist-0003": "Asia/Kathmandu", "artist-0004": "Pacific/Chatham",
+        "artist-0005": "UTC",
+    ]
+
+    /// Answered from memory, and by PostgreSQL alone.
+    @Test(arguments: [[], ["--memory-days", "0"]])
+    func everyEndpointCountsTheArtistsLocalDays(arguments: [String]) async throws {
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
+        let database = try await TestEnvironment.freshDatabase("local_days")
+        // Three zones set at the command line before the start, one through the API while the service runs.
+        for artist in ["artist-0001", "artist-0002", "artist-0003"] {
+            let set = try ReplayTests.run(["artist", "set-zone", "--artist", artist, "--zone", Self.zones[artist]!, "--log-level", "warning"], postgresURL: database)
+            #expect(set.status == 0, "\(set.output)")
+        }
+        // UTC days 2026-10-24 to 2026-11-04: every local day from 10-26 to 11-03 whole in every zone here.
+        let workload = Workload(events: 24_000, seed: 40, artists: 6, days: 12, start: CivilDate(year: 2026, month: 10, day: 24))
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: arguments)
+        try await service.waitUntilHealthy()
+        let put = try await HTTP.put(service.baseURL + "/v1/artists/artist-0004/zone", json: #"{"zone":"Pacific/Chatham"}"#)
+        #expect(put.status == 200, "\(put.text)")
+        try workload.publish(0..<workload.messages.count, to: broker.bootstrapServers)
+        try await TestEnvironment.withStore(url: database) { store in
+            try await waitUntil(timeout: .seconds(60), "every message flushed") {
+                try await storedOffsetTotal(store.client) == Int64(workload.messages.count)
+            }
+        }
+        let events = workload.messages.compactMap(\.event)
+        for (artist, zone) in Self.zones.sorted(by: { $0.key < $1.key }) {
+            let checks = LocalDayChecks(events: events.filter { $0.artistID == artist }, zone: TimeZone(identifier: zone)!)
+            try await checks.checkEverything(service.baseURL + "/v1/artists/" + artist)
+        }
+    }
+}
+
+extension LocalDaysTests {
+    /// `backbeat replay` of the same events into another database with the same zones answers the same local days
+    /// (read by a `serve` that consumes nothing, from PostgreSQL alone).
+    @Test func aReplayCountsTheArtistsLocalDays() async throws {
+        let broker = try DevBroker(topics: ["idle"], partitions: 1)
+        let database = try await TestEnvironment.freshDatabase("local_days_replay")
+        for (artist, zone) in Self.zones {
+            let set = try ReplayTests.run(["artist", "set-zone", "--artist", artist, "--zone", zone, "--log-level", "warning"], postgresURL: database)
+            #expect(set.status == 0, "\(set.output)")
+        }
+        let workload = Workload(events: 24_000, seed: 40, artists: 6, days: 12, start: CivilDate(year: 2026, month: 10, day: 24))
+        let path = NSTemporaryDirectory() + "local-days-\(UInt32.random(in: 0...UInt32.max)).ndjson"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var lines: [UInt8] = []
+        for message in workload.messages { lines += (message.value ?? []) + [UInt8(ascii: "\n")] }
+        FileManager.default.createFile(atPath: path, contents: Data(lines))
+        let replay = try ReplayTests.run(["replay", path, "--log-level", "warning"], postgresURL: database)
+        #expect(replay.status == 0, "\(replay.output)")
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: ["--topics", "idle", "--memory-days", "0"])
+        try await service.waitUntilHealthy()
+        let events = workload.messages.compactMap(\.event)
+        for (artist, zone) in Self.zones.sorted(by: { $0.key < $1.key }) {
+            let checks = LocalDayChecks(events: events.filter { $0.artistID == artist }, zone: TimeZone(identifier: zone)!)
+            try await checks.checkEverything(service.baseURL + "/v1/artists/" + artist)
+        }
+    }
+}
+
+/// One artist's answers against its events placed on local days by Foundation's calendar in `zone`.
+struct LocalDayChecks {
+    let events: [Event]
+    let zone: TimeZone
+    private let calendar: Calendar
+
+    /// The local days read: 2026-10-26 (a Monday) to 2026-11-03, `to` excluded.
+    static let from = "2026-10-26"
+    static let to = "2026-11-03"
+
+    init(events: [Event], zone: TimeZone) {
+        self.events = events
+        self.zone = zone
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        self.calendar = calendar
+    }
+
+    func checkEverything(_ base: String) async throws {
+        try await checkDailyStreams(base)
+        try await checkLocalHours(base)
+        try await checkShares(base)
+        try await checkRevenue(base)
+        try await checkSocial(base)
+        try await checkSummary(base)
+    }
+
+    // MARK: - Local time by Foundation
+
+    /// `YYYY-MM-DD` of the local day `timestamp` falls on.
+    func day(_ timestamp: Timestamp) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day], from: date(timestamp))
+        return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+    }
+
+    /// The local hour `timestamp` falls in, as `YYYY-MM-DDTHH`.
+    func hour(_ timestamp: Timestamp) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day, .hour], from: date(timestamp))
+        return String(format: "%04d-%02d-%02dT%02d", parts.year!, parts.month!, parts.day!, parts.hour!)
+    }
+
+    /// How a period starting at local `text` (`YYYY-MM-DD` or `YYYY-MM-DDTHH`) is written: the local time with the
+    /// offset of its first instant (`Z` in UTC).
+    func label(_ text: String) -> String {
+        let fields = text.split(whereSeparator: { $0 == "-" || $0 == "T" }).map { Int($0)! }
+        let start = calendar.date(from: DateComponents(year: fields[0], month: fields[1], day: fields[2], hour: fields.count > 3 ? fields[3] : 0))!
+        let offset = zone.secondsFromGMT(for: start)
+        let clock = String(format: "%@T%02d:00:00", String(text.prefix(10)), fields.count > 3 ? fields[3] : 0)
+        guard offset != 0 else { return clock + "Z" }
+        return clock + String(format: "%@%02d:%02d", offset < 0 ? "-" : "+", abs(offset) / 3600, abs(offset) / 60 % 60)
+    }
+
+    private func date(_ timestamp: Timestamp) -> Date {
+        Date(timeIntervalSince1970: Double(timestamp.seconds))
+    }
+
+    /// The local days from `from` up to `to`, excluded.
+    func days(from: String, to: String) -> [String] {
+        var days: [String] = []
+        var day = RFC3339.parseDate(from)!.daysSinceEpoch
+        while RFC3339.formatDate(CivilDate(daysSinceEpoch: day)) < to {
+            days.append(RFC3339.formatDate(CivilDate(daysSinceEpoch: day)))
+            day += 1
+        }
+        return days
+    }
+
+    func inRange(_ timestamp: Timestamp, from: String = Self.from, to: String = Self.to) -> Bool {
+        let day = day(timestamp)
+        return day >= from && day < to
+    }
+
+    var plays: [StreamEvent] { events.compactMap { if case .stream(let s) = $0 { s } else { nil } } }
+
+    /// The sketch's count of these plays' listeners, checked against the exact distinct count.
+    func listeners(_ plays: [StreamEvent]) -> Int {
+        var sketch = HyperLogLog()
+        for play in plays { if let id = play.listenerID { sketch.add(id) } }
+        let exact = Set(plays.compactMap(\.listenerID)).count
+        let estimate = Int(sketch.cardinality.rounded())
+        #expect(abs(Double(estimate - exact)) <= 0.02 * Double(exact) + 1)
+        return estimate
+    }
+
+    func json(_ url: String) async throws -> [String: Any] {
+        let reply = try await HTTP.get(url)
+        #expect(reply.status == 200, "\(url): \(reply.text)")
+        return try #require(try reply.json() as? [String: Any])
+    }
+
+    // MARK: - Endpoints
+
+    func checkDailyStreams(_ base: String) async throws {
+        let body = try await json(base + "/streams?from=\(Self.from)&to=\(Self.to)&granularity=day")
+        let series = try #require(body["series"] as? [[String: Any]])
+        let days = days(from: Self.from, to: Self.to)
+        #expect(series.map { $0["period_start"] as? String ?? "" } == days.map(label), "\(zone.identifier)")
+        for (point, day) in zip(series, days) {
+            let mine = plays.filter { self.day($0.occurredAt) == day }
+            #expect(point["streams"] as? Int == mine.filter(\.isStream).count, "\(zone.identifier) streams on \(day)")
+            #expect(point["skips"] as? Int == mine.filter { !$0.isStream }.count, "\(zone.identifier) skips on \(day)")
+            #expect(point["listening_ms"] as? Int == Int(mine.reduce(0) { $0 + ($1.durationMs ?? 0) }), "\(zone.identifier) on \(day)")
+            #expect(point["listeners"] as? Int == listeners(mine), "\(zone.identifier) listeners on \(day)")
+        }
+        let totals = try #require(body["totals"] as? [String: Any])
+        #expect(totals["streams"] as? Int == plays.filter { $0.isStream && inRange($0.occurredAt) }.count, "\(zone.identifier)")
+    }
+
+    /// Local hours of 2026-11-01 (Los Angeles' 25-hour day: its 01:00 holds two hours of events), and an interval given
+    /// as instants, read on the artist's clock.
+    func checkLocalHours(_ base: String) async throws {
+        let body = try await json(base + "/streams?from=2026-11-01&to=2026-11-02&granularity=hour")
+        let series = try #require(body["series"] as? [[String: Any]])
+        let hours = (0..<24).map { String(format: "2026-11-01T%02d", $0) }
+        #expect(series.map { $0["period_start"] as? String ?? "" } == hours.map(label), "\(zone.identifier)")
+        for (point, hour) in zip(series, hours) {
+            let mine = plays.filter { self.hour($0.occurredAt) == hour }
+            #expect(point["streams"] as? Int == mine.filter(\.isStream).count, "\(zone.identifier) streams at \(hour)")
+        }
+        let from = RFC3339.parseInstant("2026-11-01T07:00:00Z")!, to = RFC3339.parseInstant("2026-11-01T10:00:00Z")!
+        let offsetHours = zone.secondsFromGMT(for: date(from)) % 3600 == 0 && zone.secondsFromGMT(for: date(to)) % 3600 == 0
+        let reply = try await HTTP.get(base + "/streams?from=2026-11-01T07:00:00Z&to=2026-11-01T10:00:00Z&granularity=all")
+        guard offsetHours else {
+            // Not on the artist's whole hours (+5:30, +5:45, +13:45): refused, not cut.
+            #expect(reply.status == 400, "\(zone.identifier): \(reply.text)")
+            return
+        }
+        let totals = try #require((try reply.json() as? [String: Any])?["totals"] as? [String: Any])
+        #expect(totals["streams"] as? Int == plays.filter { $0.isStream && $0.occurredAt >= from && $0.occurredAt < to }.count, "\(zone.identifier)")
+    }
+
+    func checkShares(_ base: String) async throws {
+        let mine = plays.filter { $0.isStream && inRange($0.occurredAt) }
+        func expected(_ key: (StreamEvent) -> String) -> [String: Int] {
+            mine.reduce(into: [:]) { $0[key($1), default: 0] += 1 }
+        }
+        let platforms = try #require(try await json(base + "/platforms?from=\(Self.from)&to=\(Self.to)")["platforms"] as? [[String: Any]])
+        #expect(Dictionary(uniqueKeysWithValues: platforms.map { ($0["platform"] as! String, $0["streams"] as! Int) }) == expected(\.platform), "\(zone.identifier)")
+        let demographics = try await json(base + "/demographics?from=\(Self.from)&to=\(Self.to)")
+        let countries = try #require(demographics["countries"] as? [[String: Any]])
+        #expect(Dictionary(uniqueKeysWithValues: countries.map { ($0["country"] as! String, $0["streams"] as! Int) }) == expected(\.country), "\(zone.identifier)")
+        let tracks = try #require(try await json(base + "/tracks/top?from=\(Self.from)&to=\(Self.to)&limit=50")["tracks"] as? [[String: Any]])
+        #expect(Dictionary(uniqueKeysWithValues: tracks.map { ($0["track_id"] as! String, $0["streams"] as! Int) }) == expected(\.trackID), "\(zone.identifier)")
+        for track in tracks.prefix(3) {
+            let id = track["track_id"] as! String
+            #expect(track["listeners"] as? Int == listeners(plays.filter { $0.trackID == id && inRange($0.occurredAt) }), "\(zone.identifier) \(id)")
+        }
+    }
+
+    /// Weeks 2026-10-26 and 2026-11-02 (Mondays), local.
+    func checkRevenue(_ base: String) async throws {
+        let body = try await json(base + "/revenue?from=2026-10-26&to=2026-11-09&granularity=week")
+        let revenue = events.compactMap { if case .revenue(let r) = $0 { r } else { nil } }
+        let series = try #require(body["series"] as? [[String: Any]])
+        #expect(Set(series.map { $0["period_start"] as? String ?? "" }) == Set(["2026-10-26", "2026-11-02"].map(label)), "\(zone.identifier)")
+        for point in series {
+            let week = point["period_start"] as! String == label("2026-10-26") ? ("2026-10-26", "2026-11-02") : ("2026-11-02", "2026-11-09")
+            let matching = revenue.filter {
+                inRange($0.occurredAt, from: week.0, to: week.1) && $0.source.rawValue == point["source"] as! String && $0.currency == point["currency"] as! String
+            }
+            #expect(point["amount"] as? String == matching.reduce(Money.zero) { $0 + $1.amount }.decimalString, "\(zone.identifier) \(week.0)")
+        }
+    }
+
+    func checkSocial(_ base: String) async throws {
+        let body = try await json(base + "/social?from=\(Self.from)&to=\(Self.to)&granularity=all")
+        var expected: [String: Int64] = [:]
+        for case .social(let event) in events where inRange(event.occurredAt) { expected["\(event.platform)|\(event.action)", default: 0] += event.count }
+        let totals = try #require(body["totals"] as? [[String: Any]])
+        #expect(Dictionary(uniqueKeysWithValues: totals.map { ("\($0["platform"]!)|\($0["action"]!)", Int64($0["count"] as! Int)) }) == expected, "\(zone.identifier)")
+        let series = try #require(body["series"] as? [[String: Any]])
+        #expect(series.allSatisfy { $0["period_start"] as? String == label(Self.from) }, "\(zone.identifier)")
+    }
+
+    /// As of 2026-11-03: the 28 local days before it, and November's revenue so far (11-01 and 11-02, local).
+    func checkSummary(_ base: String) async throws {
+        let body = try await json(base + "/summary?as_of=2026-11-03")
+        let window = plays.filter { inRange($0.occurredAt, from: "2026-10-06", to: "2026-11-03") }
+        #expect(body["streams_28d"] as? Int == window.filter(\.isStream).count, "\(zone.identifier)")
+        #expect(body["monthly_listeners"] as? Int == listeners(window), "\(zone.identifier)")
+        var revenue: [String: Money] = [:]
+        for case .revenue(let event) in events where inRange(event.occurredAt, from: "2026-11-01", to: "2026-11-03") {
+            revenue[event.currency, default: .zero] += event.amount
+        }
+        let totals = try #require(body["revenue_this_month"] as? [[String: Any]])
+        #expect(Dictionary(uniqueKeysWithValues: totals.map { ($0["currency"] as! String, $0["amount"] as! String) }) == revenue.mapValues(\.decimalString), "\(zone.identifier)")
+    }
+}
