@@ -4,8 +4,9 @@ import Foundation
 import Testing
 
 /// The web dashboard in headless Chromium against a live stack: the numbers on the page equal the API's answers
-/// at desktop and phone widths, with the admin and with an artist token, after more events arrive too; the page
-/// refreshes itself; screenshots are kept in `.build/artifacts/`.
+/// at desktop and phone widths, with the admin and with an artist token, after more events arrive too, for an artist
+/// in its own zone (shown on the page) and one in UTC; the page refreshes itself; screenshots are kept in
+/// `.build/artifacts/`.
 @Suite(.serialized) struct WebDashboardTests {
     static let artifacts = TestEnvironment.packageRoot.appendingPathComponent(".build/artifacts")
 
@@ -19,12 +20,14 @@ import Testing
         let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: [
             "--web-dir", TestEnvironment.packageRoot.appendingPathComponent("dashboards/web").path])
         try await service.waitUntilHealthy()
+        let zone = try await HTTP.put(service.baseURL + "/v1/artists/artist-0002/zone", json: #"{"zone":"Asia/Kathmandu"}"#)
+        #expect(zone.status == 200, "\(zone.text)")
         try workload.publish(0..<half, to: broker.bootstrapServers)
         try await waitUntilFlushed(half, database: database)
         try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
 
         let desktop = try Chromium.dom(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d&as_of=\(Chromium.today)", width: 1280, height: 1400)
-        try await expectPage(desktop, showsAPIOf: service, artist: "artist-0002")
+        try await expectPage(desktop, showsAPIOf: service, artist: "artist-0002", zone: "Asia/Kathmandu")
         #expect(Int(desktop.attribute("data-refreshes", ofTag: "body") ?? "") ?? 0 >= 2, "the page refreshed by itself")
         #expect(desktop.options(of: "artist").count == 4, "the admin picks among every artist")
         try Chromium.screenshot(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d&as_of=\(Chromium.today)",
@@ -38,7 +41,7 @@ import Testing
         try await waitUntilFlushed(workload.messages.count, database: database)
         let token = try TokenTests.createToken(artist: "artist-0003", database: database)
         let phone = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d&as_of=\(Chromium.today)", width: 390, height: 844)
-        try await expectPage(phone, showsAPIOf: service, artist: "artist-0003")
+        try await expectPage(phone, showsAPIOf: service, artist: "artist-0003", zone: "UTC")
         #expect(phone.options(of: "artist") == ["artist-0003"])
         try Chromium.screenshot(of: service.baseURL + "/#token=\(token)&range=28d&as_of=\(Chromium.today)", width: 390, height: 1800,
                                 to: Self.artifacts.appendingPathComponent("dashboard-phone.png"))
@@ -52,13 +55,16 @@ import Testing
         }
     }
 
-    /// The cards, the streams total, the platform legend and the top tracks equal what the API answers for the
-    /// page's 28-day range.
-    func expectPage(_ page: Chromium.Page, showsAPIOf service: ServiceProcess, artist: String) async throws {
+    /// The artist's zone, the cards, the streams total, the platform legend and the top tracks equal what the API
+    /// answers for the page's 28-day range (local days of the artist, to the page's `as_of`).
+    func expectPage(_ page: Chromium.Page, showsAPIOf service: ServiceProcess, artist: String, zone: String) async throws {
         let today = Timestamp.wallClock().daysSinceEpoch
         let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: today - 27)), to = RFC3339.formatDate(CivilDate(daysSinceEpoch: today + 1))
         let base = service.baseURL + "/v1/artists/\(artist)/"
-        let summary = try await HTTP.get(base + "summary").json() as! [String: Any]
+        #expect(page.attribute("data-zone", ofTag: "span") == zone)
+        let shownZone = (try await HTTP.get(base + "zone").json() as! [String: Any])["zone"] as? String
+        #expect(shownZone == zone)
+        let summary = try await HTTP.get(base + "summary?as_of=\(Chromium.today)").json() as! [String: Any]
         #expect(page.value(of: "card-streams") == "\(summary["streams_28d"]!)")
         #expect(page.value(of: "card-listeners") == "\(summary["monthly_listeners"]!)")
         #expect(page.value(of: "card-followers") == "\(summary["net_followers_28d"]!)")

@@ -6,7 +6,7 @@
 const REFRESH_MS = 5000;
 const SVG = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
-const state = { token: null, artist: null, range: "28d", asOf: null, timer: null };
+const state = { token: null, artist: null, zone: "UTC", range: "28d", asOf: null, timer: null };
 
 // ---- Formatting -------------------------------------------------------------------------------------------------
 
@@ -22,17 +22,23 @@ function money(amount, currency) {
 }
 function day(date) { return date.toISOString().slice(0, 10); }
 function addDays(date, days) { const copy = new Date(date); copy.setUTCDate(copy.getUTCDate() + days); return copy; }
-// The day the ranges end on: today by this browser's clock (UTC), or the link's #as_of=YYYY-MM-DD.
-function todayUTC() {
+// Days are calendar days held as Date objects at UTC midnight; the API reads a date as the artist's local day.
+// The day the ranges end on: today in the artist's zone by this browser's clock, or the link's #as_of=YYYY-MM-DD.
+function todayLocal() {
   if (state.asOf) return new Date(state.asOf + "T00:00:00Z");
-  const now = new Date();
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  let text;
+  try {
+    text = new Intl.DateTimeFormat("en-CA", { timeZone: state.zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
+  } catch {
+    text = new Date().toISOString().slice(0, 10);
+  }
+  return new Date(text + "T00:00:00Z");
 }
 
-// ---- Ranges: [from, to) in whole UTC days, and the granularity each chart uses ----------------------------------
+// ---- Ranges: [from, to) in whole days of the artist, and the granularity each chart uses ------------------------
 
 function currentRange() {
-  const today = todayUTC();
+  const today = todayLocal();
   const tomorrow = addDays(today, 1);
   switch (state.range) {
     case "7d": return { from: addDays(today, -6), to: tomorrow };
@@ -49,12 +55,12 @@ function currentRange() {
   }
 }
 function spanDays(range) { return Math.round((range.to - range.from) / 86400000); }
-// Every period of `granularity` ("day" or "month") in the range, as the API writes period_start.
+// Every period of `granularity` ("day" or "month") in the range, as the date the API's period_start begins with.
 function periodStarts(range, granularity) {
   const starts = [];
   let start = granularity === "month" ? new Date(Date.UTC(range.from.getUTCFullYear(), range.from.getUTCMonth(), 1)) : new Date(range.from);
   while (start < range.to) {
-    starts.push(start.toISOString().slice(0, 19) + "Z");
+    starts.push(start.toISOString().slice(0, 10));
     start = granularity === "month" ? new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)) : addDays(start, 1);
   }
   return starts;
@@ -279,7 +285,7 @@ async function refreshRevenue(range) {
   const series = currencies.map((currency) => ({
     label: currency,
     values: periods.map((period) => answer.series
-      .filter((p) => p.currency === currency && p.period_start === period)
+      .filter((p) => p.currency === currency && p.period_start.slice(0, 10) === period)
       .reduce((sum, p) => sum + Number(p.amount), 0)),
   }));
   drawLines($("revenue-chart"), $("revenue-legend"), periods, series, (p) => periodLabel(p, granularity));
@@ -298,11 +304,20 @@ async function refreshSocial(range) {
   drawRows($("social-chart"), [...byPlatform].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value));
 }
 
+// The artist's reporting zone, which its days are counted in.
+async function refreshZone() {
+  state.zone = (await api(artistPath("zone"))).zone;
+  const zone = $("zone");
+  zone.dataset.zone = state.zone;
+  zone.textContent = `Days in ${state.zone}`;
+}
+
 async function refresh() {
   if (!state.token || !state.artist) return;
-  const range = currentRange();
   const status = $("status");
   try {
+    await refreshZone();
+    const range = currentRange();
     await Promise.all([refreshSummary(), refreshStreams(range), refreshPlatforms(range), refreshTopTracks(range),
       refreshDemographics(range), refreshRevenue(range), refreshSocial(range)]);
     status.className = "";
@@ -380,7 +395,7 @@ function init() {
     button.addEventListener("click", () => { state.range = button.dataset.range; markRange(); refresh(); });
   }
   for (const input of [$("custom-from"), $("custom-to")]) input.addEventListener("change", refresh);
-  const today = todayUTC();
+  const today = todayLocal();
   $("custom-from").value = day(addDays(today, -27));
   $("custom-to").value = day(today);
 
