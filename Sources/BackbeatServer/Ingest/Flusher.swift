@@ -80,7 +80,8 @@ extension Flusher {
                 if outcome == .hung { return true }
                 failures = outcome == .failed ? failures + 1 : 0
                 sealArchiveSegments()
-                await ingest.noticeStoredChanges()
+                // What other processes changed, asked only of a PostgreSQL that just answered a flush.
+                if outcome == .done { await ingest.noticeStoredChanges() }
                 await resumeWaitingPartitions()
                 await ingest.loadSnapshotOfOwnedPartitions()
                 memory?.maintain(today: IngestService.today())

@@ -5,6 +5,9 @@ import Synchronization
 /// The in-memory layers' upkeep, run by the flusher between flushes (so that none is in flight): stored aggregates
 /// changed by another process noticed, the retained window loaded from PostgreSQL and installed.
 extension IngestService {
+    /// How long the flusher's loop waits for PostgreSQL to say what other processes changed.
+    static let storedChangesLimit: Duration = .seconds(2)
+
     /// Reads the artists' zones recorded in PostgreSQL into `zones` and hands them to the state: the events consumed
     /// from then on are counted on their artists' local days.
     public func loadZones() async throws {
@@ -17,8 +20,11 @@ extension IngestService {
     /// stale: answer from PostgreSQL until the snapshot is loaded again (on this same loop). When retention dropped
     /// stored numbers, answers kept from before are retired.
     /// When an artist's zone was set or changed, the events consumed from then on are counted in the new zones.
+    ///
+    /// Each read is bounded (`storedChangesLimit`): PostgreSQL that hangs must not hold the flusher's loop, whose next
+    /// flush finds the hang and stops the service (`FlushHung`).
     func noticeStoredChanges() async {
-        guard let latest = try? await store.storedChanges() else { return }
+        guard let latest = try? await awaitTask(limit: Self.storedChangesLimit, { [store] in try await store.storedChanges() }) else { return }
         let previous = seenStoredChanges.withLock { seen in
             defer { seen = latest }
             return seen
@@ -26,7 +32,7 @@ extension IngestService {
         guard let previous, previous != latest else { return }
         if previous.zones != latest.zones {
             do {
-                try await loadZones()
+                try await awaitTask(limit: Self.storedChangesLimit) { try await self.loadZones() }
             } catch {
                 // Tried again after the next flush.
                 seenStoredChanges.withLock { $0?.zones = previous.zones }
