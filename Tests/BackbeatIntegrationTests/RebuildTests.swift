@@ -79,6 +79,27 @@ import Testing
         return String(decoding: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), as: UTF8.self)
     }
 
+    /// The answers `seen` in order, as runs of old, new and others (each other answer written out once): what a
+    /// failure of the swap looked like.
+    static func sequence(_ seen: [String], old: String, new: String) -> String {
+        var others: [String] = []
+        var runs: [(name: String, count: Int)] = []
+        for answer in seen {
+            let name: String
+            if answer == old {
+                name = "old"
+            } else if answer == new {
+                name = "new"
+            } else {
+                if !others.contains(answer) { others.append(answer) }
+                name = "other\(others.firstIndex(of: answer)!)"
+            }
+            if runs.last?.name == name { runs[runs.count - 1].count += 1 } else { runs.append((name, 1)) }
+        }
+        return runs.map { "\($0.name)×\($0.count)" }.joined(separator: " ")
+            + others.enumerated().map { "\nother\($0.offset): \($0.element)" }.joined() + "\nold: \(old)\nnew: \(new)"
+    }
+
     @Test func rebuildSwapsAnIntervalAtomicallyWhileQueriesRun() async throws {
         let (directory, workload) = try ArchiveTests.generateArchive(seed: 9)
         let database = try await TestEnvironment.freshDatabase("rebuild")
@@ -126,9 +147,13 @@ import Testing
         for (index, loop) in loops.enumerated() {
             let seen = try await loop.value
             let new = try await reads[index]()
-            #expect(new != old[index], "the rebuild restored the damaged days (read \(index))")
+            #expect(new != old[index], """
+                the rebuild restored the damaged days (read \(index)): \(Self.sequence(seen + [new], old: old[index], new: new))
+                serve's log of memory and stored changes: \(service.log().split(separator: "\n").filter { $0.contains("memory") || $0.contains("rebuild") || $0.contains("snapshot") }.joined(separator: "\n"))
+                """)
             #expect(seen.count > 3, "queries ran during the rebuild: \(seen.count) (read \(index))")
-            #expect(seen.allSatisfy { $0 == old[index] || $0 == new }, "every answer is wholly the old or wholly the new numbers (read \(index))")
+            #expect(seen.allSatisfy { $0 == old[index] || $0 == new },
+                    "every answer is wholly the old or wholly the new numbers (read \(index)): \(Self.sequence(seen + [new], old: old[index], new: new))")
         }
 
         // Inside the interval: the ground truth. Outside: untouched (the damaged day stays as damaged). Rejections too.

@@ -84,10 +84,18 @@ final class ServiceProcess: @unchecked Sendable {
         }
         if process.terminationReason == .uncaughtSignal || process.terminationStatus != 0 {
             print("backbeat (pid \(process.processIdentifier)) ended with \(process.terminationReason == .uncaughtSignal ? "signal" : "status") "
-                  + "\(process.terminationStatus) after SIGTERM. Its log ends:\n"
+                  + "\(process.terminationStatus) after SIGTERM. \(crashReport().map { "It crashed:\n\($0)\n" } ?? "")Its log ends:\n"
                   + log().split(separator: "\n", omittingEmptySubsequences: false).suffix(40).joined(separator: "\n"))
         }
         return process.terminationStatus
+    }
+
+    /// The start of the crash report in the log, if the process crashed: the log lines before it, the runtime's
+    /// message and the crashed thread's first frames (a backtrace's tail, its image list, says little).
+    func crashReport() -> String? {
+        let lines = log().split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(where: { $0.contains("Fatal error") || $0.contains("Program crashed") }) else { return nil }
+        return lines[max(0, start - 5)..<min(lines.count, start + 45)].joined(separator: "\n")
     }
 
     func log() -> String {
