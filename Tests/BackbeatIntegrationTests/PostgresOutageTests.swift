@@ -186,7 +186,6 @@ import Testing
         try await run.thawAndExpectTheNextInstanceToCountEverything(workload)
     }
 
-    /// PostgreSQL hangs (its processes stopped: connections stay open, nothing answers) when the service is told to
     /// PostgreSQL hangs while the group rebalances twice (a second member joins and takes a share of the partitions,
     /// then leaves and hands them back): the service's rebalance callbacks return within 100 ms each, since none waits
     /// for PostgreSQL, and the group never evicts it (none of its partitions is lost); once PostgreSQL answers again,
@@ -214,6 +213,7 @@ import Testing
         try await run.thawAndExpectTheNextInstanceToCountEverything(workload)
     }
 
+    /// PostgreSQL hangs (its processes stopped: connections stay open, nothing answers) when the service is told to
     /// stop, with a flush stuck on it: at default settings the stop ends within `--shutdown-timeout` (30 s) + 5 s,
     /// naming the offsets the next start resumes from, and nothing is lost: the next instance consumes what was not
     /// flushed and counts everything once.
@@ -230,6 +230,43 @@ import Testing
         #expect(status != -1 && took < .seconds(35), "stopped after \(took) (status \(status)); log: \(service.log())")
         #expect(service.log().contains("the next start resumes from the offsets PostgreSQL stored"), "\(service.log())")
 
+        try await run.thawAndExpectTheNextInstanceToCountEverything(workload)
+    }
+
+    /// A rebalance hands the service partitions whose days memory must then read from PostgreSQL, and that read
+    /// waits (a lock held on a table it reads): a stop gives the read up at once rather than waiting out
+    /// `--shutdown-timeout`, past which the process would end by crashing. Nothing is lost.
+    @Test func aStopWhileMemoryWaitsForPostgreSQLIsQuick() async throws {
+        let workload = Workload(events: 6_000, seed: 47, invalidFraction: 0.01)
+        let run = try await Flushing(workload, upTo: workload.messages.count, arguments: [])
+        defer { Flushing.remove(run.directory) }
+        let service = run.service
+        try await service.waitForLog("answering from memory: loaded the retained window")
+
+        try await TestEnvironment.withStore(url: run.database) { store in
+            try await store.client.withConnection { holder in
+                try await holder.query("BEGIN")
+                try await holder.query("LOCK TABLE track_listeners_days IN ACCESS EXCLUSIVE MODE")
+                let member = try GroupMember(brokers: run.broker.bootstrapServers, group: "backbeat-test")
+                try await waitUntil(timeout: .seconds(60), "the second member to be assigned partitions") { member.owned > 0 }
+                try await service.waitForLog("partitions revoked")
+                member.leave()
+                try await service.waitForLog("partitions assigned", count: 2, timeout: .seconds(60))
+                try await waitUntil(timeout: .seconds(30), "the window's read to wait for the lock") {
+                    let rows = try await store.client.query("""
+                        SELECT count(*)::bigint FROM pg_stat_activity
+                        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%track_listeners_daily%'
+                        """).collect()
+                    return try rows[0].decode(Int64.self) == 1
+                }
+                let stopping = ContinuousClock.now
+                let status = service.terminate(deadline: .seconds(60))
+                let took = ContinuousClock.now - stopping
+                #expect(status == 0 && took < .seconds(10), "stopped after \(took) (status \(status)); log: \(service.log())")
+                #expect(service.log().contains("cannot load the in-memory window from PostgreSQL"), "\(service.log())")
+                try await holder.query("ROLLBACK")
+            }
+        }
         try await run.thawAndExpectTheNextInstanceToCountEverything(workload)
     }
 

@@ -103,7 +103,9 @@ extension Flusher {
             }
         }
         logResumeOffsets()
-        if await postgresAtStop.answers(), await settleArchive() {
+        if archive.withLock({ $0 == nil }) {
+            // Nothing archived: nothing to settle or seal.
+        } else if await postgresAtStop.answers(), await settleArchive() {
             try archive.withLock { try $0?.closeAll() }
         } else {
             logger.warning("archive: segments left open; the next start repairs them from the lengths PostgreSQL stored")

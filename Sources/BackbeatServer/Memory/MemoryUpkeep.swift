@@ -1,5 +1,6 @@
 import BackbeatCore
 import BackbeatStore
+import ServiceLifecycle
 import Synchronization
 
 /// The in-memory layers' upkeep, run by the flusher between flushes (so that none is in flight): stored aggregates
@@ -7,6 +8,8 @@ import Synchronization
 extension IngestService {
     /// How long the flusher's loop waits for PostgreSQL to say what other processes changed.
     static let storedChangesLimit: Duration = .seconds(2)
+    /// How long the flusher's loop waits for the retained window read from PostgreSQL (`loadSnapshotOfOwnedPartitions`).
+    static let snapshotLimit: Duration = .seconds(120)
 
     /// Reads the artists' zones recorded in PostgreSQL into `zones` and hands them to the state: the events consumed
     /// from then on are counted on their artists' local days.
@@ -59,10 +62,16 @@ extension IngestService {
         guard !owned.isEmpty, !memory.isLoaded(owned) else { return }
         let started = ContinuousClock.now
         let snapshot: StoredSnapshot
+        let fromDay = memory.configuration.firstRetainedDay(today: Self.today())
         do {
-            // Owning part of the partitions, only the artists held whole: the others are answered elsewhere.
-            snapshot = try await store.snapshot(
-                fromDay: memory.configuration.firstRetainedDay(today: Self.today()), artistsOf: owned == all ? nil : owned)
+            // Owning part of the partitions, only the artists held whole: the others are answered elsewhere. Bounded,
+            // and given up at once when the service stops: a statement sent as its connection broke (a flush's lost
+            // answer) has been seen never to return, and the flusher's loop, which waits here, must go on to stop.
+            snapshot = try await cancelWhenGracefulShutdown { [store] in
+                try await awaitTask(limit: Self.snapshotLimit) {
+                    try await store.snapshot(fromDay: fromDay, artistsOf: owned == all ? nil : owned)
+                }
+            }
         } catch {
             logger.warning("cannot load the in-memory window from PostgreSQL; will retry", metadata: ["error": "\(error)"])
             return
