@@ -26,6 +26,12 @@ extension Store {
         public var retention: Int64
         /// A digest of the artists' recorded zones (`artist_zones`): it moves when any is set or changed.
         public var zones: Int64
+
+        /// Whether the stored aggregates are as they were at `other`: no rebuild, replay or retention run since (a
+        /// zone set changes no stored number).
+        public func sameAggregates(as other: StoredChanges) -> Bool {
+            rebuild == other.rebuild && replayed == other.replayed && retention == other.retention
+        }
     }
 
     public func storedChanges() async throws -> StoredChanges {

@@ -51,6 +51,14 @@ extension IngestService {
         if previous.retention != latest.retention { change { $0.storedNumbersDropped() } }
     }
 
+    /// Whether the stored aggregates are still as `noticeStoredChanges` last saw them (false when PostgreSQL does not
+    /// say within `storedChangesLimit`).
+    private func storedAggregatesUnchangedSinceNoticed() async -> Bool {
+        guard let seen = seenStoredChanges.withLock({ $0 }) else { return true }
+        guard let now = try? await awaitTask(limit: Self.storedChangesLimit, { [store] in try await store.storedChanges() }) else { return false }
+        return now.sameAggregates(as: seen)
+    }
+
     /// When the partitions this instance owns are not all loaded (after an assignment, a rebuild, at the start),
     /// loads the retained window from PostgreSQL and installs it if the ledger's owned partitions still stand
     /// exactly at the snapshot's offsets (flushes run on this same loop, so none is in flight). Memory then answers
@@ -79,6 +87,13 @@ extension IngestService {
         // Seal and trim before installing, outside every lock: loaded rows arrive as open cells.
         var loaded = snapshot.memory
         let (sealed, dropped) = memory.trim(&loaded, today: Self.today())
+        // A rebuild, a replay or retention that committed while the window was read may be missing from it, and the
+        // answers PostgreSQL gave meanwhile have it: installed, the window would take them back until the next
+        // notice. It is read again after that notice.
+        guard await storedAggregatesUnchangedSinceNoticed() else {
+            logger.info("stored aggregates changed while the in-memory window was read; reading it again")
+            return
+        }
         let installed = change {
             $0.installMemory(loaded, readAt: snapshot.offsets, owned: owned, everyPartition: owned == all, sealedDays: sealed, droppedDays: dropped)
         }
