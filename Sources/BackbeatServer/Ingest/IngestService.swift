@@ -60,21 +60,11 @@ public final class IngestService: Service, Sendable {
         self.memory = configuration.memory.isEnabled ? LiveMemory(configuration: configuration.memory, ingest: state) : nil
     }
 
-    /// How long the start waits for PostgreSQL to say what changed and which zones the artists report in.
-    static let startReadsLimit: Duration = .seconds(30)
-
     /// Runs the three parts until a graceful shutdown (or the failure of one of them). The source polls the consumer
     /// made here; the flusher closes it after the last flush.
     public func run() async throws {
-        // The zones before the first event: read once here, then again whenever one is set (`noticeStoredChanges`,
-        // which compares with what is seen before this read, so a zone set meanwhile is read again).
-        // Bounded, and given up when the service stops: a PostgreSQL that hangs here must not hold the stop.
         do {
-            try await cancelWhenGracefulShutdown { [store] in
-                let seen = try await awaitTask(limit: Self.startReadsLimit) { try await store.storedChanges() }
-                self.seenStoredChanges.withLock { $0 = seen }
-                try await awaitTask(limit: Self.startReadsLimit) { try await self.loadZones() }
-            }
+            try await readStoredChangesAtStart()
         } catch is CancellationError where Task.isShuttingDownGracefully {
             return  // Stopped before anything was consumed.
         }

@@ -1,63 +1,12 @@
 import BackbeatCore
 import BackbeatStore
 import ServiceLifecycle
-import Synchronization
 
-/// The in-memory layers' upkeep, run by the flusher between flushes (so that none is in flight): stored aggregates
-/// changed by another process noticed, the retained window loaded from PostgreSQL and installed.
+/// The in-memory layers' upkeep, run by the flusher between flushes (so that none is in flight): the retained window
+/// loaded from PostgreSQL and installed.
 extension IngestService {
-    /// How long the flusher's loop waits for PostgreSQL to say what other processes changed.
-    static let storedChangesLimit: Duration = .seconds(2)
     /// How long the flusher's loop waits for the retained window read from PostgreSQL (`loadSnapshotOfOwnedPartitions`).
     static let snapshotLimit: Duration = .seconds(120)
-
-    /// Reads the artists' zones recorded in PostgreSQL into `zones` and hands them to the state: the events consumed
-    /// from then on are counted on their artists' local days.
-    public func loadZones() async throws {
-        let zones = try await self.zones.reload(from: store)
-        change { $0.zonesChanged(zones) }
-        logger.info("artists' reporting zones read", metadata: ["artists_outside_utc": "\(zones.count)"])
-    }
-
-    /// When a `backbeat rebuild` or a `backbeat replay` changed the stored aggregates, the in-memory days may be
-    /// stale: answer from PostgreSQL until the snapshot is loaded again (on this same loop). When retention dropped
-    /// stored numbers, answers kept from before are retired.
-    /// When an artist's zone was set or changed, the events consumed from then on are counted in the new zones.
-    ///
-    /// Each read is bounded (`storedChangesLimit`): PostgreSQL that hangs must not hold the flusher's loop, whose next
-    /// flush finds the hang and stops the service (`FlushHung`).
-    func noticeStoredChanges() async {
-        guard let latest = try? await awaitTask(limit: Self.storedChangesLimit, { [store] in try await store.storedChanges() }) else { return }
-        let previous = seenStoredChanges.withLock { seen in
-            defer { seen = latest }
-            return seen
-        }
-        guard let previous, previous != latest else { return }
-        if previous.zones != latest.zones {
-            do {
-                try await awaitTask(limit: Self.storedChangesLimit) { try await self.loadZones() }
-            } catch {
-                // Tried again after the next flush.
-                seenStoredChanges.withLock { $0?.zones = previous.zones }
-                logger.error("cannot read the artists' zones; events are counted in the zones read before", metadata: ["error": "\(error)"])
-            }
-        }
-        guard memory != nil else { return }
-        if previous.rebuild != latest.rebuild || previous.replayed != latest.replayed {
-            change { $0.storedAggregatesReplaced() }
-            logger.notice("a rebuild or a replay changed stored aggregates; reloading the in-memory days", metadata: [
-                "rebuild": "\(latest.rebuild)", "replayed": "\(latest.replayed)"])
-        }
-        if previous.retention != latest.retention { change { $0.storedNumbersDropped() } }
-    }
-
-    /// Whether the stored aggregates are still as `noticeStoredChanges` last saw them (false when PostgreSQL does not
-    /// say within `storedChangesLimit`).
-    private func storedAggregatesUnchangedSinceNoticed() async -> Bool {
-        guard let seen = seenStoredChanges.withLock({ $0 }) else { return true }
-        guard let now = try? await awaitTask(limit: Self.storedChangesLimit, { [store] in try await store.storedChanges() }) else { return false }
-        return now.sameAggregates(as: seen)
-    }
 
     /// When the partitions this instance owns are not all loaded (after an assignment, a rebuild, at the start),
     /// loads the retained window from PostgreSQL and installs it if the ledger's owned partitions still stand
