@@ -68,29 +68,29 @@ public struct ZoneRules: Sendable, Equatable {
     /// Seconds east of UTC at `instant` (seconds since the epoch).
     public func offset(atSecond instant: Int64) -> Int32 {
         if let last = transitions.last, instant >= last, let footer { return footer.offset(at: instant) }
-        // The last transition at or before the instant.
+        let passed = transitionsPassed(atSecond: instant)
+        return passed == 0 ? initialOffset : offsetsAfter[passed - 1]
+    }
+
+    /// How many of the transitions lie at or before `instant` (a binary search).
+    private func transitionsPassed(atSecond instant: Int64) -> Int {
         var low = 0
         var high = transitions.count
         while low < high {
             let middle = (low + high) / 2
             if transitions[middle] <= instant { low = middle + 1 } else { high = middle }
         }
-        return low == 0 ? initialOffset : offsetsAfter[low - 1]
+        return low
     }
 
     /// A stretch of time with one offset: the offset at `instant` and the instants it holds from and until, as far as
     /// the rules say (a stretch may end where the next has the same offset).
     public func span(atSecond instant: Int64) -> OffsetSpan {
         if let last = transitions.last, instant >= last, let footer { return footer.span(at: instant, after: last) }
-        var low = 0
-        var high = transitions.count
-        while low < high {
-            let middle = (low + high) / 2
-            if transitions[middle] <= instant { low = middle + 1 } else { high = middle }
-        }
+        let passed = transitionsPassed(atSecond: instant)
         return OffsetSpan(
-            offset: low == 0 ? initialOffset : offsetsAfter[low - 1],
-            from: low == 0 ? .min : transitions[low - 1], until: low == transitions.count ? .max : transitions[low])
+            offset: passed == 0 ? initialOffset : offsetsAfter[passed - 1],
+            from: passed == 0 ? .min : transitions[passed - 1], until: passed == transitions.count ? .max : transitions[passed])
     }
 
     /// The offset of local wall-clock time `local` (seconds since the local 1970-01-01 00:00): the one that makes it an
