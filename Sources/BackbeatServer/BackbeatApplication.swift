@@ -73,7 +73,7 @@ func buildRouter(
     ArtistListRoute(store: store).add(to: v1)
     ArtistZoneRoute(store: store, zones: zones) {
         // The ingest reads them for itself and hands them to its state; without it, the reads' book alone.
-        if let ingest { try? await ingest.loadZones() } else { try? await zones.reload(from: store) }
+        if let ingest { try? await ingest.loadZones() } else { _ = try? await zones.reload(from: store) }
     }.add(to: v1)
     let artist = v1.group("artists/:artist_id")
     var forwarding: ArtistForwarding?

@@ -12,11 +12,9 @@ public struct InternedDelta: Sendable {
     public var rejected: [RejectedMessage] = []
     /// The zones whose local time events are placed in (`ArtistZones`).
     public let zones: ArtistZones
-    /// The local clock of each artist id outside UTC met so far (nil: UTC, or not met yet); unused when every artist
-    /// is in UTC.
+    /// The local clock of each artist id met so far (nil: not met yet; an artist in UTC has UTC's, whose one stretch
+    /// holds every instant); unused when every artist is in UTC.
     private var clocks: [LocalClock?] = []
-    /// Whether `clocks[id]` was looked up already.
-    private var clockKnown: [Bool] = []
 
     public init(zones: ArtistZones = .allUTC) {
         self.zones = zones
@@ -82,16 +80,8 @@ public struct InternedDelta: Sendable {
     /// `instant` in the local time of the artist whose id is `artist`.
     private mutating func localSeconds(_ instant: Int64, artist: UInt32) -> Int64 {
         let index = Int(artist)
-        if index >= clockKnown.count {
-            clockKnown.append(contentsOf: repeatElement(false, count: max(values.count, index + 1) - clockKnown.count))
-            clocks.append(contentsOf: repeatElement(nil, count: clockKnown.count - clocks.count))
-        }
-        if !clockKnown[index] {
-            let rules = zones[values[artist]]
-            clocks[index] = rules == .utc ? nil : LocalClock(rules)
-            clockKnown[index] = true
-        }
-        guard clocks[index] != nil else { return instant }
+        if index >= clocks.count { clocks.append(contentsOf: repeatElement(nil, count: max(values.count, index + 1) - clocks.count)) }
+        if clocks[index] == nil { clocks[index] = LocalClock(zones[values[artist]]) }
         return clocks[index]!.localSeconds(atSecond: instant)
     }
 

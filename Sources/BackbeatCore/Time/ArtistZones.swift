@@ -26,6 +26,11 @@ public struct ArtistZones: Sendable, Equatable {
         zones[artist] ?? .utc
     }
 
+    /// The zone of `artist` when it is not UTC.
+    public func zoneOutsideUTC(of artist: String) -> ZoneRules? {
+        zones[artist]
+    }
+
     /// The artists outside UTC and their zones' names.
     public var names: [String: String] { zones.mapValues(\.name) }
 }

@@ -156,9 +156,9 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let zone: ZoneRules?
         private var texts: [Timestamp: String] = [:]
 
-        init(_ query: Query, zone: ZoneRules) {
+        init(_ query: Query, zone: ZoneRules?) {
             whole = query.interval.from
-            self.zone = zone == .utc ? nil : zone
+            self.zone = zone
         }
 
         mutating func text(_ start: Timestamp?) -> String {
@@ -172,7 +172,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     /// The period texts of `query`, for its artist's zone.
     private func periodTexts(_ query: Query) -> PeriodTexts {
-        PeriodTexts(query, zone: queries.zones[query.filters[.artistID]?.first ?? ""])
+        PeriodTexts(query, zone: queries.zones.zoneOutsideUTC(of: query.filters[.artistID]?.first ?? ""))
     }
 
     /// The answer `shape` makes of a series and its totals: the series read (one read: no database snapshot needed
@@ -266,7 +266,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let parameters = try request.requireKnownParameters(["from", "to"] + (granularity ? ["granularity"] : []) + more)
         var builder = QueryBuilder()
         builder.dataset = dataset.rawValue
-        let zone = queries.zones[artistID]
+        let zone = queries.zones.zoneOutsideUTC(of: artistID)
         builder.from = parameters.get("from").map { Self.local($0, in: zone) }
         builder.to = parameters.get("to").map { Self.local($0, in: zone) }
         if granularity { builder.granularity = parameters.get("granularity") }
@@ -277,8 +277,8 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     /// A `from` or `to` as the artist's local clock reads it: a date stays as it is (the artist's local day); an
     /// instant with its offset becomes the local time it was in `zone` (left for the query to refuse when it is
     /// not one).
-    static func local(_ text: String, in zone: ZoneRules) -> String {
-        guard zone != .utc, text.utf8.count > 10, let instant = RFC3339.parseTimestamp(text) else { return text }
+    static func local(_ text: String, in zone: ZoneRules?) -> String {
+        guard let zone, text.utf8.count > 10, let instant = RFC3339.parseTimestamp(text) else { return text }
         return RFC3339.format(instant + Int64(zone.offset(atSecond: instant.seconds)))
     }
 

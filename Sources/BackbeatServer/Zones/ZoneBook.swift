@@ -21,6 +21,11 @@ public final class ZoneBook: Sendable {
         current.withLock { $0[artist] }
     }
 
+    /// `artist`'s zone as last read, when it is not UTC.
+    public func zoneOutsideUTC(of artist: String) -> ZoneRules? {
+        current.withLock { $0.zoneOutsideUTC(of: artist) }
+    }
+
     /// Reads the zones `store` records; answers them. Throws (keeping those read before) when PostgreSQL does not
     /// answer or a recorded zone is not in the database (`ZoneDatabase.UnknownZone`).
     @discardableResult
