@@ -5,8 +5,8 @@ import Testing
 
 /// The web dashboard in headless Chromium against a live stack: the numbers on the page equal the API's answers
 /// at desktop and phone widths, with the admin and with an artist token, after more events arrive too, for an artist
-/// in its own zone (shown on the page) and one in UTC; the page refreshes itself; screenshots are kept in
-/// `.build/artifacts/`.
+/// in its own zone (shown on the page) and one in UTC; a seven-digit total is drawn whole beside its bar, and each
+/// currency's revenue on its own scale; the page refreshes itself; screenshots are kept in `.build/artifacts/`.
 @Suite(.serialized) struct WebDashboardTests {
     static let artifacts = TestEnvironment.packageRoot.appendingPathComponent(".build/artifacts")
 
@@ -23,11 +23,25 @@ import Testing
         let zone = try await HTTP.put(service.baseURL + "/v1/artists/artist-0002/zone", json: #"{"zone":"Asia/Kathmandu"}"#)
         #expect(zone.status == 200, "\(zone.text)")
         try workload.publish(0..<half, to: broker.bootstrapServers)
-        try await waitUntilFlushed(half, database: database)
+        // Yesterday, artist-0002 had a million views on one platform and was paid in yen: a total of seven digits to
+        // draw beside its bar, and amounts that would flatten the other currencies' on a shared axis.
+        let yesterday = RFC3339.formatDate(CivilDate(daysSinceEpoch: today.daysSinceEpoch - 1))
+        let producer = try KafkaProducer(brokers: broker.bootstrapServers)
+        try producer.send(topic: "social", key: Array("artist-0002".utf8), value: Array("""
+            {"event_id":"web-million-views","type":"social","occurred_at":"\(yesterday)T12:00:00Z","artist_id":"artist-0002","platform":"tiktok","action":"view","count":1000000}
+            """.utf8))
+        try producer.send(topic: "revenue", key: Array("artist-0002".utf8), value: Array("""
+            {"event_id":"web-yen","type":"revenue","occurred_at":"\(yesterday)T12:00:00Z","artist_id":"artist-0002","source":"streaming","amount":"5000000","currency":"JPY"}
+            """.utf8))
+        #expect(try producer.flush().failed == 0)
+        let extra = 2
+        try await waitUntilFlushed(half + extra, database: database)
         try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
 
         let desktop = try Chromium.dom(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d&as_of=\(Chromium.today)", width: 1280, height: 1400)
         try await expectPage(desktop, showsAPIOf: service, artist: "artist-0002", zone: "Asia/Kathmandu")
+        expectRowsLeaveRoomForTheirValues(desktop.part(from: "social-chart", to: "</svg>"), atLeast: 1_000_000)
+        try await expectACurrencyScaleEach(desktop, service: service, artist: "artist-0002")
         #expect(Int(desktop.attribute("data-refreshes", ofTag: "body") ?? "") ?? 0 >= 2, "the page refreshed by itself")
         #expect(desktop.options(of: "artist").count == 4, "the admin picks among every artist")
         try Chromium.screenshot(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d&as_of=\(Chromium.today)",
@@ -38,7 +52,7 @@ import Testing
 
         // More events stream in; an artist token on a phone-sized screen sees its own artist only, and the new numbers.
         try workload.publish(half..<workload.messages.count, to: broker.bootstrapServers)
-        try await waitUntilFlushed(workload.messages.count, database: database)
+        try await waitUntilFlushed(workload.messages.count + extra, database: database)
         let token = try TokenTests.createToken(artist: "artist-0003", database: database)
         let phone = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d&as_of=\(Chromium.today)", width: 390, height: 844)
         try await expectPage(phone, showsAPIOf: service, artist: "artist-0003", zone: "UTC")
@@ -52,6 +66,41 @@ import Testing
     func waitUntilFlushed(_ count: Int, database: String) async throws {
         try await TestEnvironment.withStore(url: database) { store in
             try await waitUntil(timeout: .seconds(60), "\(count) messages flushed") { try await storedOffsetTotal(store.client) == Int64(count) }
+        }
+    }
+
+    /// Each bar of a chart of rows ends before its value's text starts (the text's width as Chromium measured it), and
+    /// the text stays inside the chart; one value is at least `atLeast`, written in full.
+    func expectRowsLeaveRoomForTheirValues(_ chart: Chromium.Page, atLeast: Int) {
+        let width = Double(chart.matches(#"viewBox="0 0 ([0-9.]+) "#).first?.first ?? "") ?? 0
+        let bars = chart.matches(#"<rect x="([^"]*)"[^>]* class="bar" width="([^"]*)""#).map { (Double($0[0]) ?? .nan) + (Double($0[1]) ?? .nan) }
+        let values = chart.matches(#"<text x="([^"]*)"[^>]*data-value="([^"]*)" data-width="([^"]*)">([^<]*)<"#)
+        #expect(!bars.isEmpty && bars.count == values.count, "\(chart.html)")
+        for (barEnd, value) in zip(bars, values) {
+            let (right, text, textWidth) = (Double(value[0]) ?? .nan, value[3], Double(value[2]) ?? .nan)
+            #expect(textWidth > 0 && barEnd < right - textWidth && right <= width, "the bar of \(text) ends at \(barEnd), its text spans \(right - textWidth)...\(right) of \(width)")
+        }
+        let largest = values.compactMap { Int($0[1]) }.max() ?? 0
+        #expect(largest >= atLeast, "\(values)")
+        #expect(values.contains { $0[3] == largest.formatted(.number.locale(Locale(identifier: "en_US"))) }, "\(values)")
+    }
+
+    /// The revenue panel draws a chart per currency (yen and at least one other here), each scaled to its own
+    /// currency: the top of its axis is the largest of that currency's daily amounts in the page's 28 days, as the
+    /// API answers them.
+    func expectACurrencyScaleEach(_ page: Chromium.Page, service: ServiceProcess, artist: String) async throws {
+        let today = Timestamp.wallClock().daysSinceEpoch
+        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: today - 27)), to = RFC3339.formatDate(CivilDate(daysSinceEpoch: today + 1))
+        let answer = try await HTTP.get(service.baseURL + "/v1/artists/\(artist)/revenue?from=\(from)&to=\(to)&granularity=day").json() as! [String: Any]
+        var daily: [String: [String: Double]] = [:]
+        for point in answer["series"] as! [[String: Any]] {
+            daily[point["currency"] as! String, default: [:]][point["period_start"] as! String, default: 0] += Double(point["amount"] as! String)!
+        }
+        let shown = page.part(from: "revenue-charts", to: "</figure>").matches(#"data-currency="([A-Z]{3})".*?<svg[^>]*data-max="([^"]*)""#)
+        #expect(shown.map { $0[0] } == daily.keys.sorted() && shown.count >= 2 && daily["JPY"] != nil, "\(shown)")
+        for chart in shown {
+            let top = Double(chart[1]) ?? .nan, largest = daily[chart[0]]?.values.max() ?? .nan
+            #expect(abs(top - largest) <= 1e-6 * largest, "\(chart[0])'s axis tops at \(top), its largest day is \(largest)")
         }
     }
 

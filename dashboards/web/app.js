@@ -127,22 +127,30 @@ function drawColumns(svg, points, labelOf) {
   });
 }
 
-// Horizontal bars with their values, most first.
+// Horizontal bars with their values, most first. The texts are laid out first and measured, so that the bars take
+// only the room the widest label and value leave: a total of 1,000,000 is neither clipped nor drawn over.
 function drawRows(svg, rows) {
   if (!rows.length) return empty(svg);
-  const width = 280, rowHeight = 22, labelWidth = 72, valueWidth = 46;
+  const width = 280, rowHeight = 22, gap = 6;
   clear(svg, width, rows.length * rowHeight);
   const max = Math.max(...rows.map((r) => r.value), 1);
-  rows.forEach((row, i) => {
-    const y = i * rowHeight;
-    svg.appendChild(element("text", { x: 0, y: y + 16 }, row.label));
-    svg.appendChild(element("rect", {
-      x: labelWidth, y: y + 5, height: 14, rx: 3, class: "bar",
-      width: Math.max(1, ((width - labelWidth - valueWidth) * row.value) / max),
-    }));
-    svg.appendChild(element("text", { x: width, y: y + 16, "text-anchor": "end", "data-label": row.label, "data-value": row.value },
-      integer.format(row.value)));
-  });
+  const labels = rows.map((row, i) => svg.appendChild(element("text", { x: 0, y: i * rowHeight + 16 }, row.label)));
+  const values = rows.map((row, i) => svg.appendChild(element("text", {
+    x: width, y: i * rowHeight + 16, "text-anchor": "end", "data-label": row.label, "data-value": row.value,
+  }, integer.format(row.value))));
+  const labelWidth = Math.min(width / 3, Math.max(40, ...labels.map(textWidth))) + gap;
+  const valueWidth = Math.max(...values.map(textWidth)) + gap;
+  values.forEach((text) => text.setAttribute("data-width", textWidth(text).toFixed(1)));
+  rows.forEach((row, i) => svg.insertBefore(element("rect", {
+    x: labelWidth, y: i * rowHeight + 5, height: 14, rx: 3, class: "bar",
+    width: Math.max(1, ((width - labelWidth - valueWidth) * row.value) / max),
+  }), labels[0]));
+}
+
+// The width `text` takes as drawn (an estimate where the page is not laid out).
+function textWidth(text) {
+  const measured = text.getComputedTextLength();
+  return measured > 0 ? measured : text.textContent.length * 7;
 }
 
 // A donut of shares, with a legend.
@@ -175,13 +183,13 @@ function drawDonut(svg, legend, slices) {
   svg.appendChild(element("text", { x: centre, y: centre + 4, "text-anchor": "middle" }, compact.format(total)));
 }
 
-// Lines over shared periods, one per series, with a legend.
-function drawLines(svg, legend, periods, series, labelOf) {
-  legend.replaceChildren();
+// Lines over shared periods, one per series, on one scale (the axis's top is the chart's `data-max`).
+function drawLines(svg, periods, series, labelOf, height = 240) {
   if (!periods.length || !series.length) return empty(svg);
-  const width = widthOf(svg), height = 240, left = 56, bottom = 22, top = 8;
+  const width = widthOf(svg), left = 56, bottom = 22, top = 8;
   clear(svg, width, height);
   const max = Math.max(...series.flatMap((s) => s.values), 0) || 1;
+  svg.dataset.max = max;
   const plotHeight = height - bottom - top;
   const x = (i) => left + (periods.length === 1 ? (width - left) / 2 : ((width - left - 10) * i) / (periods.length - 1));
   const y = (v) => top + plotHeight - (plotHeight * v) / max;
@@ -194,15 +202,10 @@ function drawLines(svg, legend, periods, series, labelOf) {
     if (i % every === 0) svg.appendChild(element("text", { x: x(i), y: height - 6, "text-anchor": "middle" }, labelOf(period)));
   });
   series.forEach((s, index) => {
+    const color = s.color || seriesColor(index);
     const points = s.values.map((v, i) => `${x(i)},${y(v)}`).join(" ");
-    svg.appendChild(element("polyline", { points, fill: "none", stroke: seriesColor(index), "stroke-width": 2.5 }));
-    s.values.forEach((v, i) => svg.appendChild(element("circle", { cx: x(i), cy: y(v), r: 3, fill: seriesColor(index) })));
-    const item = document.createElement("li");
-    const swatch = document.createElement("span");
-    swatch.className = "swatch";
-    swatch.style.background = seriesColor(index);
-    item.append(swatch, s.label);
-    legend.appendChild(item);
+    svg.appendChild(element("polyline", { points, fill: "none", stroke: color, "stroke-width": 2.5 }));
+    s.values.forEach((v, i) => svg.appendChild(element("circle", { cx: x(i), cy: y(v), r: 3, fill: color })));
   });
 }
 
@@ -282,13 +285,28 @@ async function refreshRevenue(range) {
   const answer = await api(artistPath("revenue", { from: day(range.from), to: day(range.to), granularity }));
   const periods = periodStarts(range, granularity);
   const currencies = [...new Set(answer.series.map((p) => p.currency))].sort();
-  const series = currencies.map((currency) => ({
-    label: currency,
-    values: periods.map((period) => answer.series
+  // One chart per currency, each on its own scale: amounts in yen would flatten amounts in euros on a shared one.
+  const charts = $("revenue-charts");
+  charts.replaceChildren();
+  if (!currencies.length) empty(charts.appendChild(element("svg", { role: "img", "aria-label": "Revenue by period" })));
+  // Every chart is placed before any is drawn: each is drawn at its width on screen, which depends on how many share
+  // the row.
+  const svgs = currencies.map((currency, index) => {
+    const chart = charts.appendChild(document.createElement("div"));
+    chart.className = "currency-chart";
+    chart.dataset.currency = currency;
+    const name = chart.appendChild(document.createElement("span"));
+    name.className = "currency";
+    name.style.color = seriesColor(index);
+    name.textContent = currency;
+    return chart.appendChild(element("svg", { role: "img", "aria-label": `Revenue in ${currency} by period` }));
+  });
+  currencies.forEach((currency, index) => {
+    const values = periods.map((period) => answer.series
       .filter((p) => p.currency === currency && p.period_start.slice(0, 10) === period)
-      .reduce((sum, p) => sum + Number(p.amount), 0)),
-  }));
-  drawLines($("revenue-chart"), $("revenue-legend"), periods, series, (p) => periodLabel(p, granularity));
+      .reduce((sum, p) => sum + Number(p.amount), 0));
+    drawLines(svgs[index], periods, [{ values, color: seriesColor(index) }], (p) => periodLabel(p, granularity), 160);
+  });
   const total = $("revenue-total");
   total.dataset.value = answer.totals.map((t) => `${t.currency}:${t.amount}`).join(",");
   total.textContent = answer.totals.length ? `${answer.totals.map((t) => money(t.amount, t.currency)).join(" · ")} in range, by ${granularity}` : "";

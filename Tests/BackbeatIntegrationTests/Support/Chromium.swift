@@ -32,14 +32,20 @@ enum Chromium {
 
         /// The option values of the `<select>` with `id`.
         func options(of id: String) -> [String] {
-            guard let start = html.range(of: #"id="\#(id)""#), let end = html.range(of: "</select>", range: start.upperBound..<html.endIndex) else { return [] }
-            return Page(html: String(html[start.upperBound..<end.lowerBound])).matches(#"<option value="([^"]*)""#).map { $0[0] }
+            part(from: id, to: "</select>").matches(#"<option value="([^"]*)""#).map { $0[0] }
+        }
+
+        /// The part of the page from the element with `id` to the first `end` after it (empty when there is none).
+        func part(from id: String, to end: String) -> Page {
+            guard let start = html.range(of: #"id="\#(id)""#), let stop = html.range(of: end, range: start.upperBound..<html.endIndex) else { return Page(html: "") }
+            return Page(html: String(html[start.lowerBound..<stop.upperBound]))
         }
 
         private func firstMatch(_ pattern: String) -> String? { matches(pattern).first?.first }
 
-        private func matches(_ pattern: String) -> [[String]] {
-            let regex = try! NSRegularExpression(pattern: pattern)
+        /// The groups of every match of `pattern` (`.` matches newlines too).
+        func matches(_ pattern: String) -> [[String]] {
+            let regex = try! NSRegularExpression(pattern: pattern, options: [.dotMatchesLineSeparators])
             let whole = NSRange(html.startIndex..., in: html)
             return regex.matches(in: html, range: whole).map { match in
                 (1..<match.numberOfRanges).map { String(html[Range(match.range(at: $0), in: html)!]) }
