@@ -95,6 +95,7 @@ struct LocalDayChecks {
 
     func checkEverything(_ base: String) async throws {
         try await checkDailyStreams(base)
+        try await checkMonthlyStreams(base)
         try await checkLocalHours(base)
         try await checkShares(base)
         try await checkRevenue(base)
@@ -181,6 +182,21 @@ struct LocalDayChecks {
         }
         let totals = try #require(body["totals"] as? [String: Any])
         #expect(totals["streams"] as? Int == plays.filter { $0.isStream && inRange($0.occurredAt) }.count, "\(zone.identifier)")
+    }
+
+    /// Local October and November 2026 (the events run from 2026-10-24 to 11-05 UTC): each month's streams and
+    /// listeners are its local days'.
+    func checkMonthlyStreams(_ base: String) async throws {
+        let body = try await json(base + "/streams?from=2026-10-01&to=2026-12-01&granularity=month")
+        let series = try #require(body["series"] as? [[String: Any]])
+        let months = ["2026-10", "2026-11"]
+        #expect(series.map { $0["period_start"] as? String ?? "" } == months.map { label($0 + "-01") }, "\(zone.identifier)")
+        for (point, month) in zip(series, months) {
+            let mine = plays.filter { self.day($0.occurredAt).hasPrefix(month) }
+            #expect(!mine.isEmpty)
+            #expect(point["streams"] as? Int == mine.filter(\.isStream).count, "\(zone.identifier) streams in \(month)")
+            #expect(point["listeners"] as? Int == listeners(mine), "\(zone.identifier) listeners in \(month)")
+        }
     }
 
     /// Local hours of 2026-11-01 (Los Angeles' 25-hour day: its 01:00 holds two hours of events), and an interval given
