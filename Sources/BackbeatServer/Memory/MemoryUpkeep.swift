@@ -17,6 +17,9 @@ extension IngestService {
         guard let memory, let all = state.read({ $0.allPartitions }), !all.isEmpty else { return }
         let owned = Set(state.read { $0.ledger.assigned })
         guard !owned.isEmpty, !memory.isLoaded(owned) else { return }
+        // A rebuild, a replay or retention not noticed yet: the window is read after the notice (which marks the
+        // days stale), not before it.
+        guard await storedAggregatesUnchangedSinceNoticed() else { return }
         let started = ContinuousClock.now
         let snapshot: StoredSnapshot
         let fromDay = memory.configuration.firstRetainedDay(today: Self.today())
@@ -29,6 +32,9 @@ extension IngestService {
                     try await store.snapshot(fromDay: fromDay, artistsOf: owned == all ? nil : owned)
                 }
             }
+        } catch where Task.isShuttingDownGracefully {
+            logger.info("the service is stopping: the read of the in-memory window is given up")
+            return
         } catch {
             logger.warning("cannot load the in-memory window from PostgreSQL; will retry", metadata: ["error": "\(error)"])
             return
