@@ -133,7 +133,9 @@ extension Flusher {
     /// stored offset, consumes them again from there.
     private func resumeWaitingPartitions() async {
         let waiting = ingest.state.read { state in state.ledger.waitingGaps.map { ($0.topicPartition, state.ledger.storedOffsets[$0.topicPartition] ?? nil) } }
-        guard !waiting.isEmpty, let stored = try? await store.storedOffsets(for: waiting.map(\.0)) else { return }
+        guard !waiting.isEmpty,
+              let stored = try? await awaitTaskUnlessStopping(limit: IngestService.storedChangesLimit, { [store] in try await store.storedOffsets(for: waiting.map(\.0)) })
+        else { return }
         let moved = waiting.filter { partition, offset in stored[partition] != offset }.map(\.0)
         guard !moved.isEmpty else { return }
         logger.notice("the stored offsets of partitions waiting at a gap were reset; consuming them from there", metadata: [

@@ -1,11 +1,11 @@
 import BackbeatStore
-import ServiceLifecycle
 
 /// What other processes change in PostgreSQL that this instance must follow, polled by the flusher between flushes
 /// (`Store.storedChanges`): a rebuild or a replay (the in-memory days are read again), retention (answers kept from
 /// before are retired), an artist's zone (the events consumed from then on are counted in it).
 extension IngestService {
-    /// How long the flusher's loop waits for PostgreSQL to say what other processes changed.
+    /// How long the flusher's loop waits for PostgreSQL to say what other processes changed (the stored changes, the
+    /// offsets an operator moved).
     static let storedChangesLimit: Duration = .seconds(2)
     /// How long the start waits for PostgreSQL to say what changed and which zones the artists report in.
     static let startReadsLimit: Duration = .seconds(30)
@@ -15,11 +15,9 @@ extension IngestService {
     /// read again). Bounded, and given up (`CancellationError`) when the service stops: a PostgreSQL that hangs here
     /// must not hold the stop.
     func readStoredChangesAtStart() async throws {
-        try await cancelWhenGracefulShutdown { [store] in
-            let seen = try await awaitTask(limit: Self.startReadsLimit) { try await store.storedChanges() }
-            self.seenStoredChanges.withLock { $0 = seen }
-            try await awaitTask(limit: Self.startReadsLimit) { try await self.loadZones() }
-        }
+        let seen = try await awaitTaskUnlessStopping(limit: Self.startReadsLimit) { [store] in try await store.storedChanges() }
+        seenStoredChanges.withLock { $0 = seen }
+        try await awaitTaskUnlessStopping(limit: Self.startReadsLimit) { try await self.loadZones() }
     }
 
     /// Reads the artists' zones recorded in PostgreSQL into `zones` and hands them to the state: the events consumed

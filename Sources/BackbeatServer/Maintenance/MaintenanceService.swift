@@ -34,13 +34,11 @@ public struct MaintenanceService: Service {
         let today = Timestamp.wallClock().daysSinceEpoch
         do {
             // A stop does not wait for a pass: it acts on whole months, one transaction each, and the next start goes on.
-            let (months, outcome) = try await cancelWhenGracefulShutdown { [store, retention] in
-                try await awaitTask(limit: Self.passLimit) {
-                    let months = try await store.rollMonths(today: today)
-                    let outcome = try await store.applyRetention(
-                        detailKeptFrom: retention.detailKeptFrom(today: today), cubesKeptFrom: retention.cubesKeptFrom(today: today))
-                    return (months, outcome)
-                }
+            let (months, outcome) = try await awaitTaskUnlessStopping(limit: Self.passLimit) { [store, retention] in
+                let months = try await store.rollMonths(today: today)
+                let outcome = try await store.applyRetention(
+                    detailKeptFrom: retention.detailKeptFrom(today: today), cubesKeptFrom: retention.cubesKeptFrom(today: today))
+                return (months, outcome)
             }
             if !months.rolled.isEmpty {
                 logger.notice("months rolled into month rows", metadata: ["months": "\(months.rolled.map { RFC3339.formatDate(CivilDate(daysSinceEpoch: $0)) }.joined(separator: ","))"])

@@ -27,10 +27,8 @@ extension IngestService {
             // Owning part of the partitions, only the artists held whole: the others are answered elsewhere. Bounded,
             // and given up at once when the service stops: a statement sent as its connection broke (a flush's lost
             // answer) has been seen never to return, and the flusher's loop, which waits here, must go on to stop.
-            snapshot = try await cancelWhenGracefulShutdown { [store] in
-                try await awaitTask(limit: Self.snapshotLimit) {
-                    try await store.snapshot(fromDay: fromDay, artistsOf: owned == all ? nil : owned)
-                }
+            snapshot = try await awaitTaskUnlessStopping(limit: Self.snapshotLimit) { [store] in
+                try await store.snapshot(fromDay: fromDay, artistsOf: owned == all ? nil : owned)
             }
         } catch where Task.isShuttingDownGracefully {
             logger.info("the service is stopping: the read of the in-memory window is given up")

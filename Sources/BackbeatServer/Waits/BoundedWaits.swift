@@ -1,4 +1,5 @@
 import Dispatch
+import ServiceLifecycle
 import Synchronization
 
 // Waits with a bound for calls that block a thread (librdkafka's) or may never return.
@@ -40,6 +41,12 @@ func awaitTask<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () asyn
         task.cancel()
         throw error
     }
+}
+
+/// `awaitTask(limit:_:)` given up at once (`CancellationError`) when the service starts to stop: for the reads a
+/// service's loop makes between its steps, which a stop must not wait for.
+func awaitTaskUnlessStopping<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await cancelWhenGracefulShutdown { try await awaitTask(limit: limit, work) }
 }
 
 /// One wait of `awaitBlocking(limit:)` or `awaitTask(limit:)`: the first of the work's result, the limit and the
