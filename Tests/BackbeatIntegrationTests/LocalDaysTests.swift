@@ -6,11 +6,11 @@ import Testing
 /// Artists in their own zones, through Kafka and `backbeat serve`: every dashboard endpoint answers the artist's local
 /// days and hours, as Foundation's calendar (ICU's zone data, not the database files the service reads) places each
 /// event: Los Angeles across its change of 2026-11-01 (a day of 25 hours), Kolkata (+5:30), Kathmandu (+5:45),
-/// Chatham (+13:45), and an artist left in UTC.
+/// Chatham (+13:45), the Marquesas (-9:30), and an artist left in UTC.
 @Suite(.serialized) struct LocalDaysTests {
     static let zones = [
         "artist-0001": "America/Los_Angeles", "artist-0002": "Asia/Kolkata", "artist-0003": "Asia/Kathmandu", "artist-0004": "Pacific/Chatham",
-        "artist-0005": "UTC",
+        "artist-0005": "UTC", "artist-0006": "Pacific/Marquesas",
     ]
 
     /// Answered from memory, and by PostgreSQL alone.
@@ -18,9 +18,9 @@ import Testing
     func everyEndpointCountsTheArtistsLocalDays(arguments: [String]) async throws {
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
         let database = try await TestEnvironment.freshDatabase("local_days")
-        // Two zones set at the command line before the start; while the service runs, one through its API and one at
+        // Three zones set at the command line before the start; while the service runs, one through its API and one at
         // the command line (another process: the service notices it in PostgreSQL).
-        for artist in ["artist-0001", "artist-0002"] {
+        for artist in ["artist-0001", "artist-0002", "artist-0006"] {
             let set = try ReplayTests.run(["artist", "set-zone", "--artist", artist, "--zone", Self.zones[artist]!, "--log-level", "warning"], postgresURL: database)
             #expect(set.status == 0, "\(set.output)")
         }
@@ -32,7 +32,7 @@ import Testing
         #expect(put.status == 200, "\(put.text)")
         let set = try ReplayTests.run(["artist", "set-zone", "--artist", "artist-0003", "--zone", "Asia/Kathmandu", "--log-level", "warning"], postgresURL: database)
         #expect(set.status == 0, "\(set.output)")
-        try await service.waitForLog("artists_outside_utc=4")
+        try await service.waitForLog("artists_outside_utc=5")
         try workload.publish(0..<workload.messages.count, to: broker.bootstrapServers)
         try await TestEnvironment.withStore(url: database) { store in
             try await waitUntil(timeout: .seconds(60), "every message flushed") {
