@@ -36,7 +36,7 @@ extension IngestService {
     /// Each read is bounded (`storedChangesLimit`): PostgreSQL that hangs must not hold the flusher's loop, whose next
     /// flush finds the hang and stops the service (`FlushHung`).
     func noticeStoredChanges() async {
-        guard let latest = try? await awaitTask(limit: Self.storedChangesLimit, { [store] in try await store.storedChanges() }) else { return }
+        guard let latest = await currentStoredChanges() else { return }
         let previous = seenStoredChanges.withLock { seen in
             defer { seen = latest }
             return seen
@@ -64,7 +64,13 @@ extension IngestService {
     /// say within `storedChangesLimit`).
     func storedAggregatesUnchangedSinceNoticed() async -> Bool {
         guard let seen = seenStoredChanges.withLock({ $0 }) else { return true }
-        guard let now = try? await awaitTask(limit: Self.storedChangesLimit, { [store] in try await store.storedChanges() }) else { return false }
+        guard let now = await currentStoredChanges() else { return false }
         return now.sameAggregates(as: seen)
+    }
+
+    /// What PostgreSQL says other processes changed, within `storedChangesLimit` (nil: it did not say, or the service
+    /// is stopping).
+    private func currentStoredChanges() async -> Store.StoredChanges? {
+        try? await awaitTaskUnlessStopping(limit: Self.storedChangesLimit) { [store] in try await store.storedChanges() }
     }
 }
