@@ -103,12 +103,12 @@ extension Flusher {
             }
         }
         logResumeOffsets()
-        if archive.withLock({ $0 == nil }) {
-            // Nothing archived: nothing to settle or seal.
-        } else if await postgresAtStop.answers(), await settleArchive() {
-            try archive.withLock { try $0?.closeAll() }
-        } else {
-            logger.warning("archive: segments left open; the next start repairs them from the lengths PostgreSQL stored")
+        if archive.withLock({ $0 != nil }) {
+            if await postgresAtStop.answers(), await settleArchive() {
+                try archive.withLock { try $0?.closeAll() }
+            } else {
+                logger.warning("archive: segments left open; the next start repairs them from the lengths PostgreSQL stored")
+            }
         }
         // Leaving the group waits for the broker; with the broker gone it may never return.
         do {
