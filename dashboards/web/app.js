@@ -139,8 +139,9 @@ function drawRows(svg, rows) {
     x: width, y: i * rowHeight + 16, "text-anchor": "end", "data-label": row.label, "data-value": row.value,
   }, integer.format(row.value))));
   const labelWidth = Math.min(width / 3, Math.max(40, ...labels.map(textWidth))) + gap;
-  const valueWidth = Math.max(...values.map(textWidth)) + gap;
-  values.forEach((text) => text.setAttribute("data-width", textWidth(text).toFixed(1)));
+  const valueWidths = values.map(textWidth);
+  values.forEach((text, i) => text.setAttribute("data-width", valueWidths[i].toFixed(1)));
+  const valueWidth = Math.max(...valueWidths) + gap;
   rows.forEach((row, i) => svg.insertBefore(element("rect", {
     x: labelWidth, y: i * rowHeight + 5, height: 14, rx: 3, class: "bar",
     width: Math.max(1, ((width - labelWidth - valueWidth) * row.value) / max),
@@ -183,12 +184,12 @@ function drawDonut(svg, legend, slices) {
   svg.appendChild(element("text", { x: centre, y: centre + 4, "text-anchor": "middle" }, compact.format(total)));
 }
 
-// Lines over shared periods, one per series, on one scale (the axis's top is the chart's `data-max`).
-function drawLines(svg, periods, series, labelOf, height = 240) {
-  if (!periods.length || !series.length) return empty(svg);
+// One line over `periods`, scaled to its own largest value (the axis's top is the chart's `data-max`).
+function drawLine(svg, periods, values, color, labelOf, height = 240) {
+  if (!periods.length) return empty(svg);
   const width = widthOf(svg), left = 56, bottom = 22, top = 8;
   clear(svg, width, height);
-  const max = Math.max(...series.flatMap((s) => s.values), 0) || 1;
+  const max = Math.max(...values, 0) || 1;
   svg.dataset.max = max;
   const plotHeight = height - bottom - top;
   const x = (i) => left + (periods.length === 1 ? (width - left) / 2 : ((width - left - 10) * i) / (periods.length - 1));
@@ -201,12 +202,8 @@ function drawLines(svg, periods, series, labelOf, height = 240) {
   periods.forEach((period, i) => {
     if (i % every === 0) svg.appendChild(element("text", { x: x(i), y: height - 6, "text-anchor": "middle" }, labelOf(period)));
   });
-  series.forEach((s, index) => {
-    const color = s.color || seriesColor(index);
-    const points = s.values.map((v, i) => `${x(i)},${y(v)}`).join(" ");
-    svg.appendChild(element("polyline", { points, fill: "none", stroke: color, "stroke-width": 2.5 }));
-    s.values.forEach((v, i) => svg.appendChild(element("circle", { cx: x(i), cy: y(v), r: 3, fill: color })));
-  });
+  svg.appendChild(element("polyline", { points: values.map((v, i) => `${x(i)},${y(v)}`).join(" "), fill: "none", stroke: color, "stroke-width": 2.5 }));
+  values.forEach((v, i) => svg.appendChild(element("circle", { cx: x(i), cy: y(v), r: 3, fill: color })));
 }
 
 // ---- Panels -------------------------------------------------------------------------------------------------------
@@ -305,7 +302,7 @@ async function refreshRevenue(range) {
     const values = periods.map((period) => answer.series
       .filter((p) => p.currency === currency && p.period_start.slice(0, 10) === period)
       .reduce((sum, p) => sum + Number(p.amount), 0));
-    drawLines(svgs[index], periods, [{ values, color: seriesColor(index) }], (p) => periodLabel(p, granularity), 160);
+    drawLine(svgs[index], periods, values, seriesColor(index), (p) => periodLabel(p, granularity), 160);
   });
   const total = $("revenue-total");
   total.dataset.value = answer.totals.map((t) => `${t.currency}:${t.amount}`).join(",");
