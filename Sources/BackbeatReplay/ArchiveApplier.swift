@@ -167,7 +167,7 @@ struct ArchiveApplier: LineApplier {
         }
         guard !parts.isEmpty else { return nil }
         parts.sort { $0.topicPartition < $1.topicPartition }
-        let batch = FlushBatch(parts: parts)
+        let batch = FlushBatch(parts: parts, zonesGeneration: zones.generation)
         linesSinceFlush = 0
         return { [path] store in
             do {
@@ -175,6 +175,8 @@ struct ArchiveApplier: LineApplier {
             } catch let conflict as OffsetConflict {
                 throw ReplayError("\(path): the stored offset of \(conflict.topicPartition) moved during the replay (is a consumer "
                     + "running on it?); run the replay again: what was applied stays applied, nothing is counted twice")
+            } catch let changed as ZonesChanged {
+                throw ReplayError.zonesChanged(path, changed)
             }
         }
     }

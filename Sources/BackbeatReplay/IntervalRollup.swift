@@ -10,6 +10,8 @@ import BackbeatStore
 /// event under a counted id with other fields not at all.
 public struct IntervalRollup {
     public let days: ClosedRange<Int64>
+    /// The one artist whose events are counted (nil: every artist's), as UTF-8.
+    private let artist: [UInt8]?
     /// How long event ids are remembered (nil: no dedup).
     public let dedup: DedupSpans?
     /// Each archived partition's dedup window, as far as read.
@@ -29,10 +31,13 @@ public struct IntervalRollup {
     /// Plain inputs read, by their position key (`replay:<identity>`).
     private var plainInputs: Set<TopicPartition> = []
 
-    /// The days (since 1970, each artist's local days in `zones`) to count, and what the database counted
-    /// (`Store.rebuild` hands it over).
-    public init(days: ClosedRange<Int64>, counted: Store.CountedInputs, dedup: DedupSpans? = nil, zones: ArtistZones = .allUTC) {
+    /// The days (since 1970, each artist's local days in `zones`) to count, of `artist` alone or of every artist, and
+    /// what the database counted (`Store.rebuild` hands it over).
+    public init(
+        days: ClosedRange<Int64>, of artist: String? = nil, counted: Store.CountedInputs, dedup: DedupSpans? = nil, zones: ArtistZones = .allUTC
+    ) {
         self.days = days
+        self.artist = artist.map { Array($0.utf8) }
         self.delta = InternedDelta(zones: zones)
         self.dedup = dedup
         self.stored = counted.offsets
@@ -125,6 +130,8 @@ public struct IntervalRollup {
             case .duplicate, .reject: return
             }
         }
+        // After the dedup window saw it: the window is the partition's, every artist's.
+        if let artist, !record.withBytes(of: record.artist, in: value, { $0.elementsEqual(artist) }) { return }
         if delta.add(record, in: value, onDaysIn: days) { events += 1 }
     }
 

@@ -25,6 +25,8 @@ struct PlainApplier: LineApplier {
     /// The lines read so far, checked against the hash stored with the position they resume from.
     private let hash: AppliedLinesHash
     private var delta: InternedDelta
+    /// The generation of the zones the lines are counted in (`FlushBatch.zonesGeneration`).
+    private let zonesGeneration: Int64
     /// Rejected lines since the last write, by line number (their position is the input's, known at the write).
     private var rejected: [(line: Int64, value: [UInt8], rejection: Rejection)] = []
     private(set) var linesSinceFlush = 0
@@ -35,6 +37,7 @@ struct PlainApplier: LineApplier {
     ) {
         self.path = path
         self.delta = InternedDelta(zones: zones)
+        self.zonesGeneration = zones.generation
         self.dedup = dedup
         self.position = position
         self.now = now
@@ -133,7 +136,7 @@ struct PlainApplier: LineApplier {
         delta = InternedDelta(sizedLike: batch.delta)
         rejected = []
         linesSinceFlush = 0
-        return { [path, position] store in
+        return { [path, position, zonesGeneration] store in
             let topicPartition = position
             var delta = batch.delta
             delta.rejected = batch.rejected.map {
@@ -143,9 +146,11 @@ struct PlainApplier: LineApplier {
                 topicPartition: topicPartition, generation: 0, expectedOffset: batch.expected, newOffset: batch.newOffset, delta: delta,
                 appliedLinesHash: batch.appliedLinesHash)
             do {
-                try await store.write(FlushBatch(parts: [part]))
+                try await store.write(FlushBatch(parts: [part], zonesGeneration: zonesGeneration))
             } catch is OffsetConflict {
                 throw ReplayError("\(path): another replay of the same input is running (its stored position moved)")
+            } catch let changed as ZonesChanged {
+                throw ReplayError.zonesChanged(path, changed)
             }
         }
     }

@@ -72,8 +72,9 @@ func buildRouter(
     let v1 = router.group("v1").add(middleware: AuthMiddleware(adminToken: adminToken, store: store, artistRequestsPerSecond: artistRequestsPerSecond))
     ArtistListRoute(store: store).add(to: v1)
     ArtistZoneRoute(store: store, zones: zones) {
-        // The ingest reads them for itself and hands them to its state; without it, the reads' book alone.
-        if let ingest { try? await ingest.loadZones() } else { _ = try? await zones.reload(from: store) }
+        // An ingest reads them itself, between two flushes (`noticeStoredChanges`: what it consumed and did not flush is
+        // consumed again in the new zones); without one, the reads' book is read again now.
+        if ingest == nil { _ = try? await zones.reload(from: store) }
     }.add(to: v1)
     let artist = v1.group("artists/:artist_id")
     var forwarding: ArtistForwarding?

@@ -4,7 +4,8 @@ import PostgresNIO
 
 extension Store {
     /// Writes a flush batch in one transaction: first the offset moves (each only if the stored offset is still
-    /// the one this consumer started from) and the ids the dedup windows remembered (`recordDedupIDs`), then the rows
+    /// the one this consumer started from), the check that the artists' zones are still those the batch was counted
+    /// in (`checkZones`: a zone set since waited for these offsets' locks, or this write waited for its), the ids the dedup windows remembered (`recordDedupIDs`), then the rows
     /// its parts' deltas add, merged into the artist-days of the cubes and of the listener sketches
     /// (`writeAggregates`), then the rejected messages, then the archive segments' lengths after this batch
     /// (`serve --archive-dir`). Either all of it commits or none of it does.
@@ -12,7 +13,8 @@ extension Store {
     /// `artistPartitions` are the batch's artists on their partitions not stored before (`serve` routes queries by
     /// them).
     ///
-    /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions.
+    /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions;
+    ///   `ZonesChanged` when an artist's zone was set since the batch's zones were read.
     public func write(
         _ batch: FlushBatch, archive: [ArchiveSegmentPosition] = [], artistPartitions: [ArtistPartition] = []
     ) async throws {
@@ -23,6 +25,7 @@ extension Store {
                     try await moveOffset(part, on: connection)
                     try await recordGaps(part.gaps, on: connection)
                 }
+                try await checkZones(countedAt: batch.zonesGeneration, on: connection)
                 try await recordDedupIDs(batch.parts, on: connection)
                 try await writeAggregates(combined, on: connection)
                 try await writeRejected(batch.rejected, on: connection)
@@ -34,6 +37,7 @@ extension Store {
         } catch let error as PostgresTransactionError {
             // Nothing was committed; surface a conflict as itself so the caller can re-seek.
             if let conflict = error.closureError as? OffsetConflict { throw conflict }
+            if let changed = error.closureError as? ZonesChanged { throw changed }
             throw error
         }
     }

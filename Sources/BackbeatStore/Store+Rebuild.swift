@@ -6,22 +6,42 @@ extension Store {
     /// (the value compaction's lock had before migration 0018: migrations 0014-0018 take it too).
     public static let maintenanceLock: Int64 = 0x6261_636B_6265_6174  // "backbeat"
 
-    /// Replaces the aggregates of the UTC days `fromDay...toDay` (every cube and listener sketch) with `compute`'s
-    /// delta, in one transaction: readers see the old numbers or the new ones, never a mix. Days outside the interval,
-    /// offsets and rejected events are not touched.
-    ///
-    /// `compute` runs inside the transaction, after every row of `kafka_offsets` is locked, and receives what the
-    /// database counted (`CountedInputs`): what it counts must be exactly the messages below the stored offsets,
-    /// judged as they were. Flushes of live consumers wait for the lock, so nothing is counted between the offsets
-    /// read and the swap. An error `compute` throws is rethrown as itself, with nothing changed.
-    /// - Returns: the id of the `rebuilds` row written.
+    /// Replaces the aggregates of the days `fromDay...toDay` (`rebuild(.days(fromDay...toDay))`).
     @discardableResult
     public func rebuild(
         fromDay: Int64, toDay: Int64,
         compute: @Sendable (CountedInputs) async throws -> (delta: InternedDelta, events: Int64)
     ) async throws -> Int64 {
+        try await rebuild(.days(fromDay...toDay), compute: compute)
+    }
+
+    /// What a rebuild replaces.
+    public enum RebuildScope: Sendable {
+        /// Every artist's days `fromDay...toDay` (each artist's local days).
+        case days(ClosedRange<Int64>)
+        /// Every stored day of one artist, counted again in `zone`, which is recorded as the artist's in the same
+        /// transaction (`backbeat artist set-zone` with archives): the days from two before the earliest the artist
+        /// has stored (a day of the new zone may begin up to 26 hours before one of the old), to the last.
+        case artist(String, zone: ZoneName)
+    }
+
+    /// Replaces the aggregates `scope` names (every cube and listener sketch) with `compute`'s delta, in one
+    /// transaction: readers see the old numbers or the new ones, never a mix. Days and artists outside the scope,
+    /// offsets and rejected events are not touched.
+    ///
+    /// `compute` runs inside the transaction, after every row of `kafka_offsets` is locked, and receives what the
+    /// database counted and the days to count (`CountedInputs`): what it counts must be exactly the messages below the
+    /// stored offsets, judged as they were. Flushes of live consumers wait for the lock, so nothing is counted between
+    /// the offsets read and the swap; a flush counted in the zones before an artist's was set here is refused after it
+    /// (`ZonesChanged`). An error `compute` throws is rethrown as itself, with nothing changed.
+    /// - Returns: the id of the `rebuilds` row written.
+    @discardableResult
+    public func rebuild(
+        _ scope: RebuildScope,
+        compute: @Sendable (CountedInputs) async throws -> (delta: InternedDelta, events: Int64)
+    ) async throws -> Int64 {
         do {
-            return try await swap(fromDay: fromDay, toDay: toDay, compute: compute)
+            return try await swap(scope, compute: compute)
         } catch let error as PostgresTransactionError {
             // Nothing was committed; the computation's own error (an input missing, say) is the one to report.
             if let failure = error.closureError as? ComputeFailure { throw failure.error }
@@ -35,12 +55,10 @@ extension Store {
     }
 
     private func swap(
-        fromDay: Int64, toDay: Int64,
+        _ scope: RebuildScope,
         compute: @Sendable (CountedInputs) async throws -> (delta: InternedDelta, events: Int64)
     ) async throws -> Int64 {
-        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: fromDay))
-        let end = RFC3339.formatDate(CivilDate(daysSinceEpoch: toDay + 1))
-        return try await client.withTransaction(logger: logger) { connection in
+        try await client.withTransaction(logger: logger) { connection in
             var offsets: [TopicPartition: Int64] = [:]
             var hashes: [TopicPartition: String] = [:]
             let rows = try await connection.query(
@@ -51,42 +69,78 @@ extension Store {
                 hashes[TopicPartition(topic: topic, partition: partition)] = hash
             }
             let clocks = try await Self.replayClocks(try await connection.query(Self.replayClocksQuery, logger: logger))
+            let days: ClosedRange<Int64>
+            // Which rows the swap replaces, by artist and day (`$1`: the first day, `$2`: the artist or the day after).
+            let replaced: String, bindings: PostgresBindings
+            // The last day the `rebuilds` row names (nil: an artist's days, to today).
+            let recordedTo: String?
+            switch scope {
+            case .days(let interval):
+                days = interval
+                replaced = "day >= $1::date AND day < $2::date"
+                bindings = Self.binds(Self.date(interval.lowerBound), Self.date(interval.upperBound + 1))
+                recordedTo = Self.date(interval.upperBound)
+            case .artist(let artist, let zone):
+                let first = (try await earliestStoredDay(of: artist, on: connection) ?? Int64.max) - 2
+                days = first...Int64.max
+                replaced = "day >= $1::date AND artist_id = $2"
+                bindings = Self.binds(Self.date(first), artist)
+                recordedTo = nil
+                try await connection.query(Self.setZoneQuery(zone, of: artist), logger: logger)
+            }
             let (delta, counted): (InternedDelta, Int64)
             do {
-                (delta, counted) = try await compute(CountedInputs(offsets: offsets, replayClocks: clocks, appliedLinesHashes: hashes))
+                (delta, counted) = try await compute(CountedInputs(offsets: offsets, replayClocks: clocks, appliedLinesHashes: hashes, days: days))
             } catch {
                 throw ComputeFailure(error: error)
             }
-            // Retention drops no month partition while the interval is replaced.
+            // Retention drops no month partition while the rows are replaced.
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
-            for table in AggregateTable.all {
-                try await connection.query(PostgresQuery(unsafeSQL:
-                    "DELETE FROM \(table.days) WHERE day >= $1::date AND day < $2::date",
-                    binds: Self.binds(from, end)), logger: logger)
+            // Days whose hourly detail retention rolled into daily rows: those rows go too, the rebuilt detail takes
+            // their place (and is rolled again by the next retention pass).
+            var tables = AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
+            // An artist's month rows go with its days, and its new days are merged into them; an interval's months
+            // are rolled again from their days instead.
+            if case .artist = scope { tables += AggregateTable.all.compactMap(\.months) }
+            for table in tables {
+                try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(replaced)", binds: bindings), logger: logger)
             }
-            // Days whose hourly detail retention rolled into daily rows: those rows go too, the rebuilt detail
-            // takes their place (and is rolled again by the next retention pass).
-            for cube in Cube.all where cube.isFull {
-                try await connection.query(PostgresQuery(unsafeSQL:
-                    "DELETE FROM \(cube.rolledTable) WHERE day >= $1::date AND day < $2::date",
-                    binds: Self.binds(from, end)), logger: logger)
+            if case .artist = scope {
+                try await writeAggregates(CombinedDeltas([delta]), mergingMonths: true, on: connection)
+            } else {
+                try await writeAggregates(CombinedDeltas([delta]), mergingMonths: false, on: connection)
             }
-            try await writeAggregates(CombinedDeltas([delta]), mergingMonths: false, on: connection)
             try await announceChanges(to: nil, on: connection)
             // The rolled months the interval touches are rolled again from their days (migration 0020).
-            if let rolledTo = try await monthsRolledTo(locking: "FOR SHARE", on: connection) {
-                var month = MonthDays.start(of: fromDay)
-                while month <= toDay && month < rolledTo {
+            if case .days(let interval) = scope, let rolledTo = try await monthsRolledTo(locking: "FOR SHARE", on: connection) {
+                var month = MonthDays.start(of: interval.lowerBound)
+                while month <= interval.upperBound && month < rolledTo {
                     try await rollMonth(month, on: connection)
                     month = MonthDays.next(after: month)
                 }
             }
             let inserted = try await connection.query("""
-                INSERT INTO rebuilds (from_day, to_day, events) VALUES (\(from)::date, (\(end)::date - 1), \(counted)) RETURNING id
+                INSERT INTO rebuilds (from_day, to_day, events)
+                VALUES (\(Self.date(days.lowerBound))::date, coalesce(\(recordedTo)::date, greatest(\(Self.date(days.lowerBound))::date, current_date)), \(counted))
+                RETURNING id
                 """, logger: logger)
             for try await id in inserted.decode(Int64.self) { return id }
             return 0
         }
+    }
+
+    /// The first day `artist` has a row of in any stored aggregate (nil: none).
+    private func earliestStoredDay(of artist: String, on connection: PostgresConnection) async throws -> Int64? {
+        let tables = AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
+        let firsts = tables.map { "(SELECT min(day) FROM \($0) WHERE artist_id = $1)" }.joined(separator: ", ")
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT (least(\(firsts)) - date '1970-01-01')::bigint", binds: Self.binds(artist)), logger: logger)
+        for try await day in rows.decode(Int64?.self) { return day }
+        return nil
+    }
+
+    /// `day` as a date PostgreSQL reads, within 0001-01-01...9999-12-31.
+    private static func date(_ day: Int64) -> String {
+        RFC3339.formatDate(CivilDate(daysSinceEpoch: min(max(day, -719_162), 2_932_896)))
     }
 
     /// What the database has counted, for `rebuild` to count again.
@@ -99,6 +153,8 @@ extension Store {
         /// The hash of the lines applied of each plain input (`AppliedLinesHash`); positions stored before 0012 have
         /// none (their inputs are named by their whole content).
         public var appliedLinesHashes: [TopicPartition: String]
+        /// The days to count (each artist's local days): the interval, or an artist's from its earliest stored.
+        public var days: ClosedRange<Int64>
     }
 
     private static func binds(_ values: String...) -> PostgresBindings {

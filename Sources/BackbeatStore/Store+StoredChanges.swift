@@ -24,7 +24,7 @@ extension Store {
         public var replayed: Int64
         /// The sum of the first days retention kept of each table: it grows with every retention run that drops.
         public var retention: Int64
-        /// A digest of the artists' recorded zones (`artist_zones`): it moves when any is set or changed.
+        /// The generation of the artists' recorded zones (`artist_zones`, migration 0024): it grows when any is set or changed.
         public var zones: Int64
 
         /// Whether the stored aggregates are as they were at `other`: no rebuild, replay or retention run since (a
@@ -39,7 +39,7 @@ extension Store {
             SELECT (SELECT coalesce(max(id), 0)::bigint FROM rebuilds),
                    (SELECT coalesce(sum(next_offset), 0)::bigint FROM kafka_offsets WHERE topic LIKE 'replay:%'),
                    (SELECT coalesce(sum(kept_from - date '1970-01-01'), 0)::bigint FROM retention_horizons),
-                   (SELECT coalesce(sum(hashtext(artist_id || ' ' || zone)::bigint), 0)::bigint FROM artist_zones)
+                   (SELECT coalesce(max(generation), 0)::bigint FROM artist_zones)
             """, logger: logger)
         for try await (rebuild, replayed, retention, zones) in rows.decode((Int64, Int64, Int64, Int64).self) {
             return StoredChanges(rebuild: rebuild, replayed: replayed, retention: retention, zones: zones)

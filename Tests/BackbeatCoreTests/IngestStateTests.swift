@@ -325,6 +325,39 @@ import Testing
         #expect(ingest.layers.covers([p[0], p[1]]), "the install comes after the older changes")
     }
 
+    /// Zones read anew while work is unflushed: what was counted in the old zones is dropped with its partitions, which
+    /// are consumed again from their stored offsets; the batches after carry the new zones' generation, which PostgreSQL
+    /// checks (`ZonesChanged`). The same zones read again change nothing.
+    @Test func aChangeOfZonesConsumesTheUnflushedPartitionsAgain() throws {
+        let p = Self.partitions
+        var ingest = Ingest()
+        try ingest.own(p)
+        ingest.install(CubeMemory(), owned: Set(p), everyPartition: true)
+        ingest.poll(300)
+        let (first, firstFlight) = try ingest.startFlush()
+        ingest.commit(first, firstFlight)
+        #expect(first.zonesGeneration == 0)
+        ingest.poll(200)
+        #expect(ingest.state.ledger.hasUnflushedWork(p))
+
+        let zones = ArtistZones(["artist-0001": try ZoneRulesTests.rules("Asia/Kathmandu")], generation: 7)
+        ingest.state.zonesChanged(zones)
+        ingest.applyChanges()
+        #expect(ingest.state.ledger.assigned.isEmpty, "every partition had unflushed work: all are consumed again")
+        #expect(!ingest.state.ledger.hasUnflushedWork(p))
+        #expect(Cells([ingest.layers.pending]) == Cells(InternedDelta()), "what was counted in the old zones is dropped")
+        #expect(ingest.state.ledger.zones == zones)
+
+        ingest.next = Dictionary(uniqueKeysWithValues: first.parts.map { ($0.topicPartition, $0.newOffset) })
+        try ingest.own(p, stored: ingest.next)
+        ingest.poll(100)
+        ingest.state.zonesChanged(zones)
+        #expect(ingest.state.ledger.assigned == p.sorted(), "the same zones: nothing consumed again")
+        let (second, _) = try ingest.startFlush()
+        #expect(second.zonesGeneration == 7)
+        #expect(second.parts.map(\.expectedOffset) == first.parts.map(\.newOffset), "consumed again from the stored offsets")
+    }
+
     /// An assignment's way to ownership: a read of the stored offsets (retried a moment later after a failure), a
     /// seek, and only then are the partition's messages counted, from the stored offset on.
     @Test func assignedPartitionsAreOwnedOnceTheirStoredOffsetsAreReadAndSought() throws {

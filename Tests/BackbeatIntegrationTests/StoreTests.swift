@@ -57,6 +57,46 @@ import Testing
         }
     }
 
+    /// A batch carries the generation of the zones it was counted in: once another is recorded (a zone set), it is
+    /// refused and writes nothing, also when the zone is set while it waits for its offsets (an artist's recount
+    /// holds them); setting the zone an artist has changes no generation.
+    @Test func aBatchCountedInZonesSinceChangedIsRefused() async throws {
+        let database = try await TestEnvironment.freshDatabase("zones_changed")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            try await store.write(try #require(batch(expected: nil, new: 3)))
+            let kathmandu = try #require(ZoneName("Asia/Kathmandu"))
+            try await store.setZone(kathmandu, of: "a1")
+            let generation = try await store.recordedZones().generation
+            #expect(generation > 0)
+            await #expect(throws: ZonesChanged.self) { try await store.write(try #require(batch(expected: 3, new: 5))) }
+            #expect(try await socialTotal(store) == 15)
+            #expect(try await store.storedOffsets(for: [partition]) == [partition: 3])
+            try await store.setZone(kathmandu, of: "a1")
+            #expect(try await store.recordedZones().generation == generation, "the same zone again: no new generation")
+
+            // A recount of the artist holds the offsets while it counts; the batch waits for them, then is refused.
+            var counted = try #require(batch(expected: 3, new: 5))
+            counted.zonesGeneration = generation
+            let recount = Task {
+                try await store.rebuild(.artist("a1", zone: try #require(ZoneName("Asia/Kolkata")))) { _ in
+                    try await Task.sleep(for: .milliseconds(1500))
+                    return (InternedDelta(), 0)
+                }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            let flushed = ContinuousClock.now
+            await #expect(throws: ZonesChanged.self) { try await store.write(counted) }
+            #expect(ContinuousClock.now - flushed > .milliseconds(500), "the write waited for the recount's offsets")
+            try await recount.value
+            #expect(try await socialTotal(store) == 0, "the recount found none of a1's events in no inputs")
+            counted.zonesGeneration = try await store.recordedZones().generation
+            try await store.write(counted)
+            #expect(try await socialTotal(store) == 10)
+            #expect(try await store.storedOffsets(for: [partition]) == [partition: 5])
+        }
+    }
+
     /// The flush's COPY writes each column in its type's binary form: what PostgreSQL stores reads back as the events
     /// said, for times before and after PostgreSQL's epoch (2000-01-01), amounts of every sign and size and their
     /// sums, sketches, and a rejected message with NUL bytes.

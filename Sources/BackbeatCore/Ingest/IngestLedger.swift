@@ -325,7 +325,7 @@ public struct IngestLedger: Sendable {
             state.unflushedSince = nil
             partitions[partition] = state
         }
-        return parts.isEmpty ? nil : FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition })
+        return parts.isEmpty ? nil : FlushBatch(parts: parts.sorted { $0.topicPartition < $1.topicPartition }, zonesGeneration: zones.generation)
     }
 
     /// Puts back a batch whose flush failed, for partitions still owned under the same assignment; answers those
@@ -431,9 +431,13 @@ public struct FlushBatch: Sendable {
     }
 
     public var parts: [Part]
+    /// The generation of the artists' zones its deltas were counted in (`ArtistZones.generation`): PostgreSQL refuses
+    /// the batch when other zones are recorded by then (`ZonesChanged`).
+    public var zonesGeneration: Int64
 
-    public init(parts: [Part]) {
+    public init(parts: [Part], zonesGeneration: Int64 = 0) {
         self.parts = parts
+        self.zonesGeneration = zonesGeneration
     }
 
     /// Every part's delta read as one: what the store writes (its rows by artist-day, its listener sketches), made

@@ -115,10 +115,14 @@ public struct IngestState: Sendable {
         return true
     }
 
-    /// The artists' reporting zones changed (a `PUT .../zone` stored): events consumed from now on are counted on their
-    /// artist's local days in `zones`; what was counted before stays where it was.
+    /// The artists' reporting zones were read (a zone was set or changed): events consumed from now on are counted on
+    /// their artist's local days in `zones`. What is consumed and not flushed was counted in the zones before, and
+    /// PostgreSQL would refuse it (`FlushBatch.zonesGeneration`): those partitions are consumed again from their
+    /// stored offsets, in the new zones. Called between flushes only (no batch in flight).
     public mutating func zonesChanged(_ zones: ArtistZones) {
+        guard zones.generation != ledger.zones.generation || zones != ledger.zones else { return }
         ledger.zones = zones
+        mustSeekStoredOffsets(ledger.assigned.filter { ledger.hasUnflushedWork([$0]) })
     }
 
     /// Stored aggregates were replaced behind the flushes' back (`backbeat rebuild`): memory alone no longer answers

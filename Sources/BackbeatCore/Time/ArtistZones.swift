@@ -6,10 +6,15 @@
 /// 2026-03-08T01:00 and on the day 2026-03-08. Reads of that artist take and give times in the same local clock.
 public struct ArtistZones: Sendable, Equatable {
     private var zones: [String: ZoneRules]
+    /// The generation of the recorded zones these are (`artist_zones.generation`, migration 0024: the highest of any
+    /// zone set; 0 when none is): what a batch counted in them carries, so that PostgreSQL refuses it once the zones
+    /// moved on.
+    public let generation: Int64
 
     /// `zones` by artist id; UTC entries are left out, being the default.
-    public init(_ zones: [String: ZoneRules] = [:]) {
+    public init(_ zones: [String: ZoneRules] = [:], generation: Int64 = 0) {
         self.zones = zones.filter { $0.value != .utc }
+        self.generation = generation
     }
 
     /// Every artist in UTC.

@@ -10,7 +10,7 @@ import Hummingbird
 struct ArtistZoneRoute<Context: AuthenticatedRequestContext>: Sendable {
     let store: Store
     let zones: ZoneBook
-    /// Run once a zone is stored: this instance reads the zones again.
+    /// Run once a zone is stored: this instance reads the zones again (an ingest does so between two flushes).
     let changed: @Sendable () async -> Void
 
     /// The largest request body accepted.

@@ -217,6 +217,20 @@ extension Flusher {
             logger.warning("offset conflict; partition will be consumed again from its stored offset", metadata: ["detail": "\(conflict)"])
             change { $0.offsetConflict(batch, on: conflict.topicPartition) }
             return .done
+        } catch let changed as ZonesChanged {
+            // Nothing was written: the batch goes back, and its partitions are consumed again in the zones read now.
+            rollBackArchive()
+            metrics.recordFlush(outcome: "zones_changed", duration: ContinuousClock.now - started, rows: 0)
+            logger.notice("an artist's zone changed while the batch was counted; its partitions are consumed again in the new zones",
+                          metadata: ["detail": "\(changed)"])
+            change { $0.flushFailed(batch) }
+            do {
+                try await awaitTaskUnlessStopping(limit: IngestService.storedChangesLimit) { try await self.ingest.loadZones() }
+                return .done
+            } catch {
+                logger.error("cannot read the artists' zones; the batch waits for them", metadata: ["error": "\(error)"])
+                return .failed
+            }
         } catch is PostgresDoesNotAnswer {
             // Nothing more is written by this process; its transaction, if it began, commits or not: the next start
             // reads the offsets PostgreSQL stored either way.

@@ -6,7 +6,8 @@ extension ZoneDatabase {
     /// database does not hold (the system's tzdata lost it): that artist's days could not be placed.
     public func artistZones(recordedIn store: Store) async throws -> ArtistZones {
         var zones: [String: ZoneRules] = [:]
-        for (artist, name) in try await store.recordedZones() { zones[artist] = try rules(name) }
-        return ArtistZones(zones)
+        let recorded = try await store.recordedZones()
+        for (artist, name) in recorded.zones { zones[artist] = try rules(name) }
+        return ArtistZones(zones, generation: recorded.generation)
     }
 }
