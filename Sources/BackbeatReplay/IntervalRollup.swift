@@ -1,6 +1,7 @@
 import BackbeatArchive
 import BackbeatCore
 import BackbeatStore
+import Foundation
 
 /// Counts the events of an interval from archives and plain files, exactly as far and as the database has counted
 /// them: archive messages below their partition's stored offset, judged against when they were consumed; plain lines
@@ -45,8 +46,24 @@ public struct IntervalRollup {
         self.appliedLinesHashes = counted.appliedLinesHashes
     }
 
-    /// Reads one input: an archive segment (open or sealed) or a plain event file.
+    /// Reads every input `paths` name (directories stand for their segments, open ones too: `InputPaths`) and checks
+    /// that they held everything the database counted; answers how many inputs were read. Call it once the offsets are
+    /// locked (inside `Store.rebuild`): no flush commits messages to a segment listed then.
+    public mutating func readAll(_ paths: [String]) throws -> Int {
+        let files = try InputPaths.expand(paths, includingOpen: true)
+        for file in files { try read(file) }
+        try checkCoverage()
+        return files.count
+    }
+
+    /// Reads one input: an archive segment (open or sealed) or a plain event file. An open segment a running serve
+    /// sealed since it was listed is read under its sealed name; one it removed held nothing committed.
     public mutating func read(_ path: String) throws {
+        var path = path
+        if path.hasSuffix(ArchiveWriter.openSuffix), !FileManager.default.fileExists(atPath: path) {
+            path = String(path.dropLast(ArchiveWriter.openSuffix.count))
+            guard FileManager.default.fileExists(atPath: path) else { return }
+        }
         let reader = try InputReader(path: path)
         var assembler = LineAssembler()
         var isArchive: Bool?

@@ -87,10 +87,17 @@ extension Store {
                 bindings = Self.binds(Self.date(first), artist)
                 recordedTo = nil
                 try await connection.query(Self.setZoneQuery(zone, of: artist), logger: logger)
+                try await connection.query(
+                    "UPDATE artist_zones SET counted_in_zone_since = NULL WHERE artist_id = \(artist)", logger: logger)
+            }
+            var zonesGeneration: Int64 = 0
+            for try await generation in try await connection.query(Self.zonesGenerationQuery, logger: logger).decode(Int64.self) {
+                zonesGeneration = generation
             }
             let (delta, counted): (InternedDelta, Int64)
             do {
-                (delta, counted) = try await compute(CountedInputs(offsets: offsets, replayClocks: clocks, appliedLinesHashes: hashes, days: days))
+                (delta, counted) = try await compute(CountedInputs(
+                    offsets: offsets, replayClocks: clocks, appliedLinesHashes: hashes, days: days, zonesGeneration: zonesGeneration))
             } catch {
                 throw ComputeFailure(error: error)
             }
@@ -130,7 +137,7 @@ extension Store {
     }
 
     /// The first day `artist` has a row of in any stored aggregate (nil: none).
-    private func earliestStoredDay(of artist: String, on connection: PostgresConnection) async throws -> Int64? {
+    func earliestStoredDay(of artist: String, on connection: PostgresConnection) async throws -> Int64? {
         let tables = AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
         let firsts = tables.map { "(SELECT min(day) FROM \($0) WHERE artist_id = $1)" }.joined(separator: ", ")
         let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT (least(\(firsts)) - date '1970-01-01')::bigint", binds: Self.binds(artist)), logger: logger)
@@ -155,6 +162,9 @@ extension Store {
         public var appliedLinesHashes: [TopicPartition: String]
         /// The days to count (each artist's local days): the interval, or an artist's from its earliest stored.
         public var days: ClosedRange<Int64>
+        /// The generation of the artists' zones recorded now (`ArtistZones.generation`): what is counted must be
+        /// counted in those zones.
+        public var zonesGeneration: Int64
     }
 
     private static func binds(_ values: String...) -> PostgresBindings {

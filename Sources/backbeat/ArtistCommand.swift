@@ -30,6 +30,8 @@ struct ArtistCommand: AsyncParsableCommand {
         @Option(help: "An IANA time zone name, e.g. America/Los_Angeles or Asia/Kathmandu.") var zone: String
         @Argument(help: "Archive directories or segments, and the plain NDJSON files the database replayed: the artist's stored days are counted again from them in the new zone.")
         var paths: [String] = []
+        @Flag(help: "Without inputs: keep the days the artist has stored in its zone before, and count in the new zone only what is consumed from now on.")
+        var keepCountedDays = false
         @OptionGroup var dedupOptions: DedupOptions
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var logging: LoggingOptions
@@ -37,6 +39,7 @@ struct ArtistCommand: AsyncParsableCommand {
         func validate() throws {
             guard Identifiers.isID(artist) else { throw ValidationError("--artist must be 1-128 characters of A-Za-z0-9._:-") }
             guard !paths.contains("-") else { throw ValidationError("give archive directories or files (not stdin)") }
+            guard paths.isEmpty || !keepCountedDays else { throw ValidationError("--keep-counted-days keeps the days counted before: give no inputs to count them again") }
         }
 
         func run() async throws {
@@ -52,26 +55,31 @@ struct ArtistCommand: AsyncParsableCommand {
             }
             let artist = artist
             guard !paths.isEmpty else {
-                try await withMigratedStore(database, logging) { try await $0.setZone(known, of: artist) }
-                FileHandle.standardError.write(Data("artist \(artist) reports in \(known.text) (the days counted before keep their zone: give the archives to count them again)\n".utf8))
+                let keep = keepCountedDays
+                do {
+                    try await withMigratedStore(database, logging) { try await $0.setZone(known, of: artist, keepingCountedDays: keep) }
+                } catch let refused as ZoneChangeNeedsRecount {
+                    FileHandle.standardError.write(Data("\(refused.description)\n".utf8))
+                    throw ExitCode(1)
+                }
+                FileHandle.standardError.write(Data("artist \(artist) reports in \(known.text)\n".utf8))
                 return
             }
             do {
                 let dedup = try dedupOptions.spans()
-                let files = try InputPaths.expand(paths, includingOpen: true)
+                let paths = paths
                 let started = ContinuousClock.now
-                let counted = Mutex<Int64>(0)
+                let counted = Mutex<(events: Int64, inputs: Int)>((0, 0))
                 let id = try await withMigratedStore(database, logging) { store in
                     try await store.rebuild(.artist(artist, zone: known)) { inputs in
                         var rollup = IntervalRollup(days: inputs.days, of: artist, counted: inputs, dedup: dedup, zones: ArtistZones([artist: rules]))
-                        for file in files { try rollup.read(file) }
-                        try rollup.checkCoverage()
-                        counted.withLock { $0 = rollup.events }
+                        let read = try rollup.readAll(paths)
+                        counted.withLock { $0 = (rollup.events, read) }
                         return (rollup.delta, rollup.events)
                     }
                 }
                 FileHandle.standardError.write(Data(
-                    "artist \(artist) reports in \(known.text): its \(counted.withLock { $0 }) events counted again from \(files.count) inputs, swapped in as rebuild \(id) in \(ContinuousClock.now - started)\n".utf8))
+                    "artist \(artist) reports in \(known.text): its \(counted.withLock { $0.events }) events counted again from \(counted.withLock { $0.inputs }) inputs, swapped in as rebuild \(id) in \(ContinuousClock.now - started)\n".utf8))
             } catch {
                 FileHandle.standardError.write(Data("set-zone stopped, nothing changed: \(error)\n".utf8))
                 throw ExitCode(1)
@@ -87,7 +95,11 @@ struct ArtistCommand: AsyncParsableCommand {
 
         func run() async throws {
             let artist = artist
-            print(try await withMigratedStore(database, logging) { try await $0.zone(of: artist) } ?? ZoneRules.utc.name)
+            let recorded = try await withMigratedStore(database, logging) { try await $0.zoneRecord(of: artist) }
+            print(recorded?.zone ?? ZoneRules.utc.name)
+            if let since = recorded?.countedSince {
+                FileHandle.standardError.write(Data("counted in it since \(RFC3339.format(since)); the days of events consumed before keep the zones before\n".utf8))
+            }
         }
     }
 }

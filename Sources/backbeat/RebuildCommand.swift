@@ -41,24 +41,27 @@ struct RebuildCommand: AsyncParsableCommand {
         let toDay = RFC3339.parseDate(to)!.daysSinceEpoch
         do {
             let dedup = try dedupOptions.spans()
-            let files = try InputPaths.expand(paths, includingOpen: true)
+            let paths = paths
             let migrations = try database.migrations()
             let started = ContinuousClock.now
-            let (id, events) = try await withStore(url: try database.url(), logger: logger) { store in
+            let (id, events, inputs) = try await withStore(url: try database.url(), logger: logger) { store in
                 try await store.migrate(migrations)
-                let counted = Mutex<Int64>(0)
+                let counted = Mutex<(events: Int64, inputs: Int)>((0, 0))
                 let zones = try await ZoneDatabase().artistZones(recordedIn: store)
                 let id = try await store.rebuild(fromDay: fromDay, toDay: toDay) { inputs in
+                    guard inputs.zonesGeneration == zones.generation else {
+                        throw ReplayError("an artist's zone was set as the rebuild began; run it again")
+                    }
                     var rollup = IntervalRollup(days: fromDay...toDay, counted: inputs, dedup: dedup, zones: zones)
-                    for file in files { try rollup.read(file) }
-                    try rollup.checkCoverage()
-                    counted.withLock { $0 = rollup.events }
+                    let read = try rollup.readAll(paths)
+                    counted.withLock { $0 = (rollup.events, read) }
                     return (rollup.delta, rollup.events)
                 }
-                return (id, counted.withLock { $0 })
+                let (events, inputs) = counted.withLock { $0 }
+                return (id, events, inputs)
             }
             FileHandle.standardError.write(Data(
-                "rebuilt \(from)..\(to) from \(files.count) inputs: \(events) events in the interval, swapped in as rebuild \(id) in \(ContinuousClock.now - started)\n".utf8))
+                "rebuilt \(from)..\(to) from \(inputs) inputs: \(events) events in the interval, swapped in as rebuild \(id) in \(ContinuousClock.now - started)\n".utf8))
         } catch {
             FileHandle.standardError.write(Data("rebuild stopped, nothing changed: \(error)\n".utf8))
             throw ExitCode(1)

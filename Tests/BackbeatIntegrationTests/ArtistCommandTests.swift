@@ -21,5 +21,23 @@ import Testing
         }
         #expect(try zone("artist-0001") == "Asia/Kathmandu")
         #expect(try zone("artist-0002") == "UTC")
+
+        // An artist with stored days (replayed here): a change without the archive would leave them in the zone
+        // before, so it is refused naming the way to count them again, and made only when asked to keep them.
+        let path = NSTemporaryDirectory() + "artist-zone-\(UInt32.random(in: 0...UInt32.max)).ndjson"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        FileManager.default.createFile(atPath: path, contents: Data("""
+            {"event_id":"z1","type":"social","occurred_at":"2026-10-02T10:00:00Z","artist_id":"artist-0002","platform":"x","action":"like","count":5}
+
+            """.utf8))
+        let replay = try ReplayTests.run(["replay", path, "--log-level", "warning"], postgresURL: database)
+        #expect(replay.status == 0, "\(replay.output)")
+        let refused = try ReplayTests.run(["artist", "set-zone", "--artist", "artist-0002", "--zone", "Asia/Kolkata", "--log-level", "warning"], postgresURL: database)
+        #expect(refused.status == 1 && refused.output.contains("artist-0002 has days counted in UTC") && refused.output.contains("--keep-counted-days"), "\(refused.output)")
+        #expect(try zone("artist-0002") == "UTC")
+        let kept = try ReplayTests.run(["artist", "set-zone", "--artist", "artist-0002", "--zone", "Asia/Kolkata", "--keep-counted-days", "--log-level", "warning"], postgresURL: database)
+        #expect(kept.status == 0, "\(kept.output)")
+        let shown = try ReplayTests.run(["artist", "zone", "--artist", "artist-0002", "--log-level", "warning"], postgresURL: database)
+        #expect(shown.output.contains("Asia/Kolkata\n") && shown.output.contains("counted in it since "), "\(shown.output)")
     }
 }

@@ -75,6 +75,65 @@ extension LocalDaysTests {
     }
 }
 
+extension LocalDaysTests {
+    /// Zones changed mid-stream, while events keep arriving: `backbeat artist set-zone` with the archive counts the
+    /// artist's stored days again in the new zone, in the transaction that sets it, and the batches the service counted
+    /// in the old zone meanwhile are refused and consumed again. Every answer is then in the new zone alone: artist-0001
+    /// from UTC to Los Angeles (across its change of 2026-11-01), artist-0002 from Kolkata to Kathmandu (+5:30 to
+    /// +5:45: no hour of the one is an hour of the other).
+    @Test func aZoneChangedMidStreamAnswersTheNewZoneAlone() async throws {
+        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
+        let database = try await TestEnvironment.freshDatabase("zone_change")
+        let archive = NSTemporaryDirectory() + "zone-change-archive-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: archive) }
+        let before = try ReplayTests.run(["artist", "set-zone", "--artist", "artist-0002", "--zone", "Asia/Kolkata", "--log-level", "warning"], postgresURL: database)
+        #expect(before.status == 0, "\(before.output)")
+        let workload = Workload(events: 24_000, seed: 41, artists: 6, days: 12, start: CivilDate(year: 2026, month: 10, day: 24))
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: ["--archive-dir", archive])
+        try await service.waitUntilHealthy()
+        let half = workload.messages.count / 2
+        try workload.publish(0..<half, to: broker.bootstrapServers)
+        try await TestEnvironment.withStore(url: database) { store in
+            try await waitUntil(timeout: .seconds(60), "the first half flushed") { try await storedOffsetTotal(store.client) == Int64(half) }
+        }
+
+        // The second half arrives in small runs while both zones change.
+        let brokers = broker.bootstrapServers
+        let publishing = Task {
+            for start in stride(from: half, to: workload.messages.count, by: 300) {
+                try workload.publish(start..<min(start + 300, workload.messages.count), to: brokers)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(800))
+        var rebuild = ""
+        for (artist, zone) in [("artist-0001", "America/Los_Angeles"), ("artist-0002", "Asia/Kathmandu")] {
+            let set = try ReplayTests.run(["artist", "set-zone", "--artist", artist, "--zone", zone, archive, "--log-level", "warning"], postgresURL: database)
+            #expect(set.status == 0, "\(set.output)")
+            #expect(set.output.contains("reports in \(zone): its "), "\(set.output)")
+            rebuild = set.output.components(separatedBy: "swapped in as rebuild ").last?.prefix { $0.isNumber }.description ?? ""
+        }
+        try await publishing.value
+        try await TestEnvironment.withStore(url: database) { store in
+            try await waitUntil(timeout: .seconds(60), "every message flushed") {
+                try await storedOffsetTotal(store.client) == Int64(workload.messages.count)
+            }
+        }
+        // The service has seen the last recount (its memory answers from PostgreSQL until its days are read again).
+        try await service.waitForLog("rebuild=\(rebuild)")
+        print("zone change: batches refused as counted in the zones before:",
+              service.log().components(separatedBy: "an artist's zone changed while the batch was counted").count - 1)
+
+        let events = workload.messages.compactMap(\.event)
+        let zones = ["artist-0001": "America/Los_Angeles", "artist-0002": "Asia/Kathmandu"]
+        for artist in (1...6).map({ String(format: "artist-%04d", $0) }) {
+            let checks = LocalDayChecks(events: events.filter { $0.artistID == artist }, zone: TimeZone(identifier: zones[artist] ?? "UTC")!)
+            try await checks.checkEverything(service.baseURL + "/v1/artists/" + artist)
+        }
+        #expect(service.terminate() == 0)
+    }
+}
+
 /// One artist's answers against its events placed on local days by Foundation's calendar in `zone`.
 struct LocalDayChecks {
     let events: [Event]

@@ -34,7 +34,7 @@ import Testing
                 #expect(try await ask(.put, own, nil, body: #"{"zone":"Asia/Kathmandu"}"#).0 == 401)
                 #expect(try await zoneAnswer(.put, own, RouteTests.adminToken, body: #"{"zone":"Asia/Kathmandu"}"#) == ["artist_id": "artist-0001", "zone": "Asia/Kathmandu"])
                 #expect(try await zoneAnswer(.get, own, artistToken) == ["artist_id": "artist-0001", "zone": "Asia/Kathmandu"])
-                #expect(try await store.zone(of: own) == "Asia/Kathmandu")
+                #expect(try await store.zoneRecord(of: own)?.zone == "Asia/Kathmandu")
                 // Every name refused names itself, and leaves the recorded zone as it was.
                 for bad in ["Mars/Olympus_Mons", "../../etc/passwd", "localtime", "posixrules", "right/UTC", "Factory", "asia/kathmandu", " UTC"] {
                     let (status, body) = try await ask(.put, own, RouteTests.adminToken, body: #"{"zone":"\#(bad)"}"#)
@@ -46,11 +46,32 @@ import Testing
                 }
                 let (status, body) = try await ask(.put, own, RouteTests.adminToken, body: #"{"zone":"UTC","tz":"UTC"}"#)
                 #expect(status == 400 && body.contains(#""code":"unknown_parameter""#) && body.contains("tz"), "\(body)")
-                #expect(try await store.zone(of: own) == "Asia/Kathmandu")
+                #expect(try await store.zoneRecord(of: own)?.zone == "Asia/Kathmandu")
                 // A link name of the database is a zone too; another artist is untouched.
                 #expect(try await zoneAnswer(.put, own, RouteTests.adminToken, body: #"{"zone":"US/Pacific"}"#)?["zone"] == "US/Pacific")
                 #expect(try await zoneAnswer(.get, "artist-0002", RouteTests.adminToken) == ["artist_id": "artist-0002", "zone": "UTC"])
                 #expect(try await ask(.get, "artist-0002", artistToken).0 == 403)
+
+                // An artist with stored days: a change that would leave them in the zone before is refused, naming the
+                // way to count them again; kept on request, with the instant from which the new zone counts.
+                var ledger = IngestLedger()
+                let partition = TopicPartition(topic: "social", partition: 0)
+                ledger.assign(partition, storedOffset: nil)
+                let event = #"{"event_id":"z","type":"social","occurred_at":"2026-10-02T10:00:00Z","artist_id":"artist-0003","platform":"x","action":"like","count":5}"#
+                ledger.ingest(ConsumedMessage(position: MessagePosition(topicPartition: partition, offset: 0), key: nil, value: Array(event.utf8)),
+                              now: Timestamp(seconds: 1_900_000_000))
+                let taken = ledger.takeBatch()
+                var batch = try #require(taken)
+                batch.zonesGeneration = try await store.recordedZones().generation
+                try await store.write(batch)
+                let (refused, message) = try await ask(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"Asia/Kolkata"}"#)
+                #expect(refused == 409 && message.contains(#""code":"zone_change_needs_recount""#) && message.contains("backbeat artist set-zone"), "\(message)")
+                #expect(try await zoneAnswer(.get, "artist-0003", RouteTests.adminToken) == ["artist_id": "artist-0003", "zone": "UTC"])
+                #expect(try await zoneAnswer(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"UTC"}"#) == ["artist_id": "artist-0003", "zone": "UTC"],
+                        "the zone it has: nothing to count again")
+                let kept = try await zoneAnswer(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"Asia/Kolkata","keep_counted_days":true}"#)
+                #expect(kept?["zone"] == "Asia/Kolkata" && kept?["counted_in_zone_since"].flatMap(RFC3339.parseTimestamp) != nil, "\(String(describing: kept))")
+                #expect(try await ask(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"UTC","keep_counted_days":"yes"}"#).0 == 400)
             }
         }
     }
