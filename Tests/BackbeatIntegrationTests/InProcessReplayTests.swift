@@ -22,6 +22,36 @@ import Testing
         return path
     }
 
+    /// A replay counts in the zones it read at its start: when a zone was set since, its batch is refused
+    /// (`ZonesChanged`) and the replay stops saying so, nothing of that batch applied; run again with the zones recorded
+    /// now, it applies the input in them.
+    @Test func aReplayCountedInZonesSinceChangedStopsAndRunsAgainInTheNewOnes() async throws {
+        let workload = Workload(events: 3_000, seed: 33, invalidFraction: 0)
+        let path = try Self.writeFile(workload.messages.compactMap(\.value))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let database = try await TestEnvironment.freshDatabase("inprocess_replay_zones")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            let stale = Replayer(batchLines: 1_000)
+            try await store.setZone(try #require(ZoneName("Asia/Kathmandu")), of: "artist-0001")
+            var reports = Reports()
+            do {
+                _ = try await stale.replay(path, store: store, observer: &reports)
+                Issue.record("a replay counted in the zones before the set was applied")
+            } catch let error as ReplayError {
+                #expect(error.description.contains("an artist's zone was set during the replay"), "\(error)")
+            }
+            for try await positions in try await store.client.query("SELECT count(*)::bigint FROM kafka_offsets").decode(Int64.self) {
+                #expect(positions == 0, "nothing of the refused batch applied")
+            }
+            var current = Replayer(batchLines: 1_000)
+            let kathmandu = try ZoneRules(name: "Asia/Kathmandu", tzif: Array(try Data(contentsOf: URL(fileURLWithPath: "/usr/share/zoneinfo/Asia/Kathmandu"))))
+            current.zones = ArtistZones(["artist-0001": kathmandu], generation: try await store.recordedZones().generation)
+            let report = try await current.replay(path, store: store, observer: &reports)
+            #expect(report.accepted == workload.messages.count)
+        }
+    }
+
     @Test func aPlainFileIsAppliedOnceAndItsReportSaysWhatHappened() async throws {
         // About 4 MB: lines cross the boundaries of the 1 MB reads, with a partial line carried into each read.
         let generated = Workload(events: 16_000, seed: 31, invalidFraction: 0.02)

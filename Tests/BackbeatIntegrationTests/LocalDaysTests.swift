@@ -154,6 +154,7 @@ struct LocalDayChecks {
 
     func checkEverything(_ base: String) async throws {
         try await checkDailyStreams(base)
+        try await checkWeeklyStreams(base)
         try await checkMonthlyStreams(base)
         try await checkLocalHours(base)
         try await checkShares(base)
@@ -255,6 +256,20 @@ struct LocalDayChecks {
             #expect(!mine.isEmpty)
             #expect(point["streams"] as? Int == mine.filter(\.isStream).count, "\(zone.identifier) streams in \(month)")
             #expect(point["listeners"] as? Int == listeners(mine), "\(zone.identifier) listeners in \(month)")
+        }
+    }
+
+    /// Local weeks (from Monday): streams and listeners of each week's seven local days.
+    func checkWeeklyStreams(_ base: String) async throws {
+        let body = try await json(base + "/streams?from=2026-10-26&to=2026-11-09&granularity=week")
+        let series = try #require(body["series"] as? [[String: Any]])
+        let weeks = [("2026-10-26", "2026-11-02"), ("2026-11-02", "2026-11-09")]
+        #expect(series.map { $0["period_start"] as? String ?? "" } == weeks.map { label($0.0) }, "\(zone.identifier)")
+        for (point, week) in zip(series, weeks) {
+            let mine = plays.filter { inRange($0.occurredAt, from: week.0, to: week.1) }
+            #expect(!mine.isEmpty)
+            #expect(point["streams"] as? Int == mine.filter(\.isStream).count, "\(zone.identifier) streams in the week of \(week.0)")
+            #expect(point["listeners"] as? Int == listeners(mine), "\(zone.identifier) listeners in the week of \(week.0)")
         }
     }
 

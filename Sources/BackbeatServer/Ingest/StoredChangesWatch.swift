@@ -2,11 +2,11 @@ import BackbeatStore
 
 /// What other processes change in PostgreSQL that this instance must follow, polled by the flusher between flushes
 /// (`Store.storedChanges`): a rebuild or a replay (the in-memory days are read again), retention (answers kept from
-/// before are retired), an artist's zone (the events consumed from then on are counted in it).
+/// before are retired), an artist's zone (what is not flushed is consumed again and counted in it).
 extension IngestService {
-    /// How long the flusher's loop waits for PostgreSQL to say what other processes changed (the stored changes, the
-    /// offsets an operator moved).
-    static let storedChangesLimit: Duration = .seconds(2)
+    /// How long the flusher's loop waits for PostgreSQL on a read it makes between flushes: what other processes
+    /// changed, the zones set, the offsets an operator moved.
+    static let betweenFlushesReadLimit: Duration = .seconds(2)
     /// How long the start waits for PostgreSQL to say what changed and which zones the artists report in.
     static let startReadsLimit: Duration = .seconds(30)
 
@@ -31,9 +31,10 @@ extension IngestService {
     /// When a `backbeat rebuild` or a `backbeat replay` changed the stored aggregates, the in-memory days may be
     /// stale: answer from PostgreSQL until the snapshot is loaded again (on this same loop). When retention dropped
     /// stored numbers, answers kept from before are retired.
-    /// When an artist's zone was set or changed, the events consumed from then on are counted in the new zones.
+    /// When an artist's zone was set or changed, the events consumed from then on are counted in the new zones, and what
+    /// was consumed and not flushed is consumed again in them (`IngestState.zonesChanged`).
     ///
-    /// Each read is bounded (`storedChangesLimit`): PostgreSQL that hangs must not hold the flusher's loop, whose next
+    /// Each read is bounded (`betweenFlushesReadLimit`): PostgreSQL that hangs must not hold the flusher's loop, whose next
     /// flush finds the hang and stops the service (`FlushHung`).
     func noticeStoredChanges() async {
         guard let latest = await currentStoredChanges() else { return }
@@ -44,7 +45,7 @@ extension IngestService {
         guard let previous, previous != latest else { return }
         if previous.zones != latest.zones {
             do {
-                try await awaitTask(limit: Self.storedChangesLimit) { try await self.loadZones() }
+                try await awaitTask(limit: Self.betweenFlushesReadLimit) { try await self.loadZones() }
             } catch {
                 // Tried again after the next flush.
                 seenStoredChanges.withLock { $0?.zones = previous.zones }
@@ -61,16 +62,16 @@ extension IngestService {
     }
 
     /// Whether the stored aggregates are still as `noticeStoredChanges` last saw them (false when PostgreSQL does not
-    /// say within `storedChangesLimit`).
+    /// say within `betweenFlushesReadLimit`).
     func storedAggregatesUnchangedSinceNoticed() async -> Bool {
         guard let seen = seenStoredChanges.withLock({ $0 }) else { return true }
         guard let now = await currentStoredChanges() else { return false }
         return now.sameAggregates(as: seen)
     }
 
-    /// What PostgreSQL says other processes changed, within `storedChangesLimit` (nil: it did not say, or the service
+    /// What PostgreSQL says other processes changed, within `betweenFlushesReadLimit` (nil: it did not say, or the service
     /// is stopping).
     private func currentStoredChanges() async -> Store.StoredChanges? {
-        try? await awaitTaskUnlessStopping(limit: Self.storedChangesLimit) { [store] in try await store.storedChanges() }
+        try? await awaitTaskUnlessStopping(limit: Self.betweenFlushesReadLimit) { [store] in try await store.storedChanges() }
     }
 }
