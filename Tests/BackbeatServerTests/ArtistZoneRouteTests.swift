@@ -40,7 +40,8 @@ import Testing
                     let (status, body) = try await ask(.put, own, RouteTests.adminToken, body: #"{"zone":"\#(bad)"}"#)
                     #expect(status == 400 && body.contains(#""code":"unknown_zone""#) && body.contains(bad.replacingOccurrences(of: "/", with: "\\/")), "\(bad): \(body)")
                 }
-                for malformed in ["", "{}", #"{"zone":5}"#, "[\"UTC\"]", "not json", #"{"zone":null}"#] {
+                for malformed in ["", "{}", #"{"zone":5}"#, "[\"UTC\"]", "not json", #"{"zone":null}"#, #"{"zone":"UTC","keep_counted_days":null}"#,
+                                  #"{"zone":"UTC","keep_counted_days":1}"#] {
                     let (status, body) = try await ask(.put, own, RouteTests.adminToken, body: malformed)
                     #expect(status == 400 && body.contains(#""code":"invalid_body""#), "\(malformed): \(body)")
                 }

@@ -47,7 +47,8 @@ struct ArtistZoneRoute<Context: AuthenticatedRequestContext>: Sendable {
             try decoder.refuseUnknownFields(CodingKeys.allCases.map(\.rawValue))
             let container = try decoder.container(keyedBy: CodingKeys.self)
             zone = try container.decode(String.self, forKey: .zone)
-            keepCountedDays = try container.decodeIfPresent(Bool.self, forKey: .keepCountedDays) ?? false
+            // Absent is false; present, it must be a boolean (`null` is refused, as the document says).
+            keepCountedDays = container.contains(.keepCountedDays) ? try container.decode(Bool.self, forKey: .keepCountedDays) : false
         }
     }
 
