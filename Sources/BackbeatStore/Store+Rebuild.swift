@@ -105,12 +105,18 @@ extension Store {
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
             // Days whose hourly detail retention rolled into daily rows: those rows go too, the rebuilt detail takes
             // their place (and is rolled again by the next retention pass).
-            var tables = AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
-            // An artist's month rows go with its days, and its new days are merged into them; an interval's months
-            // are rolled again from their days instead.
-            if case .artist = scope { tables += AggregateTable.all.compactMap(\.months) }
+            let tables = AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
             for table in tables {
                 try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(replaced)", binds: bindings), logger: logger)
+            }
+            // An artist's month rows go with its days, from the month of the first day counted (keyed by its first
+            // day, which may come before it), and its new days are merged into them; an interval's months are rolled
+            // again from their days instead.
+            if case .artist(let artist, _) = scope {
+                for table in AggregateTable.all.compactMap(\.months) {
+                    try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE day >= $1::date AND artist_id = $2",
+                        binds: Self.binds(Self.date(MonthDays.start(of: min(max(days.lowerBound, -719_162), 2_932_896))), artist)), logger: logger)
+                }
             }
             if case .artist = scope {
                 try await writeAggregates(CombinedDeltas([delta]), mergingMonths: true, on: connection)

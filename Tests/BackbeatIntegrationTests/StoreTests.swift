@@ -97,6 +97,37 @@ import Testing
         }
     }
 
+    /// An artist counted again (`rebuild(.artist(...))`, a zone change with the archives) replaces its month rows of
+    /// a rolled month too, also the month whose first day comes before the first day counted: counted again from the
+    /// same events, the month's row is as it was, not doubled.
+    @Test func anArtistCountedAgainKeepsItsRolledMonthsRows() async throws {
+        let database = try await TestEnvironment.freshDatabase("artist_recount_months")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            var ledger = IngestLedger()
+            ledger.assign(partition, storedOffset: nil)
+            let json = #"{"event_id":"m","type":"social","occurred_at":"2026-10-15T10:00:00Z","artist_id":"a1","platform":"x","action":"like","count":5}"#
+            ledger.ingest(ConsumedMessage(position: MessagePosition(topicPartition: partition, offset: 0), key: nil, value: Array(json.utf8)),
+                          now: Timestamp(seconds: 1_900_000_000))
+            let taken = ledger.takeBatch()
+            let batch = try #require(taken)
+            try await store.write(batch)
+            _ = try await store.rollMonths(today: CivilDate(year: 2026, month: 11, day: 29).daysSinceEpoch)
+            func monthBlocks() async throws -> [String] {
+                var blocks: [String] = []
+                let rows = try await store.client.query("SELECT day::text || ':' || encode(block, 'hex') FROM social_by_artist_day_months WHERE artist_id = 'a1' ORDER BY day")
+                for try await block in rows.decode(String.self) { blocks.append(block) }
+                return blocks
+            }
+            let before = try await monthBlocks()
+            #expect(before.count == 1 && before[0].hasPrefix("2026-10-01:"), "\(before)")
+            let delta = batch.parts[0].delta
+            try await store.rebuild(.artist("a1", zone: try #require(ZoneName("UTC")))) { _ in (delta, 1) }
+            #expect(try await monthBlocks() == before)
+            #expect(try await socialTotal(store) == 5)
+        }
+    }
+
     /// The flush's COPY writes each column in its type's binary form: what PostgreSQL stores reads back as the events
     /// said, for times before and after PostgreSQL's epoch (2000-01-01), amounts of every sign and size and their
     /// sums, sketches, and a rejected message with NUL bytes.
