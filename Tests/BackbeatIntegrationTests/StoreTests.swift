@@ -8,10 +8,11 @@ import Testing
 @Suite(.serialized) struct StoreTests {
     let partition = TopicPartition(topic: "social", partition: 0)
 
-    func batch(expected: Int64?, new: Int64) -> FlushBatch? {
+    /// Messages `expected..<new` of `partition`, each a like of count 5 for a1 at `occurredAt`, as a flush batch.
+    func batch(expected: Int64?, new: Int64, occurredAt: String = "2026-10-02T10:00:00Z") -> FlushBatch? {
         var ledger = IngestLedger()
         ledger.assign(partition, storedOffset: expected)
-        let json = #"{"event_id":"e","type":"social","occurred_at":"2026-10-02T10:00:00Z","artist_id":"a1","platform":"x","action":"like","count":5}"#
+        let json = #"{"event_id":"e","type":"social","occurred_at":"\#(occurredAt)","artist_id":"a1","platform":"x","action":"like","count":5}"#
         for offset in (expected ?? 0)..<new {
             ledger.ingest(ConsumedMessage(position: MessagePosition(topicPartition: partition, offset: offset), key: nil, value: Array(json.utf8)),
                           now: Timestamp(seconds: 1_900_000_000))
@@ -104,14 +105,8 @@ import Testing
         let database = try await TestEnvironment.freshDatabase("artist_recount_months")
         try await TestEnvironment.withStore(url: database) { store in
             try await store.migrate(try TestEnvironment.migrations())
-            var ledger = IngestLedger()
-            ledger.assign(partition, storedOffset: nil)
-            let json = #"{"event_id":"m","type":"social","occurred_at":"2026-10-15T10:00:00Z","artist_id":"a1","platform":"x","action":"like","count":5}"#
-            ledger.ingest(ConsumedMessage(position: MessagePosition(topicPartition: partition, offset: 0), key: nil, value: Array(json.utf8)),
-                          now: Timestamp(seconds: 1_900_000_000))
-            let taken = ledger.takeBatch()
-            let batch = try #require(taken)
-            try await store.write(batch)
+            let written = try #require(batch(expected: nil, new: 1, occurredAt: "2026-10-15T10:00:00Z"))
+            try await store.write(written)
             _ = try await store.rollMonths(today: CivilDate(year: 2026, month: 11, day: 29).daysSinceEpoch)
             func monthBlocks() async throws -> [String] {
                 var blocks: [String] = []
@@ -121,7 +116,7 @@ import Testing
             }
             let before = try await monthBlocks()
             #expect(before.count == 1 && before[0].hasPrefix("2026-10-01:"), "\(before)")
-            let delta = batch.parts[0].delta
+            let delta = written.parts[0].delta
             try await store.rebuild(.artist("a1", zone: try #require(ZoneName("UTC")))) { _ in (delta, 1) }
             #expect(try await monthBlocks() == before)
             #expect(try await socialTotal(store) == 5)
