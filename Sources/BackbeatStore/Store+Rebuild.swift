@@ -81,7 +81,8 @@ extension Store {
                 bindings = Self.binds(Self.date(interval.lowerBound), Self.date(interval.upperBound + 1))
                 recordedTo = Self.date(interval.upperBound)
             case .artist(let artist, let zone):
-                let first = (try await earliestStoredDay(of: artist, on: connection) ?? Int64.max) - 2
+                // No stored day: nothing to delete nor to count (from after the last day PostgreSQL can store).
+                let first = (try await earliestStoredDay(of: artist, on: connection) ?? Self.lastDate + 3) - 2
                 days = first...Int64.max
                 replaced = "day >= $1::date AND artist_id = $2"
                 bindings = Self.binds(Self.date(first), artist)
@@ -112,17 +113,15 @@ extension Store {
             // An artist's month rows go with its days, from the month of the first day counted (keyed by its first
             // day, which may come before it), and its new days are merged into them; an interval's months are rolled
             // again from their days instead.
+            var isArtist = false
             if case .artist(let artist, _) = scope {
+                isArtist = true
                 for table in AggregateTable.all.compactMap(\.months) {
                     try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE day >= $1::date AND artist_id = $2",
-                        binds: Self.binds(Self.date(MonthDays.start(of: min(max(days.lowerBound, -719_162), 2_932_896))), artist)), logger: logger)
+                        binds: Self.binds(Self.date(MonthDays.start(of: Self.storable(days.lowerBound))), artist)), logger: logger)
                 }
             }
-            if case .artist = scope {
-                try await writeAggregates(CombinedDeltas([delta]), mergingMonths: true, on: connection)
-            } else {
-                try await writeAggregates(CombinedDeltas([delta]), mergingMonths: false, on: connection)
-            }
+            try await writeAggregates(CombinedDeltas([delta]), mergingMonths: isArtist, on: connection)
             try await announceChanges(to: nil, on: connection)
             // The rolled months the interval touches are rolled again from their days (migration 0020).
             if case .days(let interval) = scope, let rolledTo = try await monthsRolledTo(locking: "FOR SHARE", on: connection) {
@@ -151,9 +150,15 @@ extension Store {
         return nil
     }
 
-    /// `day` as a date PostgreSQL reads, within 0001-01-01...9999-12-31.
+    /// 0001-01-01 and 9999-12-31, in days since 1970: the dates the rebuild writes lie between.
+    private static let firstDate: Int64 = -719_162, lastDate: Int64 = 2_932_896
+
+    /// `day` within `firstDate...lastDate`.
+    private static func storable(_ day: Int64) -> Int64 { min(max(day, firstDate), lastDate) }
+
+    /// `day` as a date PostgreSQL reads (`storable`).
     private static func date(_ day: Int64) -> String {
-        RFC3339.formatDate(CivilDate(daysSinceEpoch: min(max(day, -719_162), 2_932_896)))
+        RFC3339.formatDate(CivilDate(daysSinceEpoch: storable(day)))
     }
 
     /// What the database has counted, for `rebuild` to count again.
