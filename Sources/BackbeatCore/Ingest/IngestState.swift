@@ -120,7 +120,7 @@ public struct IngestState: Sendable {
     /// PostgreSQL would refuse it (`FlushBatch.zonesGeneration`): those partitions are consumed again from their
     /// stored offsets, in the new zones. Called between flushes only (no batch in flight).
     public mutating func zonesChanged(_ zones: ArtistZones) {
-        guard zones.generation != ledger.zones.generation || zones != ledger.zones else { return }
+        guard zones != ledger.zones else { return }
         ledger.zones = zones
         mustSeekStoredOffsets(ledger.assigned.filter { ledger.hasUnflushedWork([$0]) })
     }
