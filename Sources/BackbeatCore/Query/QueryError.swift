@@ -14,6 +14,7 @@ public struct QueryError: Error, Equatable, Sendable {
         case tooManyPoints = "too_many_points"
         case resultTooLarge = "result_too_large"
         case droppedByRetention = "dropped_by_retention"
+        case zoneNotTiled = "zone_not_tiled"
     }
 
     public var code: Code

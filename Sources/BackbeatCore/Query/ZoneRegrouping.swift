@@ -1,0 +1,156 @@
+/// How an artist's stored hours regroup into the periods of another zone (`tz=`): which stored hours a read of the
+/// instants `[from, to)` covers, and the period on the other zone's clock each of them falls in.
+///
+/// An artist's hours are stored on its own local clock (a fall-back hour holds both of its real hours). A stored hour
+/// answers the other zone exactly when all of its instants fall in one of that zone's periods: for days, weeks and
+/// months, whenever the two zones' offsets differ by whole hours around the other zone's midnights; for hours, whenever
+/// they differ by whole hours throughout and no merged fall-back hour of the artist is two hours of the other zone.
+/// Anything else is refused, never cut (`zone_not_tiled`).
+public struct ZoneRegrouping: Sendable {
+    /// The stored hours to read, on the artist's clock (whole hours, half-open).
+    public let stored: QueryInterval
+    /// The interval on the reading zone's clock, the one its periods are labelled on.
+    public let reading: QueryInterval
+    public let readingZone: ZoneRules
+    public let granularity: Granularity
+    /// The reading zone's period (its local start) of each stored hour from `stored.from` on, nil for an hour outside
+    /// `[from, to)` or one that never happened.
+    private let periods: [Timestamp?]
+    /// The period of each stored day read, when every period is made of whole stored days (unique listeners are kept
+    /// per stored day, so only then can they answer it); nil otherwise.
+    public let periodOfStoredDay: [Int64: Timestamp]?
+
+    /// The regrouping of the instants `[from, to)` (seconds since the epoch) of an artist stored in `storedZone`,
+    /// read in `readingZone` by `granularity`. Throws `zone_not_tiled` naming the first stored hour that would be cut.
+    public init(storedIn storedZone: ZoneRules, readIn readingZone: ZoneRules, from: Int64, to: Int64, granularity: Granularity) throws(QueryError) {
+        precondition(from < to)
+        self.readingZone = readingZone
+        self.granularity = granularity
+        let readingFrom = Timestamp(seconds: from + Int64(readingZone.offset(atSecond: from)))
+        reading = QueryInterval(from: readingFrom, to: Timestamp(seconds: to + Int64(readingZone.offset(atSecond: to))))
+
+        // Every stored hour holding an instant of the interval lies between the least and the greatest local time of it.
+        var least = Int64.max, greatest = Int64.min
+        Self.forEachSpan(of: storedZone, from: from, to: to) { piece, offset in
+            least = min(least, piece.lowerBound + offset)
+            greatest = max(greatest, piece.upperBound - 1 + offset)
+        }
+        let firstHour = least.floorDiv(3600), lastHour = greatest.floorDiv(3600)
+        var periods: [Timestamp?] = []
+        periods.reserveCapacity(Int(lastHour - firstHour + 1))
+        var dayPeriods: [Int64: Timestamp?] = [:]
+        for hour in firstHour...lastHour {
+            let pieces = Self.instants(ofLocalHour: hour, in: storedZone)
+            let inside = pieces.filter { $0.lowerBound < to && $0.upperBound > from }
+            guard !inside.isEmpty else {
+                periods.append(nil)
+                continue
+            }
+            if inside.contains(where: { $0.lowerBound < from || $0.upperBound > to }) {
+                throw Self.notTiled(hour: hour, storedZone, readingZone, cut: inside[0].lowerBound < from ? "the start" : "the end", of: "the interval")
+            }
+            var period: Timestamp?
+            for piece in inside {
+                let single = Self.period(of: piece, in: readingZone, granularity, whole: readingFrom)
+                guard let single, period == nil || period == single else {
+                    throw Self.notTiled(hour: hour, storedZone, readingZone, cut: "a \(granularity.rawValue)", of: readingZone.name)
+                }
+                period = single
+            }
+            periods.append(period)
+            let day = hour.floorDiv(24)
+            if let known = dayPeriods[day], known != period { dayPeriods[day] = .some(nil) } else { dayPeriods[day] = .some(period) }
+        }
+        let firstInside = periods.firstIndex { $0 != nil }!, lastInside = periods.lastIndex { $0 != nil }!
+        self.periods = Array(periods[firstInside...lastInside])
+        stored = QueryInterval(
+            from: Timestamp(seconds: (firstHour + Int64(firstInside)) * 3600), to: Timestamp(seconds: (firstHour + Int64(lastInside) + 1) * 3600))
+        let wholeDays = dayPeriods.keys.allSatisfy { storedZone.startOfLocalDay($0) >= from && storedZone.startOfLocalDay($0 + 1) <= to }
+        if granularity != .hour, wholeDays, dayPeriods.values.allSatisfy({ $0 != nil }) {
+            periodOfStoredDay = dayPeriods.mapValues { $0! }
+        } else {
+            periodOfStoredDay = nil
+        }
+    }
+
+    /// The reading zone's period of the stored hour starting at `hour` (the artist's local clock), nil outside.
+    public func period(ofStoredHour hour: Timestamp) -> Timestamp? {
+        let index = (hour.seconds - stored.from.seconds).floorDiv(3600)
+        return periods.indices.contains(Int(index)) ? periods[Int(index)] : nil
+    }
+
+    /// Rows by stored hour summed into the reading zone's periods (rows outside the interval dropped).
+    public func regroup(_ rows: [QueryRow]) -> [QueryRow] {
+        var sums: [QueryRow] = []
+        var place: [RegroupedKey: Int] = [:]
+        for row in rows {
+            guard let hour = row.periodStart, let period = period(ofStoredHour: hour) else { continue }
+            let key = RegroupedKey(period: period, groupValues: row.groupValues)
+            if let index = place[key] {
+                for metric in row.metrics.indices { sums[index].metrics[metric] = sums[index].metrics[metric].adding(row.metrics[metric]) }
+            } else {
+                place[key] = sums.count
+                sums.append(QueryRow(periodStart: granularity == .all ? nil : period, groupValues: row.groupValues, metrics: row.metrics))
+            }
+        }
+        return sums
+    }
+
+    private struct RegroupedKey: Hashable {
+        var period: Timestamp
+        var groupValues: [String]
+    }
+
+    // MARK: - Zones
+
+    /// The instants (seconds since the epoch) whose local time in `zone` falls in local hour `hour` (hours since the
+    /// local epoch): one stretch, two where the clock went back over it, none where it went forward over it.
+    static func instants(ofLocalHour hour: Int64, in zone: ZoneRules) -> [Range<Int64>] {
+        let start = hour * 3600
+        // Offsets lie within -26 h and +26 h: the stretches of offsets around the hour are the candidates.
+        var pieces: [Range<Int64>] = []
+        forEachSpan(of: zone, from: start - 26 * 3600, to: start + 3600 + 26 * 3600) { span, offset in
+            let lower = max(start - offset, span.lowerBound), upper = min(start + 3600 - offset, span.upperBound)
+            guard lower < upper else { return }
+            if let last = pieces.last, last.upperBound == lower {
+                pieces[pieces.count - 1] = last.lowerBound..<upper
+            } else {
+                pieces.append(lower..<upper)
+            }
+        }
+        return pieces
+    }
+
+    /// Calls `body` with each stretch of one offset of `zone` within `[from, to)` and its offset, in order.
+    static func forEachSpan(of zone: ZoneRules, from: Int64, to: Int64, _ body: (Range<Int64>, Int64) -> Void) {
+        var at = from
+        while at < to {
+            let span = zone.span(atSecond: at)
+            let until = min(span.until, to)
+            body(at..<until, Int64(span.offset))
+            at = until
+        }
+    }
+
+    /// The one period of `zone` by `granularity` that every instant of `piece` falls in (its local start), nil when
+    /// they fall in more than one. Every instant is in the one period of `all`, which starts at `whole`.
+    static func period(of piece: Range<Int64>, in zone: ZoneRules, _ granularity: Granularity, whole: Timestamp) -> Timestamp? {
+        guard granularity != .all else { return whole }
+        var period: Timestamp?
+        var single = true
+        forEachSpan(of: zone, from: piece.lowerBound, to: piece.upperBound) { span, offset in
+            // Within one offset the local clock only moves forward: the first and last instants' periods bound the rest.
+            let first = granularity.periodStart(of: Timestamp(seconds: span.lowerBound + offset))
+            let last = granularity.periodStart(of: Timestamp(seconds: span.upperBound - 1 + offset))
+            if first != last || (period != nil && period != first) { single = false }
+            period = first
+        }
+        return single ? period : nil
+    }
+
+    private static func notTiled(hour: Int64, _ stored: ZoneRules, _ reading: ZoneRules, cut: String, of what: String) -> QueryError {
+        let local = Timestamp(seconds: hour * 3600)
+        let text = RFC3339.format(local: local, offset: stored.offset(atLocalSecond: local.seconds))
+        return QueryError(.zoneNotTiled, "the artist's numbers are kept by the hours of its zone \(stored.name), and its hour from \(text) would be cut by \(cut) of \(what): \(reading.name) can be read where its offset differs from \(stored.name)'s by whole hours (and, by hour, not across a change of either's clock)")
+    }
+}
