@@ -44,6 +44,43 @@ import Testing
             let checks = LocalDayChecks(events: events.filter { $0.artistID == artist }, zone: TimeZone(identifier: zone)!)
             try await checks.checkEverything(service.baseURL + "/v1/artists/" + artist)
         }
+        try await checkReadsInAnotherZone(service.baseURL, events)
+    }
+
+    /// `tz=`: an artist read in another zone whose offset differs from its own by whole hours answers that zone's
+    /// days, weeks, months and (where no hour of either's clock change is cut) hours exactly; listeners only where
+    /// those periods are whole days of the artist's zone. Other zones are refused, not cut.
+    func checkReadsInAnotherZone(_ base: String, _ events: [Event]) async throws {
+        // (artist, the zone read in, whether 2026-11-01 by hour is tiled, whether listeners are answered)
+        let reads = [
+            ("artist-0001", "America/New_York", false, false), ("artist-0001", "UTC", false, false),
+            ("artist-0005", "America/Los_Angeles", true, false), ("artist-0003", "Pacific/Chatham", true, false),
+            ("artist-0006", "Asia/Kolkata", true, false), ("artist-0001", "America/Tijuana", true, true),
+        ]
+        for (artist, zone, hourly, listeners) in reads {
+            let checks = LocalDayChecks(events: events.filter { $0.artistID == artist }, zone: TimeZone(identifier: zone)!, readIn: zone, listenersAnswered: listeners)
+            let artistBase = base + "/v1/artists/" + artist
+            try await checks.checkDailyStreams(artistBase)
+            try await checks.checkWeeklyStreams(artistBase)
+            try await checks.checkMonthlyStreams(artistBase)
+            try await checks.checkShares(artistBase)
+            try await checks.checkRevenue(artistBase)
+            try await checks.checkSocial(artistBase)
+            if hourly {
+                try await checks.checkLocalHours(artistBase)
+            } else {
+                let reply = try await HTTP.get(artistBase + "/streams?from=2026-11-01&to=2026-11-02&granularity=hour&tz=" + zone)
+                #expect(reply.status == 400 && reply.text.contains("zone_not_tiled"), "\(artist) in \(zone): \(reply.text)")
+            }
+        }
+        // +5:30 read in UTC: every UTC midnight cuts one of its hours.
+        let kolkata = try await HTTP.get(base + "/v1/artists/artist-0002/streams?from=\(LocalDayChecks.from)&to=\(LocalDayChecks.to)&tz=UTC")
+        #expect(kolkata.status == 400 && kolkata.text.contains("zone_not_tiled") && kolkata.text.contains("Kolkata"), "\(kolkata.text)")
+        let unknown = try await HTTP.get(base + "/v1/artists/artist-0001/streams?from=\(LocalDayChecks.from)&to=\(LocalDayChecks.to)&tz=Mars/Olympus_Mons")
+        #expect(unknown.status == 400 && unknown.text.contains("unknown_zone") && unknown.text.contains("Olympus_Mons"), "\(unknown.text)")
+        // The summary's window is the artist's own days.
+        let summary = try await HTTP.get(base + "/v1/artists/artist-0001/summary?as_of=2026-11-03&tz=UTC")
+        #expect(summary.status == 400 && summary.text.contains("unknown_parameter"), "\(summary.text)")
     }
 }
 
@@ -138,15 +175,21 @@ extension LocalDaysTests {
 struct LocalDayChecks {
     let events: [Event]
     let zone: TimeZone
+    /// The zone `tz` names on every read (nil: none: the artist's own).
+    let readIn: String?
+    /// Whether answers count unique listeners (else they say why not: `listeners_unavailable`).
+    let listenersAnswered: Bool
     private let calendar: Calendar
 
     /// The local days read: 2026-10-26 (a Monday) to 2026-11-03, `to` excluded.
     static let from = "2026-10-26"
     static let to = "2026-11-03"
 
-    init(events: [Event], zone: TimeZone) {
+    init(events: [Event], zone: TimeZone, readIn: String? = nil, listenersAnswered: Bool = true) {
         self.events = events
         self.zone = zone
+        self.readIn = readIn
+        self.listenersAnswered = listenersAnswered
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         self.calendar = calendar
@@ -220,10 +263,27 @@ struct LocalDayChecks {
         return estimate
     }
 
+    /// The answer of `url` (with `tz` when `readIn` names one).
     func json(_ url: String) async throws -> [String: Any] {
-        let reply = try await HTTP.get(url)
+        let reply = try await HTTP.get(withZone(url))
         #expect(reply.status == 200, "\(url): \(reply.text)")
         return try #require(try reply.json() as? [String: Any])
+    }
+
+    /// `url` with `tz` when `readIn` names one.
+    func withZone(_ url: String) -> String {
+        readIn.map { url + "&tz=" + $0 } ?? url
+    }
+
+    /// A count of unique listeners as answered: the sketch's count of `plays`' listeners, or none with the reason.
+    func checkListeners(_ answered: Any?, of plays: [StreamEvent], in body: [String: Any], _ context: String) {
+        if listenersAnswered {
+            #expect(answered as? Int == listeners(plays), "\(zone.identifier) listeners \(context)")
+            #expect(body["listeners_unavailable"] == nil, "\(zone.identifier) \(context)")
+        } else {
+            #expect(answered == nil, "\(zone.identifier) listeners \(context)")
+            #expect(body["listeners_unavailable"] is String, "\(zone.identifier) \(context)")
+        }
     }
 
     // MARK: - Endpoints
@@ -238,7 +298,7 @@ struct LocalDayChecks {
             #expect(point["streams"] as? Int == mine.filter(\.isStream).count, "\(zone.identifier) streams on \(day)")
             #expect(point["skips"] as? Int == mine.filter { !$0.isStream }.count, "\(zone.identifier) skips on \(day)")
             #expect(point["listening_ms"] as? Int == Int(mine.reduce(0) { $0 + ($1.durationMs ?? 0) }), "\(zone.identifier) on \(day)")
-            #expect(point["listeners"] as? Int == listeners(mine), "\(zone.identifier) listeners on \(day)")
+            checkListeners(point["listeners"], of: mine, in: body, "on \(day)")
         }
         let totals = try #require(body["totals"] as? [String: Any])
         #expect(totals["streams"] as? Int == plays.filter { $0.isStream && inRange($0.occurredAt) }.count, "\(zone.identifier)")
@@ -255,7 +315,7 @@ struct LocalDayChecks {
             let mine = plays.filter { self.day($0.occurredAt).hasPrefix(month) }
             #expect(!mine.isEmpty)
             #expect(point["streams"] as? Int == mine.filter(\.isStream).count, "\(zone.identifier) streams in \(month)")
-            #expect(point["listeners"] as? Int == listeners(mine), "\(zone.identifier) listeners in \(month)")
+            checkListeners(point["listeners"], of: mine, in: body, "in \(month)")
         }
     }
 
@@ -269,7 +329,7 @@ struct LocalDayChecks {
             let mine = plays.filter { inRange($0.occurredAt, from: week.0, to: week.1) }
             #expect(!mine.isEmpty)
             #expect(point["streams"] as? Int == mine.filter(\.isStream).count, "\(zone.identifier) streams in the week of \(week.0)")
-            #expect(point["listeners"] as? Int == listeners(mine), "\(zone.identifier) listeners in the week of \(week.0)")
+            checkListeners(point["listeners"], of: mine, in: body, "in the week of \(week.0)")
         }
     }
 
@@ -286,9 +346,9 @@ struct LocalDayChecks {
         }
         let from = RFC3339.parseInstant("2026-11-01T07:00:00Z")!, to = RFC3339.parseInstant("2026-11-01T10:00:00Z")!
         let offsetHours = zone.secondsFromGMT(for: date(from)) % 3600 == 0 && zone.secondsFromGMT(for: date(to)) % 3600 == 0
-        let reply = try await HTTP.get(base + "/streams?from=2026-11-01T07:00:00Z&to=2026-11-01T10:00:00Z&granularity=all")
+        let reply = try await HTTP.get(withZone(base + "/streams?from=2026-11-01T07:00:00Z&to=2026-11-01T10:00:00Z&granularity=all"))
         guard offsetHours else {
-            // Not on the artist's whole hours (+5:30, +5:45, +13:45): refused, not cut.
+            // Not on the artist's whole hours (+5:30, +5:45, +13:45, or a zone whole hours from one): refused, not cut.
             #expect(reply.status == 400, "\(zone.identifier): \(reply.text)")
             return
         }
@@ -306,11 +366,12 @@ struct LocalDayChecks {
         let demographics = try await json(base + "/demographics?from=\(Self.from)&to=\(Self.to)")
         let countries = try #require(demographics["countries"] as? [[String: Any]])
         #expect(Dictionary(uniqueKeysWithValues: countries.map { ($0["country"] as! String, $0["streams"] as! Int) }) == expected(\.country), "\(zone.identifier)")
-        let tracks = try #require(try await json(base + "/tracks/top?from=\(Self.from)&to=\(Self.to)&limit=50")["tracks"] as? [[String: Any]])
+        let top = try await json(base + "/tracks/top?from=\(Self.from)&to=\(Self.to)&limit=50")
+        let tracks = try #require(top["tracks"] as? [[String: Any]])
         #expect(Dictionary(uniqueKeysWithValues: tracks.map { ($0["track_id"] as! String, $0["streams"] as! Int) }) == expected(\.trackID), "\(zone.identifier)")
         for track in tracks.prefix(3) {
             let id = track["track_id"] as! String
-            #expect(track["listeners"] as? Int == listeners(plays.filter { $0.trackID == id && inRange($0.occurredAt) }), "\(zone.identifier) \(id)")
+            checkListeners(track["listeners"], of: plays.filter { $0.trackID == id && inRange($0.occurredAt) }, in: top, "of \(id)")
         }
     }
 

@@ -19,23 +19,46 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     @Sendable func streams(_ request: Request, context: Context) async throws -> Response {
         let filters = [Dimension.trackID, .platform, .country, .ageRange, .gender]
-        var builder = try baseQuery(.streams, request, context, granularity: true, alsoTaking: filters.map(\.rawValue))
+        let artist = try artistRequest(.streams, request, context, granularity: .day, alsoTaking: filters.map(\.rawValue))
+        var builder = artist.builder
         let parameters = request.uri.queryParameters
         for dimension in filters {
             if let value = parameters.get(dimension.rawValue) {
                 builder.filters.append((dimension.rawValue, [value]))
             }
         }
-        let query = try build(builder, defaultGranularity: .day)
+        let query = try build(builder)
+        let regrouping = try artist.regrouping(query)
         // The series and, when sketches can answer, the listeners per period (their union counts the total): read at
         // once, from one snapshot.
-        let scope = ListenerScope(query)
-        let periods = periodTexts(query)
+        let (scope, unavailable) = Self.listenerScope(query, regrouping, zone: artist.storedZone)
+        let periods = artist.periodTexts(query, regrouping)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
-            async let seriesRows = answer(query, reads)
-            async let listenerCounts = listeners(scope, granularity: query.granularity, reads)
-            return EncodedAnswer.written(Self.streams(query, periods, try await seriesRows, try await listenerCounts))
+            async let seriesRows = answer(query, reads, regrouping)
+            async let listenerCounts = listeners(scope, granularity: query.granularity, regrouping, reads)
+            var answer = Self.streams(query, periods, try await seriesRows, try await listenerCounts)
+            answer.listeners_unavailable = unavailable
+            return EncodedAnswer.written(answer)
         })
+    }
+
+    /// The listener scope of `query`, or when another zone's periods are not whole stored days, why listeners are not
+    /// counted (sketches are kept per day of the artist's zone).
+    private static func listenerScope(_ query: Query, _ regrouping: ZoneRegrouping?, zone: ZoneRules) -> (ListenerScope?, String?) {
+        guard let regrouping else { return (ListenerScope(query), nil) }
+        var days = query
+        days.granularity = .day
+        guard let storedDays = regrouping.periodOfStoredDay?.keys, let first = storedDays.min(), let last = storedDays.max() else {
+            days.interval = QueryInterval(from: Timestamp(seconds: 0), to: Timestamp(seconds: 86_400))
+            return (nil, ListenerScope(days) == nil ? nil : listenersUnavailable(zone, regrouping))
+        }
+        days.interval = QueryInterval(from: Timestamp(seconds: first * 86_400), to: Timestamp(seconds: (last + 1) * 86_400))
+        return (ListenerScope(days), nil)
+    }
+
+    /// Why unique listeners are missing from an answer in `regrouping`'s zone.
+    private static func listenersUnavailable(_ zone: ZoneRules, _ regrouping: ZoneRegrouping) -> String {
+        "unique listeners are kept per day of the artist's zone (\(zone.name)), and these periods of \(regrouping.readingZone.name) are not made of whole days of it"
     }
 
     /// The streams series of `query` with its totals, and listeners when sketches can answer.
@@ -59,25 +82,29 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     @Sendable func platforms(_ request: Request, context: Context) async throws -> Response {
-        let query = try sharesQuery(by: .platform, request, context)
+        let artist = try artistRequest(.streams, request, context)
+        let query = try sharesQuery(by: .platform, artist)
+        let regrouping = try artist.regrouping(query)
         // One read: no database snapshot needed beyond its statement's own.
         return try EncodedAnswer.response(to: request, try await queries.answer(
             key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
         ) { reads in
-            let shares = try await streamShares(query, reads)
+            let shares = try await streamShares(query, reads, regrouping)
             return EncodedAnswer.written(PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) }))
         })
     }
 
     @Sendable func demographics(_ request: Request, context: Context) async throws -> Response {
-        let ages = try sharesQuery(by: .ageRange, request, context)
-        let genders = try sharesQuery(by: .gender, request, context)
-        let countries = try sharesQuery(by: .country, request, context)
+        let artist = try artistRequest(.streams, request, context)
+        let ages = try sharesQuery(by: .ageRange, artist)
+        let genders = try sharesQuery(by: .gender, artist)
+        let countries = try sharesQuery(by: .country, artist)
         // Ages and genders are both sums of the demographics cube: read once, grouped by both, and totalled each way.
-        let agesAndGenders = try sharesQuery(by: [.ageRange, .gender], request, context)
+        let agesAndGenders = try sharesQuery(by: [.ageRange, .gender], artist)
+        let regrouping = try artist.regrouping(ages)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: ages.interval, plan: try await queries.plan(context, for: ages)) { reads in
-            async let bothRows = answer(agesAndGenders, reads)
-            async let countryShares = streamShares(countries, reads)
+            async let bothRows = answer(agesAndGenders, reads, regrouping)
+            async let countryShares = streamShares(countries, reads, regrouping)
             let both = try await bothRows
             return EncodedAnswer.written(DemographicsResponse(
                 age_ranges: Self.shares(try Self.totals(of: both, in: agesAndGenders, as: ages), by: .ageRange),
@@ -87,35 +114,44 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     @Sendable func topTracks(_ request: Request, context: Context) async throws -> Response {
-        var builder = try baseQuery(.streams, request, context, granularity: false, alsoTaking: ["limit"])
+        let artist = try artistRequest(.streams, request, context, alsoTaking: ["limit"])
+        var builder = artist.builder
         builder.groupBy = [Dimension.trackID.rawValue]
         builder.orderByMetric = Metric.streams.rawValue
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
-        let query = try build(builder, defaultGranularity: .all)
+        let query = try build(builder)
+        let regrouping = try artist.regrouping(query)
+        let (scope, unavailable) = Self.listenerScope(
+            Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []]),
+            regrouping, zone: artist.storedZone)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
-            let rows = try await answer(query, reads)
+            let rows = try await answer(query, reads, regrouping)
             var listeners: [String: Double]?
-            if let scope = ListenerScope(Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []])) {
+            if let scope {
                 listeners = try await reads.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days)
             }
-            return EncodedAnswer.written(TopTracksResponse(tracks: rows.map { row in
-                TrackStreams(
-                    track_id: row.groupValues[0], streams: row.metrics[0].integer,
-                    listeners: listeners.map { ListenerScope.count($0[row.groupValues[0]] ?? 0) })
-            }))
+            return EncodedAnswer.written(TopTracksResponse(
+                tracks: rows.map { row in
+                    TrackStreams(
+                        track_id: row.groupValues[0], streams: row.metrics[0].integer,
+                        listeners: listeners.map { ListenerScope.count($0[row.groupValues[0]] ?? 0) })
+                },
+                listeners_unavailable: unavailable))
         })
     }
 
     @Sendable func revenue(_ request: Request, context: Context) async throws -> Response {
-        var builder = try baseQuery(.revenue, request, context, granularity: true)
+        let artist = try artistRequest(.revenue, request, context, granularity: .day)
+        var builder = artist.builder
         builder.groupBy = [Dimension.source.rawValue, Dimension.currency.rawValue]
-        let query = try build(builder, defaultGranularity: .day)
+        let query = try build(builder)
         var totalsBuilder = builder
         totalsBuilder.groupBy = [Dimension.currency.rawValue]
         totalsBuilder.granularity = Granularity.all.rawValue
-        let periods = periodTexts(query)
-        return try await seriesAndTotals(request, context, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
+        let regrouping = try artist.regrouping(query)
+        let periods = artist.periodTexts(query, regrouping)
+        return try await seriesAndTotals(request, context, query, try build(totalsBuilder), regrouping) { rows, totals in
             var periods = periods
             return RevenueResponse(
                 series: rows.map {
@@ -127,13 +163,15 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     @Sendable func social(_ request: Request, context: Context) async throws -> Response {
-        var builder = try baseQuery(.social, request, context, granularity: true)
+        let artist = try artistRequest(.social, request, context, granularity: .day)
+        var builder = artist.builder
         builder.groupBy = [Dimension.platform.rawValue, Dimension.action.rawValue]
-        let query = try build(builder, defaultGranularity: .day)
+        let query = try build(builder)
         var totalsBuilder = builder
         totalsBuilder.granularity = Granularity.all.rawValue
-        let periods = periodTexts(query)
-        return try await seriesAndTotals(request, context, query, try build(totalsBuilder, defaultGranularity: .all)) { rows, totals in
+        let regrouping = try artist.regrouping(query)
+        let periods = artist.periodTexts(query, regrouping)
+        return try await seriesAndTotals(request, context, query, try build(totalsBuilder), regrouping) { rows, totals in
             var periods = periods
             return SocialResponse(
                 series: rows.map {
@@ -156,8 +194,8 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let zone: ZoneRules?
         private var texts: [Timestamp: String] = [:]
 
-        init(_ query: Query, zone: ZoneRules?) {
-            whole = query.interval.from
+        init(whole: Timestamp, zone: ZoneRules?) {
+            self.whole = whole
             self.zone = zone
         }
 
@@ -170,20 +208,16 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         }
     }
 
-    /// The period texts of `query`, for its artist's zone.
-    private func periodTexts(_ query: Query) -> PeriodTexts {
-        PeriodTexts(query, zone: queries.zones.zoneOutsideUTC(of: query.filters[.artistID]?.first ?? ""))
-    }
-
     /// The answer `shape` makes of a series and its totals: the series read (one read: no database snapshot needed
     /// beyond its statement's own), the totals summed from it.
     private func seriesAndTotals(
-        _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some JSONWritable
+        _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ regrouping: ZoneRegrouping?,
+        _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some JSONWritable
     ) async throws -> Response {
         try EncodedAnswer.response(to: request, try await queries.answer(
             key: request.answerKey, over: series.interval, plan: try await queries.plan(context, for: series), oneStatement: true
         ) { reads in
-            let rows = try await answer(series, reads)
+            let rows = try await answer(series, reads, regrouping)
             return EncodedAnswer.written(shape(rows, try Self.totals(of: rows, in: series, as: totals)))
         })
     }
@@ -229,22 +263,22 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     /// Streams split by one dimension, most streamed first: the query.
-    private func sharesQuery(by dimension: Dimension, _ request: Request, _ context: Context) throws -> Query {
-        try sharesQuery(by: [dimension], request, context)
+    private func sharesQuery(by dimension: Dimension, _ artist: ArtistRequest) throws -> Query {
+        try sharesQuery(by: [dimension], artist)
     }
 
     /// Streams split by `dimensions`, most streamed first: the query.
-    private func sharesQuery(by dimensions: [Dimension], _ request: Request, _ context: Context) throws -> Query {
-        var builder = try baseQuery(.streams, request, context, granularity: false)
+    private func sharesQuery(by dimensions: [Dimension], _ artist: ArtistRequest) throws -> Query {
+        var builder = artist.builder
         builder.groupBy = dimensions.map(\.rawValue)
         builder.orderByMetric = Metric.streams.rawValue
         builder.orderByDirection = SortDirection.desc.rawValue
-        return try build(builder, defaultGranularity: .all)
+        return try build(builder)
     }
 
     /// The answer to a `sharesQuery`, with each value's share of the total.
-    private func streamShares(_ query: Query, _ reads: QueryService.Reads) async throws -> [DimensionShare] {
-        Self.shares(try await answer(query, reads), by: query.groupBy[0])
+    private func streamShares(_ query: Query, _ reads: QueryService.Reads, _ regrouping: ZoneRegrouping?) async throws -> [DimensionShare] {
+        Self.shares(try await answer(query, reads, regrouping), by: query.groupBy[0])
     }
 
     /// Each row's streams (rows of one dimension, `dimension`) with its share of their total.
@@ -257,21 +291,87 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         }
     }
 
-    /// The artist, interval and (optionally) granularity every endpoint takes; a query string naming anything else
-    /// than these and `alsoTaking` is refused.
-    private func baseQuery(
-        _ dataset: Dataset, _ request: Request, _ context: Context, granularity: Bool, alsoTaking more: [String] = []
-    ) throws -> QueryBuilder {
+    /// What the endpoints of one request read: the artist and the interval on its stored clock, the granularity (when
+    /// the endpoint takes one: `granularity`, its default), and the zone `tz` names when it is not the artist's.
+    struct ArtistRequest {
+        var builder: QueryBuilder
+        /// The zone the artist's hours and days are stored in.
+        let storedZone: ZoneRules
+        /// The zone `tz` names, and the instants `from` and `to` are in it, when it is not `storedZone`.
+        let reading: (zone: ZoneRules, from: Int64, to: Int64)?
+
+        /// How `query`'s stored hours regroup into the periods of the zone `tz` names; nil without one.
+        func regrouping(_ query: Query) throws -> ZoneRegrouping? {
+            guard let reading else { return nil }
+            do {
+                return try ZoneRegrouping(storedIn: storedZone, readIn: reading.zone, from: reading.from, to: reading.to, granularity: query.granularity)
+            } catch {
+                throw APIError(error)
+            }
+        }
+
+        /// The period texts of `query`'s answer: on the clock of the zone `tz` names, else of the artist's.
+        func periodTexts(_ query: Query, _ regrouping: ZoneRegrouping?) -> PeriodTexts {
+            let zone = regrouping?.readingZone ?? storedZone
+            return PeriodTexts(whole: regrouping?.reading.from ?? query.interval.from, zone: zone.name == ZoneRules.utc.name ? nil : zone)
+        }
+    }
+
+    /// The `ArtistRequest` of `request`; a query string naming anything other than `from`, `to`, `tz`, `granularity`
+    /// (when the endpoint takes one) and `alsoTaking` is refused.
+    private func artistRequest(
+        _ dataset: Dataset, _ request: Request, _ context: Context, granularity: Granularity? = nil, alsoTaking more: [String] = []
+    ) throws -> ArtistRequest {
         let artistID = try artistIDParameter(context)
-        let parameters = try request.requireKnownParameters(["from", "to"] + (granularity ? ["granularity"] : []) + more)
+        let parameters = try request.requireKnownParameters(["from", "to", "tz"] + (granularity != nil ? ["granularity"] : []) + more)
         var builder = QueryBuilder()
         builder.dataset = dataset.rawValue
-        let zone = queries.zones.zoneOutsideUTC(of: artistID)
-        builder.from = parameters.get("from").map { Self.local($0, in: zone) }
-        builder.to = parameters.get("to").map { Self.local($0, in: zone) }
-        if granularity { builder.granularity = parameters.get("granularity") }
+        builder.granularity = granularity.map { parameters.get("granularity") ?? $0.rawValue } ?? Granularity.all.rawValue
         builder.filters = [(Dimension.artistID.rawValue, [artistID])]
-        return builder
+        let storedZone = queries.zones[artistID]
+        var reading: (zone: ZoneRules, from: Int64, to: Int64)?
+        if let name = parameters.get("tz") {
+            let zone: ZoneRules
+            do throws(ZoneDatabase.UnknownZone) {
+                zone = try queries.zones.database.rules(name)
+            } catch {
+                throw APIError(.badRequest, .unknownZone, message: "tz: \(error.description)")
+            }
+            if zone.name != storedZone.name {
+                let from = try Self.instant(parameters.get("from"), named: "from", in: zone)
+                let to = try Self.instant(parameters.get("to"), named: "to", in: zone)
+                guard from < to else { throw APIError(QueryError(.invalidInterval, "from must be before to")) }
+                reading = (zone, from, to)
+                // The stored hours the instants cover (which hours do not depend on the periods they are summed into).
+                let hours: ZoneRegrouping
+                do {
+                    hours = try ZoneRegrouping(storedIn: storedZone, readIn: zone, from: from, to: to, granularity: .all)
+                } catch {
+                    throw APIError(error)
+                }
+                builder.from = RFC3339.format(hours.stored.from)
+                builder.to = RFC3339.format(hours.stored.to)
+            }
+        }
+        if reading == nil {
+            let zone = storedZone.name == ZoneRules.utc.name ? nil : storedZone
+            builder.from = parameters.get("from").map { Self.local($0, in: zone) }
+            builder.to = parameters.get("to").map { Self.local($0, in: zone) }
+        }
+        return ArtistRequest(builder: builder, storedZone: storedZone, reading: reading)
+    }
+
+    /// The instant `text` names in `zone`: a date its local midnight, an RFC 3339 instant itself.
+    private static func instant(_ text: String?, named name: String, in zone: ZoneRules) throws -> Int64 {
+        guard let text else { throw APIError(QueryError(.missingParameter, "\(name) is required")) }
+        if text.utf8.count == 10, let date = RFC3339.parseDate(text) { return zone.startOfLocalDay(date.daysSinceEpoch) }
+        guard let instant = RFC3339.parseTimestamp(text) else {
+            throw APIError(QueryError(.invalidParameter, "\(name) must be an RFC 3339 timestamp or YYYY-MM-DD"))
+        }
+        guard instant.microseconds % 1_000_000 == 0 else {
+            throw APIError(QueryError(.invalidInterval, "\(name) must fall on a whole second, and on one of the artist's stored hours"))
+        }
+        return instant.seconds
     }
 
     /// A `from` or `to` as the artist's local clock reads it: a date stays as it is (the artist's local day); an
@@ -282,24 +382,30 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         return RFC3339.format(instant + Int64(zone.offset(atSecond: instant.seconds)))
     }
 
-    /// Listeners per period and in all for `scope`, or nil when there is no scope.
+    /// Listeners per period and in all for `scope`, or nil when there is no scope; in another zone's periods with
+    /// `regrouping`.
     private func listeners(
-        _ scope: ListenerScope?, granularity: Granularity, _ reads: QueryService.Reads
+        _ scope: ListenerScope?, granularity: Granularity, _ regrouping: ZoneRegrouping?, _ reads: QueryService.Reads
     ) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double)? {
         guard let scope else { return nil }
+        if let regrouping, let periodOfStoredDay = regrouping.periodOfStoredDay {
+            return try await reads.listenersPerPeriodAndInAll(scope, regroupedBy: periodOfStoredDay, granularity: granularity)
+        }
         return try await reads.listenersPerPeriodAndInAll(scope, granularity: granularity)
     }
 
-    private func build(_ builder: QueryBuilder, defaultGranularity: Granularity) throws -> Query {
+    private func build(_ builder: QueryBuilder) throws -> Query {
         do {
-            return try builder.build(defaultGranularity: defaultGranularity)
+            return try builder.build()
         } catch {
             throw APIError(error)
         }
     }
 
-    private func answer(_ query: Query, _ reads: QueryService.Reads) async throws -> [QueryRow] {
+    /// The answer to `query`, in another zone's periods with `regrouping`.
+    private func answer(_ query: Query, _ reads: QueryService.Reads, _ regrouping: ZoneRegrouping? = nil) async throws -> [QueryRow] {
         do {
+            if let regrouping { return try await reads.answer(query, regrouped: regrouping) }
             return try await reads.answer(query)
         } catch let error as QueryError {
             throw APIError(error)

@@ -18,6 +18,7 @@ extension StreamsResponse: JSONWritable {
                 json.member("listening_ms", totals.listening_ms)
                 json.member("listeners", totals.listeners)
             }
+            if let listeners_unavailable { json.member("listeners_unavailable", listeners_unavailable) }
         }
     }
 }
@@ -57,6 +58,7 @@ extension TopTracksResponse: JSONWritable {
                 json.member("streams", track.streams)
                 json.member("listeners", track.listeners)
             }
+            if let listeners_unavailable { json.member("listeners_unavailable", listeners_unavailable) }
         }
     }
 }

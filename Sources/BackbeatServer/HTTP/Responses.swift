@@ -30,6 +30,8 @@ struct StreamsTotals: Codable, Equatable {
 struct StreamsResponse: ResponseCodable {
     var series: [StreamsPoint]
     var totals: StreamsTotals
+    /// Why `listeners` is missing, when the periods asked for (`tz`) are not whole days of the artist's zone.
+    var listeners_unavailable: String?
 }
 
 struct PlatformShare: Codable {
@@ -70,6 +72,8 @@ struct TrackStreams: Codable {
 
 struct TopTracksResponse: ResponseCodable {
     var tracks: [TrackStreams]
+    /// Why `listeners` is missing, when the interval asked for (`tz`) is not whole days of the artist's zone.
+    var listeners_unavailable: String?
 }
 
 struct RevenuePoint: Codable {

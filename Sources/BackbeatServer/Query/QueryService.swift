@@ -198,6 +198,40 @@ public struct QueryService: Sendable {
             try ResultShaper.shape(try await rows(for: query), for: query)
         }
 
+        /// The answer to `query` (on the artist's stored clock) in the periods of another zone: its stored hours read and
+        /// summed into the periods `regrouping` places them in, then shaped on that zone's clock (`tz=`).
+        public func answer(_ query: Query, regrouped regrouping: ZoneRegrouping) async throws -> [QueryRow] {
+            var hours = query
+            hours.interval = regrouping.stored
+            hours.granularity = .hour
+            hours.orderBy = nil
+            hours.limit = nil
+            var reading = query
+            reading.interval = regrouping.reading
+            let rows: [QueryRow]
+            do {
+                rows = try await self.rows(for: hours)
+            } catch let error as QueryError where error.code == .droppedByRetention {
+                throw QueryError(error.code, "a read in another zone (tz) sums the artist's stored hours: \(error.message)")
+            }
+            return try ResultShaper.shape(regrouping.regroup(rows), for: reading)
+        }
+
+        /// Unique listeners per period of another zone (nil key for `all`) and over them all: the sketches of the stored
+        /// days of `scope`, each united into the period `periodOfStoredDay` places it in.
+        public func listenersPerPeriodAndInAll(
+            _ scope: ListenerScope, regroupedBy periodOfStoredDay: [Int64: Timestamp], granularity: Granularity
+        ) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double) {
+            var periods: [Timestamp?: HyperLogLog] = [:]
+            var all = HyperLogLog()
+            for (day, sketch) in try await listenerSketches(scope, granularity: .day) {
+                guard let day, let period = periodOfStoredDay[day.seconds.floorDiv(86_400)] else { continue }
+                periods[granularity == .all ? nil : period, default: HyperLogLog()].formUnion(sketch)
+                all.formUnion(sketch)
+            }
+            return (periods.mapValues(\.cardinality), all.cardinality)
+        }
+
         /// Unique listeners per period (nil key for `all`).
         public func listeners(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: Double] {
             try await listenerSketches(scope, granularity: granularity).mapValues(\.cardinality)
