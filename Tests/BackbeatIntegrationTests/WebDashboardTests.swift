@@ -57,6 +57,13 @@ import Testing
         let phone = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d&as_of=\(Chromium.today)", width: 390, height: 844)
         try await expectPage(phone, showsAPIOf: service, artist: "artist-0003", zone: "UTC")
         #expect(phone.options(of: "artist") == ["artist-0003"])
+        // The viewer in New York reads the UTC artist's days in New York (a link's #tz= stands for the browser's zone).
+        let viewer = try Chromium.dom(of: service.baseURL + "/#token=\(token)&range=28d&as_of=\(Chromium.today)&tz=America/New_York", width: 1280, height: 1400)
+        try await expectPage(viewer, showsAPIOf: service, artist: "artist-0003", zone: "UTC", readIn: "America/New_York")
+        #expect(viewer.options(of: "days-in") == ["artist", "viewer"])
+        // Kathmandu's hours (+5:45) do not tile New York's days: the page says so rather than showing other numbers.
+        let refused = try Chromium.dom(of: service.baseURL + "/#token=\(ServiceProcess.adminToken)&artist=artist-0002&range=28d&as_of=\(Chromium.today)&tz=America/New_York", width: 1280, height: 1400)
+        #expect(refused.part(from: "status", to: "</p>").html.contains("Asia/Kathmandu"), "\(refused.part(from: "status", to: "</p>").html)")
         try Chromium.screenshot(of: service.baseURL + "/#token=\(token)&range=28d&as_of=\(Chromium.today)", width: 390, height: 1800,
                                 to: Self.artifacts.appendingPathComponent("dashboard-phone.png"))
         #expect(service.terminate() == 0)
@@ -105,12 +112,14 @@ import Testing
     }
 
     /// The artist's zone, the cards, the streams total, the platform legend and the top tracks equal what the API
-    /// answers for the page's 28-day range (local days of the artist, to the page's `as_of`).
-    func expectPage(_ page: Chromium.Page, showsAPIOf service: ServiceProcess, artist: String, zone: String) async throws {
+    /// answers for the page's 28-day range (local days of the artist, or of `readIn` read with `tz`, to the page's
+    /// `as_of`).
+    func expectPage(_ page: Chromium.Page, showsAPIOf service: ServiceProcess, artist: String, zone: String, readIn: String? = nil) async throws {
         let today = Timestamp.wallClock().daysSinceEpoch
-        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: today - 27)), to = RFC3339.formatDate(CivilDate(daysSinceEpoch: today + 1))
+        let from = RFC3339.formatDate(CivilDate(daysSinceEpoch: today - 27)), to = RFC3339.formatDate(CivilDate(daysSinceEpoch: today + 1)) + (readIn.map { "&tz=" + $0 } ?? "")
         let base = service.baseURL + "/v1/artists/\(artist)/"
         #expect(page.attribute("data-zone", ofTag: "span") == zone)
+        #expect(page.attribute("data-read-zone", ofTag: "select") == readIn ?? zone)
         let shownZone = (try await HTTP.get(base + "zone").json() as! [String: Any])["zone"] as? String
         #expect(shownZone == zone)
         let summary = try await HTTP.get(base + "summary?as_of=\(Chromium.today)").json() as! [String: Any]
@@ -123,6 +132,10 @@ import Testing
 
         let streams = try await HTTP.get(base + "streams?from=\(from)&to=\(to)&granularity=day").json() as! [String: Any]
         #expect(page.value(of: "streams-total") == "\((streams["totals"] as! [String: Any])["streams"]!)")
+        // Each day's bar (its title: "MM-DD: streams") is the API's day.
+        let bars = page.part(from: "streams-chart", to: "</svg>").matches(#"<title>(\d\d-\d\d): ([\d,]+)</title>"#).map { "\($0[0]) \($0[1].replacingOccurrences(of: ",", with: ""))" }
+        let days = (streams["series"] as! [[String: Any]]).map { "\(($0["period_start"] as! String).dropFirst(5).prefix(5)) \($0["streams"]!)" }
+        #expect(bars == days && days.count == 28, "\(artist) in \(readIn ?? zone)")
         let platforms = (try await HTTP.get(base + "platforms?from=\(from)&to=\(to)").json() as! [String: Any])["platforms"] as! [[String: Any]]
         #expect(page.pairs("data-platform", "data-streams") == platforms.map { ("\($0["platform"]!)", "\($0["streams"]!)") })
         let tracks = (try await HTTP.get(base + "tracks/top?from=\(from)&to=\(to)&limit=10").json() as! [String: Any])["tracks"] as! [[String: Any]]

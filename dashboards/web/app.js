@@ -6,7 +6,14 @@
 const REFRESH_MS = 5000;
 const SVG = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
-const state = { token: null, artist: null, zone: "UTC", range: "28d", asOf: null, timer: null };
+const state = { token: null, artist: null, zone: "UTC", viewerZone: viewersZone(), inViewersZone: false, range: "28d", asOf: null, timer: null };
+
+// This browser's zone (or the link's #tz=, which also opens the page in it); UTC when the browser does not say.
+function viewersZone() {
+  try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"; } catch { return "UTC"; }
+}
+// The zone the page's days are read in: the artist's, or the viewer's when chosen (and it is another).
+function readZone() { return state.inViewersZone ? state.viewerZone : state.zone; }
 
 // ---- Formatting -------------------------------------------------------------------------------------------------
 
@@ -22,13 +29,14 @@ function money(amount, currency) {
 }
 function day(date) { return date.toISOString().slice(0, 10); }
 function addDays(date, days) { const copy = new Date(date); copy.setUTCDate(copy.getUTCDate() + days); return copy; }
-// Days are calendar days held as Date objects at UTC midnight; the API reads a date as the artist's local day.
-// The day the ranges end on: today in the artist's zone by this browser's clock, or the link's #as_of=YYYY-MM-DD.
+// Days are calendar days held as Date objects at UTC midnight; the API reads a date as the artist's local day, or the
+// viewer's with `tz`. The day the ranges end on: today in that zone by this browser's clock, or the link's
+// #as_of=YYYY-MM-DD.
 function todayLocal() {
   if (state.asOf) return new Date(state.asOf + "T00:00:00Z");
   let text;
   try {
-    text = new Intl.DateTimeFormat("en-CA", { timeZone: state.zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
+    text = new Intl.DateTimeFormat("en-CA", { timeZone: readZone(), year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
   } catch {
     text = new Date().toISOString().slice(0, 10);
   }
@@ -77,8 +85,11 @@ async function api(path) {
   if (!response.ok) throw new APIError(response.status, body.error ? body.error.message : `HTTP ${response.status}`);
   return body;
 }
+// An artist endpoint's path; a read of a range takes `tz` when the page is in the viewer's zone (the summary's 28 days
+// stay the artist's).
 function artistPath(endpoint, parameters) {
-  const query = new URLSearchParams(parameters).toString();
+  const withZone = parameters && parameters.from && readZone() !== state.zone ? { ...parameters, tz: readZone() } : parameters;
+  const query = new URLSearchParams(withZone).toString();
   return `/v1/artists/${encodeURIComponent(state.artist)}/${endpoint}${query ? "?" + query : ""}`;
 }
 
@@ -319,12 +330,18 @@ async function refreshSocial(range) {
   drawRows($("social-chart"), [...byPlatform].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value));
 }
 
-// The artist's reporting zone, which its days are counted in.
+// The artist's reporting zone, which its days are counted in, and the choice of reading them in the viewer's.
 async function refreshZone() {
   state.zone = (await api(artistPath("zone"))).zone;
   const zone = $("zone");
   zone.dataset.zone = state.zone;
-  zone.textContent = `Days in ${state.zone}`;
+  zone.textContent = `Artist's zone: ${state.zone}`;
+  const select = $("days-in");
+  select.replaceChildren(new Option(`Days in ${state.zone} (the artist's)`, "artist"));
+  if (state.viewerZone !== state.zone) select.appendChild(new Option(`Days in ${state.viewerZone} (yours)`, "viewer"));
+  select.value = state.inViewersZone && state.viewerZone !== state.zone ? "viewer" : "artist";
+  select.hidden = select.options.length < 2;
+  select.dataset.readZone = readZone();
 }
 
 async function refresh() {
@@ -336,7 +353,7 @@ async function refresh() {
     await Promise.all([refreshSummary(), refreshStreams(range), refreshPlatforms(range), refreshTopTracks(range),
       refreshDemographics(range), refreshRevenue(range), refreshSocial(range)]);
     status.className = "";
-    status.textContent = `${state.artist}, ${day(range.from)} to ${day(addDays(range.to, -1))} · updated ${new Date().toLocaleTimeString()}`;
+    status.textContent = `${state.artist}, ${day(range.from)} to ${day(addDays(range.to, -1))} in ${readZone()} · updated ${new Date().toLocaleTimeString()}`;
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
   } catch (error) {
     status.className = "error";
@@ -388,6 +405,7 @@ function init() {
   const fragment = new URLSearchParams(location.hash.slice(1));
   if (fragment.get("token")) sessionStorage.setItem("backbeat-token", fragment.get("token"));
   if (fragment.get("range")) state.range = fragment.get("range");
+  if (fragment.get("tz")) { state.viewerZone = fragment.get("tz"); state.inViewersZone = true; }
   if (/^\d{4}-\d{2}-\d{2}$/.test(fragment.get("as_of") || "") && !isNaN(Date.parse(fragment.get("as_of")))) state.asOf = fragment.get("as_of");
   if (location.hash) history.replaceState(null, "", location.pathname + location.search);
   if (fragment.get("artist")) sessionStorage.setItem("backbeat-artist", fragment.get("artist"));
@@ -406,6 +424,7 @@ function init() {
     sessionStorage.setItem("backbeat-artist", state.artist);
     refresh();
   });
+  $("days-in").addEventListener("change", (event) => { state.inViewersZone = event.target.value === "viewer"; refresh(); });
   for (const button of document.querySelectorAll("[data-range]")) {
     button.addEventListener("click", () => { state.range = button.dataset.range; markRange(); refresh(); });
   }
