@@ -21,12 +21,22 @@ import Testing
                 paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&granularity=\(escaped)&limit=\(escaped)&as_of=\(escaped)")
                 paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&platform=\(escaped)&track_id=\(escaped)&currency=\(escaped)")
                 paths.append("artists/\(escaped)/\(endpoint)?from=2026-10-01&to=2026-10-11")
+                paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&tz=\(escaped)")
+                paths.append("artists/\(artist)/\(endpoint)?from=\(escaped)&to=2026-10-11&tz=Asia/Tokyo")
                 if endpoint == "streams" { paths.append("artists?limit=\(escaped)") }
             }
             paths.append("artists/\(artist)/\(endpoint)?from=1970-01-01&to=9999-12-31&granularity=hour")  // far too many points
             paths.append("artists/\(artist)/\(endpoint)?from=2026-10-11&to=2026-10-01")
             paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01T00:30:00Z&to=2026-10-11")
             paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&limit=999999999999999999999")
+            // Read in another zone: far too long, backwards, off the second, at the ends of the calendar, a zone that
+            // does not tile the artist's hours (its zone is set below: Kathmandu).
+            for range in ["from=1970-01-01&to=9999-12-31&granularity=hour", "from=2026-10-11&to=2026-10-01", "from=2026-10-01T00:00:00.5Z&to=2026-10-11",
+                          "from=0001-01-01&to=0001-01-05", "from=9999-12-28&to=9999-12-31", "from=2026-10-01&to=2026-10-11&granularity=hour"] {
+                for zone in ["Asia/Tokyo", "Asia/Kathmandu", "UTC", "Antarctica/Troll"] {
+                    paths.append("artists/\(artist)/\(endpoint)?\(range)&tz=\(zone)")
+                }
+            }
         }
         paths += ["artists", "artists/", "nothing", "query", "memory/x", "artists/\(artist)/streams/../../memory"]
         return paths
@@ -62,6 +72,8 @@ import Testing
         // No rate limit: every request must reach the handlers.
         let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: ["--artist-rate-limit", "0"])
         try await service.waitUntilHealthy()
+        let zone = try await HTTP.put(service.baseURL + "/v1/artists/artist-0001/zone", json: #"{"zone":"Asia/Kathmandu","keep_counted_days":true}"#)
+        #expect(zone.status == 200, "\(zone.text)")
         let api = service.baseURL + "/v1/"
 
         var sent = 0

@@ -100,11 +100,15 @@ public struct QueryBuilder: Sendable {
             throw QueryError(.invalidInterval, "from and to must fall on whole hours (data is kept per hour)")
         }
         guard start < end else { throw QueryError(.invalidInterval, "from must be before to") }
-        let days = (end.microseconds - start.microseconds) / 86_400_000_000
+        try requireLength(days: (end.microseconds - start.microseconds) / 86_400_000_000)
+        return QueryInterval(from: start, to: end)
+    }
+
+    /// Refuses an interval of more than `QueryLimits.maxIntervalDays` whole days.
+    public static func requireLength(days: Int64) throws(QueryError) {
         guard days <= QueryLimits.maxIntervalDays else {
             throw QueryError(.intervalTooLong, "the interval covers \(days) days; the limit is \(QueryLimits.maxIntervalDays)")
         }
-        return QueryInterval(from: start, to: end)
     }
 
     private static func dimension(_ name: String, in dataset: Dataset) throws(QueryError) -> Dimension {

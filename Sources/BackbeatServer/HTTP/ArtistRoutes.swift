@@ -341,6 +341,11 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
                 let from = try Self.instant(parameters.get("from"), named: "from", in: zone)
                 let to = try Self.instant(parameters.get("to"), named: "to", in: zone)
                 guard from < to else { throw APIError(QueryError(.invalidInterval, "from must be before to")) }
+                do {
+                    try QueryBuilder.requireLength(days: (to - from) / 86_400)
+                } catch {
+                    throw APIError(error)
+                }
                 reading = (zone, from, to)
                 // The stored hours the instants cover (which hours do not depend on the periods they are summed into).
                 let hours: ZoneRegrouping
