@@ -47,6 +47,24 @@ import Testing
         try await checkReadsInAnotherZone(service.baseURL, events)
     }
 
+    /// `POST /v1/query` of `artists`' streams by day and artist, read in `zone`: each row its artist's streams on that
+    /// day of `zone`, as Foundation places them.
+    func checkQuery(_ base: String, _ events: [Event], artists: [String], zone: String) async throws {
+        let body = #"{"dataset":"streams","from":"\#(LocalDayChecks.from)","to":"\#(LocalDayChecks.to)","granularity":"day","group_by":["artist_id"],"filters":{"artist_id":["\#(artists.joined(separator: "\",\""))"]},"tz":"\#(zone)"}"#
+        let reply = try await HTTP.post(base + "/v1/query", json: body, token: ServiceProcess.adminToken)
+        #expect(reply.status == 200, "\(zone): \(reply.text)")
+        let rows = try #require((try reply.json() as? [String: Any])?["rows"] as? [[String: Any]])
+        let answered = Set(rows.map { "\($0["artist_id"]!) \($0["period_start"]!) \($0["streams"]!)" })
+        var expected: Set<String> = []
+        for artist in artists {
+            let checks = LocalDayChecks(events: events.filter { $0.artistID == artist }, zone: TimeZone(identifier: zone)!)
+            for day in checks.days(from: LocalDayChecks.from, to: LocalDayChecks.to) {
+                expected.insert("\(artist) \(checks.label(day)) \(checks.plays.filter { $0.isStream && checks.day($0.occurredAt) == day }.count)")
+            }
+        }
+        #expect(answered == expected && rows.count == artists.count * 8, "\(artists) in \(zone)")
+    }
+
     /// `tz=`: an artist read in another zone whose offset differs from its own by whole hours answers that zone's
     /// days, weeks, months and (where no hour of either's clock change is cut) hours exactly; listeners only where
     /// those periods are whole days of the artist's zone. Other zones are refused, not cut.
@@ -72,6 +90,19 @@ import Testing
                 let reply = try await HTTP.get(artistBase + "/streams?from=2026-11-01&to=2026-11-02&granularity=hour&tz=" + zone)
                 #expect(reply.status == 400 && reply.text.contains("zone_not_tiled"), "\(artist) in \(zone): \(reply.text)")
             }
+        }
+        // POST /v1/query with tz: each artist's rows regrouped from its own zone (or read as stored when it is the one).
+        for zone in ["America/New_York", "America/Los_Angeles"] {
+            try await checkQuery(base, events, artists: ["artist-0001", "artist-0005"], zone: zone)
+        }
+        for (body, code) in [
+            (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","filters":{"artist_id":["artist-0001","artist-0002"]},"tz":"UTC"}"#, "zone_not_tiled"),
+            (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","tz":"UTC"}"#, "missing_parameter"),
+            (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","filters":{"artist_id":["artist-0001"]},"tz":null}"#, "invalid_body"),
+            (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","filters":{"artist_id":["artist-0001"]},"tz":"Mars/Olympus_Mons"}"#, "unknown_zone"),
+        ] {
+            let reply = try await HTTP.post(base + "/v1/query", json: body, token: ServiceProcess.adminToken)
+            #expect(reply.status == 400 && reply.text.contains(code), "\(body): \(reply.text)")
         }
         // +5:30 read in UTC: every UTC midnight cuts one of its hours.
         let kolkata = try await HTTP.get(base + "/v1/artists/artist-0002/streams?from=\(LocalDayChecks.from)&to=\(LocalDayChecks.to)&tz=UTC")

@@ -297,17 +297,12 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         var builder: QueryBuilder
         /// The zone the artist's hours and days are stored in.
         let storedZone: ZoneRules
-        /// The zone `tz` names, and the instants `from` and `to` are in it, when it is not `storedZone`.
-        let reading: (zone: ZoneRules, from: Int64, to: Int64)?
+        /// The zone `tz` names and the instants it reads, when it is not `storedZone`.
+        let reading: ReadingZone?
 
         /// How `query`'s stored hours regroup into the periods of the zone `tz` names; nil without one.
         func regrouping(_ query: Query) throws -> ZoneRegrouping? {
-            guard let reading else { return nil }
-            do {
-                return try ZoneRegrouping(storedIn: storedZone, readIn: reading.zone, from: reading.from, to: reading.to, granularity: query.granularity)
-            } catch {
-                throw APIError(error)
-            }
+            try reading?.regrouping(of: storedZone, by: query.granularity)
         }
 
         /// The period texts of `query`'s answer: on the clock of the zone `tz` names, else of the artist's.
@@ -329,33 +324,15 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         builder.granularity = granularity.map { parameters.get("granularity") ?? $0.rawValue } ?? Granularity.all.rawValue
         builder.filters = [(Dimension.artistID.rawValue, [artistID])]
         let storedZone = queries.zones[artistID]
-        var reading: (zone: ZoneRules, from: Int64, to: Int64)?
+        var reading: ReadingZone?
         if let name = parameters.get("tz") {
-            let zone: ZoneRules
-            do throws(ZoneDatabase.UnknownZone) {
-                zone = try queries.zones.database.rules(name)
-            } catch {
-                throw APIError(.badRequest, .unknownZone, message: "tz: \(error.description)")
-            }
-            if zone.name != storedZone.name {
-                let from = try Self.instant(parameters.get("from"), named: "from", in: zone)
-                let to = try Self.instant(parameters.get("to"), named: "to", in: zone)
-                guard from < to else { throw APIError(QueryError(.invalidInterval, "from must be before to")) }
-                do {
-                    try QueryBuilder.requireLength(days: (to - from) / 86_400)
-                } catch {
-                    throw APIError(error)
-                }
-                reading = (zone, from, to)
-                // The stored hours the instants cover (which hours do not depend on the periods they are summed into).
-                let hours: ZoneRegrouping
-                do {
-                    hours = try ZoneRegrouping(storedIn: storedZone, readIn: zone, from: from, to: to, granularity: .all)
-                } catch {
-                    throw APIError(error)
-                }
+            let zone = try ReadingZone(name, from: parameters.get("from"), to: parameters.get("to"), in: queries.zones.database)
+            if zone.zone.name != storedZone.name {
+                // The stored hours the instants cover (which hours does not depend on the periods they are summed into).
+                let hours = try zone.regrouping(of: storedZone, by: .all)
                 builder.from = RFC3339.format(hours.stored.from)
                 builder.to = RFC3339.format(hours.stored.to)
+                reading = zone
             }
         }
         if reading == nil {
@@ -364,19 +341,6 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             builder.to = parameters.get("to").map { Self.local($0, in: zone) }
         }
         return ArtistRequest(builder: builder, storedZone: storedZone, reading: reading)
-    }
-
-    /// The instant `text` names in `zone`: a date its local midnight, an RFC 3339 instant itself.
-    private static func instant(_ text: String?, named name: String, in zone: ZoneRules) throws -> Int64 {
-        guard let text else { throw APIError(QueryError(.missingParameter, "\(name) is required")) }
-        if text.utf8.count == 10, let date = RFC3339.parseDate(text) { return zone.startOfLocalDay(date.daysSinceEpoch) }
-        guard let instant = RFC3339.parseTimestamp(text) else {
-            throw APIError(QueryError(.invalidParameter, "\(name) must be an RFC 3339 timestamp or YYYY-MM-DD"))
-        }
-        guard instant.microseconds % 1_000_000 == 0 else {
-            throw APIError(QueryError(.invalidInterval, "\(name) must fall on a whole second, and on one of the artist's stored hours"))
-        }
-        return instant.seconds
     }
 
     /// A `from` or `to` as the artist's local clock reads it: a date stays as it is (the artist's local day); an

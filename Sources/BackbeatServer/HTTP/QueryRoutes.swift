@@ -28,16 +28,68 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
         builder.orderByDirection = body.order_by?.direction
         builder.limit = body.limit.map(String.init)
         do {
-            let query = try builder.build(defaultGranularity: .all)
-            if case .artist(let own) = context.principal, query.filters[.artistID].map({ $0.allSatisfy { $0 == own } }) != true {
+            let reading = try body.tz.map { try ReadingZone($0, from: body.from, to: body.to, in: queries.zones.database) }
+            if let reading {
+                // Checked and shaped on the zone's clock: the whole hours around the instants, then the instants.
+                builder.from = RFC3339.format(Timestamp(seconds: Self.local(reading.from, reading.zone).floorDiv(3600) * 3600))
+                builder.to = RFC3339.format(Timestamp(seconds: -(-Self.local(reading.to, reading.zone)).floorDiv(3600) * 3600))
+            }
+            let built = try builder.build(defaultGranularity: .all)
+            if case .artist(let own) = context.principal, built.filters[.artistID].map({ $0.allSatisfy { $0 == own } }) != true {
                 throw APIError(.forbidden, .forbidden, message: "an artist token must filter on its own artist: \"filters\": {\"artist_id\": [\"\(own)\"]}")
             }
-            return try EncodedAnswer.response(to: request, try await queries.answer(key: nil, for: query) { reads in
-                try EncodedAnswer.json(QueryResponse(query: query, rows: try await reads.answer(query)))
+            guard let reading else {
+                return try EncodedAnswer.response(to: request, try await queries.answer(key: nil, for: built) { reads in
+                    try EncodedAnswer.json(QueryResponse(query: built, rows: try await reads.answer(built)))
+                })
+            }
+            var query = built
+            query.interval = QueryInterval(from: Timestamp(seconds: Self.local(reading.from, reading.zone)), to: Timestamp(seconds: Self.local(reading.to, reading.zone)))
+            let (parts, over) = try self.parts(of: query, readIn: reading)
+            let shaped = query
+            let zone = reading.zone.name == ZoneRules.utc.name ? nil : reading.zone
+            return try EncodedAnswer.response(to: request, try await queries.answer(key: nil, over: over, plan: try await queries.plan(for: query)) { reads in
+                try EncodedAnswer.json(QueryResponse(query: shaped, rows: try ResultShaper.shape(try await reads.rows(of: parts), for: shaped), zone: zone))
             })
         } catch let error as QueryError {
             throw APIError(error)
         }
+    }
+
+    /// What a query read in another zone (`tz`) reads: for each zone its artists are stored in, their rows, regrouped
+    /// from their stored hours unless that zone is the one read; and the interval of stored clocks the parts cover.
+    private func parts(of query: Query, readIn reading: ReadingZone) throws -> (parts: [(query: Query, regrouping: ZoneRegrouping?)], over: QueryInterval) {
+        guard let artists = query.filters[.artistID] else {
+            throw APIError(QueryError(.missingParameter, "tz needs filters.artist_id: each artist's numbers are kept on the clock of its own zone, and read in another zone artist by artist"))
+        }
+        var byZone: [String: (zone: ZoneRules, artists: [String])] = [:]
+        for artist in artists {
+            let zone = queries.zones[artist]
+            byZone[zone.name, default: (zone, [])].artists.append(artist)
+        }
+        var parts: [(query: Query, regrouping: ZoneRegrouping?)] = []
+        var over = query.interval
+        for (name, stored) in byZone.sorted(by: { $0.key < $1.key }) {
+            var part = query
+            part.filters[.artistID] = stored.artists
+            part.orderBy = nil
+            part.limit = nil
+            if name == reading.zone.name {
+                // Stored on the clock read: read as they are, over the stored hours the instants cover.
+                part.interval = try reading.regrouping(of: stored.zone, by: .all).stored
+                parts.append((part, nil))
+            } else {
+                let regrouping = try reading.regrouping(of: stored.zone, by: query.granularity)
+                parts.append((part, regrouping))
+                over = QueryInterval(from: min(over.from, regrouping.stored.from), to: max(over.to, regrouping.stored.to))
+            }
+        }
+        return (parts, over)
+    }
+
+    /// `instant` on `zone`'s clock (seconds since the local epoch).
+    private static func local(_ instant: Int64, _ zone: ZoneRules) -> Int64 {
+        instant + Int64(zone.offset(atSecond: instant))
     }
 
     /// A short, safe description of a decoding failure.

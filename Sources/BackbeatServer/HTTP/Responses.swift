@@ -137,9 +137,11 @@ struct QueryBody: Decodable {
     var filters: [String: [String]]?
     var order_by: OrderBy?
     var limit: Int?
+    /// The zone the interval and periods are read in (docs/api.md); nil: each artist's stored clock.
+    var tz: String?
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case dataset, from, to, granularity, group_by, filters, order_by, limit
+        case dataset, from, to, granularity, group_by, filters, order_by, limit, tz
     }
 
     init(from decoder: Decoder) throws {
@@ -153,6 +155,8 @@ struct QueryBody: Decodable {
         filters = try fields.decodeIfPresent([String: [String]].self, forKey: .filters)
         order_by = try fields.decodeIfPresent(OrderBy.self, forKey: .order_by)
         limit = try fields.decodeIfPresent(Int.self, forKey: .limit)
+        // A zone name or absent: null is not a name.
+        tz = fields.contains(.tz) ? try fields.decode(String.self, forKey: .tz) : nil
     }
 }
 
@@ -160,15 +164,19 @@ struct QueryBody: Decodable {
 struct QueryResponse: ResponseEncodable {
     var query: Query
     var rows: [QueryRow]
+    /// The zone the periods are local to (`tz`); nil: written as UTC.
+    var zone: ZoneRules? = nil
 
     private struct Row: Encodable {
         var query: Query
         var row: QueryRow
+        var zone: ZoneRules?
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: DynamicKey.self)
             if let period = row.periodStart {
-                try container.encode(RFC3339.format(period), forKey: DynamicKey(stringValue: "period_start"))
+                let text = zone.map { RFC3339.format(local: period, offset: $0.offset(atLocalSecond: period.seconds)) } ?? RFC3339.format(period)
+                try container.encode(text, forKey: DynamicKey(stringValue: "period_start"))
             }
             for (dimension, value) in zip(query.groupBy, row.groupValues) {
                 try container.encode(value, forKey: DynamicKey(stringValue: dimension.rawValue))
@@ -184,6 +192,6 @@ struct QueryResponse: ResponseEncodable {
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: DynamicKey.self)
-        try container.encode(rows.map { Row(query: query, row: $0) }, forKey: DynamicKey(stringValue: "rows"))
+        try container.encode(rows.map { Row(query: query, row: $0, zone: zone) }, forKey: DynamicKey(stringValue: "rows"))
     }
 }

@@ -201,20 +201,37 @@ public struct QueryService: Sendable {
         /// The answer to `query` (on the artist's stored clock) in the periods of another zone: its stored hours read and
         /// summed into the periods `regrouping` places them in, then shaped on that zone's clock (`tz=`).
         public func answer(_ query: Query, regrouped regrouping: ZoneRegrouping) async throws -> [QueryRow] {
+            var reading = query
+            reading.interval = regrouping.reading
+            return try ResultShaper.shape(try await regroupedRows(query, regrouping), for: reading)
+        }
+
+        /// The rows of each part, summed: a part with a regrouping read by its stored hours into that zone's periods,
+        /// one without as it is (not shaped: `ResultShaper` shapes the sum).
+        public func rows(of parts: [(query: Query, regrouping: ZoneRegrouping?)]) async throws -> [QueryRow] {
+            var summed: [[QueryRow]] = []
+            for (query, regrouping) in parts {
+                if let regrouping {
+                    summed.append(try await regroupedRows(query, regrouping))
+                } else {
+                    summed.append(try await rows(for: query))
+                }
+            }
+            return QueryService.sum(summed)
+        }
+
+        /// `query`'s rows read by stored hour over `regrouping.stored` and summed into its periods.
+        private func regroupedRows(_ query: Query, _ regrouping: ZoneRegrouping) async throws -> [QueryRow] {
             var hours = query
             hours.interval = regrouping.stored
             hours.granularity = .hour
             hours.orderBy = nil
             hours.limit = nil
-            var reading = query
-            reading.interval = regrouping.reading
-            let rows: [QueryRow]
             do {
-                rows = try await self.rows(for: hours)
+                return regrouping.regroup(try await rows(for: hours))
             } catch let error as QueryError where error.code == .droppedByRetention {
                 throw QueryError(error.code, "a read in another zone (tz) sums the artist's stored hours: \(error.message)")
             }
-            return try ResultShaper.shape(regrouping.regroup(rows), for: reading)
         }
 
         /// Unique listeners per period of another zone (nil key for `all`) and over them all: the sketches of the stored
