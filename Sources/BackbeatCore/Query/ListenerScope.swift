@@ -1,7 +1,8 @@
 /// Which unique-listener sketches can answer a streams query, if any.
 ///
-/// Sketches exist per artist and day and per track and day, so listeners are available only for whole UTC days,
-/// for granularity day or coarser, and for queries filtered on one artist and at most one track.
+/// Sketches exist per artist and day and per track and day (the artist's local days), so listeners are available only
+/// for whole days of the artist's zone, for granularity day or coarser, and for queries filtered on one artist and at
+/// most one track.
 public struct ListenerScope: Hashable, Sendable {
     public var artistID: String
     public var trackID: String?
