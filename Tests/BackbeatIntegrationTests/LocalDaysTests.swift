@@ -370,6 +370,8 @@ struct LocalDayChecks {
         let body = try await json(base + "/streams?from=2026-11-01&to=2026-11-02&granularity=hour")
         let series = try #require(body["series"] as? [[String: Any]])
         let hours = (0..<24).map { String(format: "2026-11-01T%02d", $0) }
+        // Hours never count listeners, and say nothing of them.
+        #expect(body["listeners_unavailable"] == nil && series.allSatisfy { $0["listeners"] == nil }, "\(zone.identifier)")
         #expect(series.map { $0["period_start"] as? String ?? "" } == hours.map(label), "\(zone.identifier)")
         for (point, hour) in zip(series, hours) {
             let mine = plays.filter { self.hour($0.occurredAt) == hour }

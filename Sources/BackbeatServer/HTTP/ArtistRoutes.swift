@@ -46,14 +46,15 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     /// counted (sketches are kept per day of the artist's zone).
     private static func listenerScope(_ query: Query, _ regrouping: ZoneRegrouping?, zone: ZoneRules) -> (ListenerScope?, String?) {
         guard let regrouping else { return (ListenerScope(query), nil) }
-        var days = query
-        days.granularity = .day
-        guard let storedDays = regrouping.periodOfStoredDay?.keys, let first = storedDays.min(), let last = storedDays.max() else {
-            days.interval = QueryInterval(from: Timestamp(seconds: 0), to: Timestamp(seconds: 86_400))
-            return (nil, ListenerScope(days) == nil ? nil : listenersUnavailable(zone, regrouping))
+        var whole = query
+        if let days = regrouping.periodOfStoredDay?.keys, let first = days.min(), let last = days.max() {
+            // The stored days the periods are made of.
+            whole.interval = QueryInterval(from: Timestamp(seconds: first * 86_400), to: Timestamp(seconds: (last + 1) * 86_400))
+            return (ListenerScope(whole), nil)
         }
-        days.interval = QueryInterval(from: Timestamp(seconds: first * 86_400), to: Timestamp(seconds: (last + 1) * 86_400))
-        return (ListenerScope(days), nil)
+        // Not whole stored days: said where the query would count listeners over whole days (hours never do).
+        whole.interval = QueryInterval(from: Timestamp(seconds: 0), to: Timestamp(seconds: 86_400))
+        return (nil, ListenerScope(whole) == nil ? nil : listenersUnavailable(zone, regrouping))
     }
 
     /// Why unique listeners are missing from an answer in `regrouping`'s zone.
