@@ -115,6 +115,12 @@ public enum RFC3339 {
         return utc.dropLast() + (offset < 0 ? "-" : "+") + pad(minutes / 60, 2) + ":" + pad(minutes % 60, 2)
     }
 
+    /// Formats the start of a period on `zone`'s clock (`local`, written as if UTC) with the offset in force then; in
+    /// UTC (`zone` nil) as UTC.
+    public static func format(periodStart local: Timestamp, in zone: ZoneRules?) -> String {
+        zone.map { format(local: local, offset: $0.offset(atLocalSecond: local.seconds)) } ?? format(local)
+    }
+
     /// Formats as `YYYY-MM-DD`.
     public static func formatDate(_ date: CivilDate) -> String {
         guard (0...9999).contains(date.year) else { return pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) }

@@ -203,7 +203,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         mutating func text(_ start: Timestamp?) -> String {
             let start = start ?? whole
             if let text = texts[start] { return text }
-            let text = zone.map { RFC3339.format(local: start, offset: $0.offset(atLocalSecond: start.seconds)) } ?? RFC3339.format(start)
+            let text = RFC3339.format(periodStart: start, in: zone)
             texts[start] = text
             return text
         }

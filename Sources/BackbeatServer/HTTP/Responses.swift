@@ -175,7 +175,7 @@ struct QueryResponse: ResponseEncodable {
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: DynamicKey.self)
             if let period = row.periodStart {
-                let text = zone.map { RFC3339.format(local: period, offset: $0.offset(atLocalSecond: period.seconds)) } ?? RFC3339.format(period)
+                let text = RFC3339.format(periodStart: period, in: zone)
                 try container.encode(text, forKey: DynamicKey(stringValue: "period_start"))
             }
             for (dimension, value) in zip(query.groupBy, row.groupValues) {
