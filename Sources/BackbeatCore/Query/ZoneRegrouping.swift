@@ -26,8 +26,7 @@ public struct ZoneRegrouping: Sendable {
         precondition(from < to)
         self.readingZone = readingZone
         self.granularity = granularity
-        let readingFrom = Timestamp(seconds: from + Int64(readingZone.offset(atSecond: from)))
-        reading = QueryInterval(from: readingFrom, to: Timestamp(seconds: to + Int64(readingZone.offset(atSecond: to))))
+        reading = QueryInterval(from: Timestamp(seconds: readingZone.local(atSecond: from)), to: Timestamp(seconds: readingZone.local(atSecond: to)))
 
         // Every stored hour holding an instant of the interval lies between the least and the greatest local time of it.
         var least = Int64.max, greatest = Int64.min
@@ -51,7 +50,7 @@ public struct ZoneRegrouping: Sendable {
             }
             var period: Timestamp?
             for piece in inside {
-                let single = Self.period(of: piece, in: readingZone, granularity, whole: readingFrom)
+                let single = Self.period(of: piece, in: readingZone, granularity, whole: reading.from)
                 guard let single, period == nil || period == single else {
                     throw Self.notTiled(hour: hour, storedZone, readingZone, cut: "a \(granularity.rawValue)", of: readingZone.name)
                 }

@@ -65,6 +65,16 @@ public struct ZoneRules: Sendable, Equatable {
         self.init(name: name, transitions: times, offsetsAfter: typeIndexes.map { types[Int($0)] }, initialOffset: types[0], footer: footer)
     }
 
+    /// This zone, or nil when it is UTC (whose clock needs no converting).
+    public var outsideUTC: ZoneRules? {
+        name == Self.utc.name ? nil : self
+    }
+
+    /// `instant` (seconds since the epoch) on this zone's clock: seconds since the local epoch.
+    public func local(atSecond instant: Int64) -> Int64 {
+        instant + Int64(offset(atSecond: instant))
+    }
+
     /// Seconds east of UTC at `instant` (seconds since the epoch).
     public func offset(atSecond instant: Int64) -> Int32 {
         if let last = transitions.last, instant >= last, let footer { return footer.offset(at: instant) }

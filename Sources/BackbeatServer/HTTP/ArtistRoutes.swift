@@ -28,11 +28,11 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             }
         }
         let query = try build(builder)
-        let regrouping = try artist.regrouping(query)
+        let regrouping = artist.regrouping
         // The series and, when sketches can answer, the listeners per period (their union counts the total): read at
         // once, from one snapshot.
         let (scope, unavailable) = Self.listenerScope(query, regrouping, zone: artist.storedZone)
-        let periods = artist.periodTexts(query, regrouping)
+        let periods = artist.periodTexts(query)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             async let seriesRows = answer(query, reads, regrouping)
             async let listenerCounts = listeners(scope, granularity: query.granularity, regrouping, reads)
@@ -85,7 +85,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     @Sendable func platforms(_ request: Request, context: Context) async throws -> Response {
         let artist = try artistRequest(.streams, request, context)
         let query = try sharesQuery(by: .platform, artist)
-        let regrouping = try artist.regrouping(query)
+        let regrouping = artist.regrouping
         // One read: no database snapshot needed beyond its statement's own.
         return try EncodedAnswer.response(to: request, try await queries.answer(
             key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
@@ -102,7 +102,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let countries = try sharesQuery(by: .country, artist)
         // Ages and genders are both sums of the demographics cube: read once, grouped by both, and totalled each way.
         let agesAndGenders = try sharesQuery(by: [.ageRange, .gender], artist)
-        let regrouping = try artist.regrouping(ages)
+        let regrouping = artist.regrouping
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: ages.interval, plan: try await queries.plan(context, for: ages)) { reads in
             async let bothRows = answer(agesAndGenders, reads, regrouping)
             async let countryShares = streamShares(countries, reads, regrouping)
@@ -122,7 +122,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         builder.orderByDirection = SortDirection.desc.rawValue
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
         let query = try build(builder)
-        let regrouping = try artist.regrouping(query)
+        let regrouping = artist.regrouping
         let (scope, unavailable) = Self.listenerScope(
             Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []]),
             regrouping, zone: artist.storedZone)
@@ -150,8 +150,8 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         var totalsBuilder = builder
         totalsBuilder.groupBy = [Dimension.currency.rawValue]
         totalsBuilder.granularity = Granularity.all.rawValue
-        let regrouping = try artist.regrouping(query)
-        let periods = artist.periodTexts(query, regrouping)
+        let regrouping = artist.regrouping
+        let periods = artist.periodTexts(query)
         return try await seriesAndTotals(request, context, query, try build(totalsBuilder), regrouping) { rows, totals in
             var periods = periods
             return RevenueResponse(
@@ -170,8 +170,8 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let query = try build(builder)
         var totalsBuilder = builder
         totalsBuilder.granularity = Granularity.all.rawValue
-        let regrouping = try artist.regrouping(query)
-        let periods = artist.periodTexts(query, regrouping)
+        let regrouping = artist.regrouping
+        let periods = artist.periodTexts(query)
         return try await seriesAndTotals(request, context, query, try build(totalsBuilder), regrouping) { rows, totals in
             var periods = periods
             return SocialResponse(
@@ -293,23 +293,18 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     /// What the endpoints of one request read: the artist and the interval on its stored clock, the granularity (when
-    /// the endpoint takes one: `granularity`, its default), and the zone `tz` names when it is not the artist's.
+    /// the endpoint takes one: `granularity`, its default), and, when `tz` names a zone other than the artist's, how the
+    /// stored hours regroup into its periods.
     struct ArtistRequest {
         var builder: QueryBuilder
         /// The zone the artist's hours and days are stored in.
         let storedZone: ZoneRules
-        /// The zone `tz` names and the instants it reads, when it is not `storedZone`.
-        let reading: ReadingZone?
-
-        /// How `query`'s stored hours regroup into the periods of the zone `tz` names; nil without one.
-        func regrouping(_ query: Query) throws -> ZoneRegrouping? {
-            try reading?.regrouping(of: storedZone, by: query.granularity)
-        }
+        /// How the stored hours regroup into the periods of the zone `tz` names, when it is not `storedZone`.
+        let regrouping: ZoneRegrouping?
 
         /// The period texts of `query`'s answer: on the clock of the zone `tz` names, else of the artist's.
-        func periodTexts(_ query: Query, _ regrouping: ZoneRegrouping?) -> PeriodTexts {
-            let zone = regrouping?.readingZone ?? storedZone
-            return PeriodTexts(whole: regrouping?.reading.from ?? query.interval.from, zone: zone.name == ZoneRules.utc.name ? nil : zone)
+        func periodTexts(_ query: Query) -> PeriodTexts {
+            PeriodTexts(whole: regrouping?.reading.from ?? query.interval.from, zone: (regrouping?.readingZone ?? storedZone).outsideUTC)
         }
     }
 
@@ -325,23 +320,23 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         builder.granularity = granularity.map { parameters.get("granularity") ?? $0.rawValue } ?? Granularity.all.rawValue
         builder.filters = [(Dimension.artistID.rawValue, [artistID])]
         let storedZone = queries.zones[artistID]
-        var reading: ReadingZone?
+        var regrouping: ZoneRegrouping?
         if let name = parameters.get("tz") {
             let zone = try ReadingZone(name, from: parameters.get("from"), to: parameters.get("to"), in: queries.zones.database)
             if zone.zone.name != storedZone.name {
-                // The stored hours the instants cover (which hours does not depend on the periods they are summed into).
-                let hours = try zone.regrouping(of: storedZone, by: .all)
-                builder.from = RFC3339.format(hours.stored.from)
-                builder.to = RFC3339.format(hours.stored.to)
-                reading = zone
+                // By the endpoint's granularity (one the query refuses stands for none: the stored hours are the same).
+                let periods = granularity.map { parameters.get("granularity").flatMap(Granularity.init(rawValue:)) ?? $0 }
+                let regrouped = try zone.regrouping(of: storedZone, by: periods ?? .all)
+                builder.from = RFC3339.format(regrouped.stored.from)
+                builder.to = RFC3339.format(regrouped.stored.to)
+                regrouping = regrouped
             }
         }
-        if reading == nil {
-            let zone = storedZone.name == ZoneRules.utc.name ? nil : storedZone
-            builder.from = parameters.get("from").map { Self.local($0, in: zone) }
-            builder.to = parameters.get("to").map { Self.local($0, in: zone) }
+        if regrouping == nil {
+            builder.from = parameters.get("from").map { Self.local($0, in: storedZone.outsideUTC) }
+            builder.to = parameters.get("to").map { Self.local($0, in: storedZone.outsideUTC) }
         }
-        return ArtistRequest(builder: builder, storedZone: storedZone, reading: reading)
+        return ArtistRequest(builder: builder, storedZone: storedZone, regrouping: regrouping)
     }
 
     /// A `from` or `to` as the artist's local clock reads it: a date stays as it is (the artist's local day); an
@@ -358,10 +353,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         _ scope: ListenerScope?, granularity: Granularity, _ regrouping: ZoneRegrouping?, _ reads: QueryService.Reads
     ) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double)? {
         guard let scope else { return nil }
-        if let regrouping, let periodOfStoredDay = regrouping.periodOfStoredDay {
-            return try await reads.listenersPerPeriodAndInAll(scope, regroupedBy: periodOfStoredDay, granularity: granularity)
-        }
-        return try await reads.listenersPerPeriodAndInAll(scope, granularity: granularity)
+        return try await reads.listenersPerPeriodAndInAll(scope, granularity: granularity, regroupedBy: regrouping?.periodOfStoredDay)
     }
 
     private func build(_ builder: QueryBuilder) throws -> Query {

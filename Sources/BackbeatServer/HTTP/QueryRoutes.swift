@@ -31,8 +31,9 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             let reading = try body.tz.map { try ReadingZone($0, from: body.from, to: body.to, in: queries.zones.database) }
             if let reading {
                 // Checked and shaped on the zone's clock: the whole hours around the instants, then the instants.
-                builder.from = RFC3339.format(Timestamp(seconds: Self.local(reading.from, reading.zone).floorDiv(3600) * 3600))
-                builder.to = RFC3339.format(Timestamp(seconds: -(-Self.local(reading.to, reading.zone)).floorDiv(3600) * 3600))
+                let local = reading.local
+                builder.from = RFC3339.format(Timestamp(seconds: local.from.seconds.floorDiv(3600) * 3600))
+                builder.to = RFC3339.format(Timestamp(seconds: -(-local.to.seconds).floorDiv(3600) * 3600))
             }
             let built = try builder.build(defaultGranularity: .all)
             if case .artist(let own) = context.principal, built.filters[.artistID].map({ $0.allSatisfy { $0 == own } }) != true {
@@ -44,12 +45,11 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
                 })
             }
             var query = built
-            query.interval = QueryInterval(from: Timestamp(seconds: Self.local(reading.from, reading.zone)), to: Timestamp(seconds: Self.local(reading.to, reading.zone)))
+            query.interval = reading.local
             let (parts, over) = try self.parts(of: query, readIn: reading)
             let shaped = query
-            let zone = reading.zone.name == ZoneRules.utc.name ? nil : reading.zone
             return try EncodedAnswer.response(to: request, try await queries.answer(key: nil, over: over, plan: try await queries.plan(for: query)) { reads in
-                try EncodedAnswer.json(QueryResponse(query: shaped, rows: try ResultShaper.shape(try await reads.rows(of: parts), for: shaped), zone: zone))
+                try EncodedAnswer.json(QueryResponse(query: shaped, rows: try ResultShaper.shape(try await reads.rows(of: parts), for: shaped), zone: reading.zone.outsideUTC))
             })
         } catch let error as QueryError {
             throw APIError(error)
@@ -85,11 +85,6 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             }
         }
         return (parts, over)
-    }
-
-    /// `instant` on `zone`'s clock (seconds since the local epoch).
-    private static func local(_ instant: Int64, _ zone: ZoneRules) -> Int64 {
-        instant + Int64(zone.offset(atSecond: instant))
     }
 
     /// A short, safe description of a decoding failure.

@@ -26,6 +26,11 @@ struct ReadingZone {
         }
     }
 
+    /// The instants on the zone's own clock.
+    var local: QueryInterval {
+        QueryInterval(from: Timestamp(seconds: zone.local(atSecond: from)), to: Timestamp(seconds: zone.local(atSecond: to)))
+    }
+
     /// How the stored hours of an artist in `storedZone` regroup into this zone's periods by `granularity`.
     func regrouping(of storedZone: ZoneRules, by granularity: Granularity) throws -> ZoneRegrouping {
         do {

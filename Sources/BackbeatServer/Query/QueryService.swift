@@ -234,33 +234,28 @@ public struct QueryService: Sendable {
             }
         }
 
-        /// Unique listeners per period of another zone (nil key for `all`) and over them all: the sketches of the stored
-        /// days of `scope`, each united into the period `periodOfStoredDay` places it in.
-        public func listenersPerPeriodAndInAll(
-            _ scope: ListenerScope, regroupedBy periodOfStoredDay: [Int64: Timestamp], granularity: Granularity
-        ) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double) {
-            var periods: [Timestamp?: HyperLogLog] = [:]
-            var all = HyperLogLog()
-            for (day, sketch) in try await listenerSketches(scope, granularity: .day) {
-                guard let day, let period = periodOfStoredDay[day.seconds.floorDiv(86_400)] else { continue }
-                periods[granularity == .all ? nil : period, default: HyperLogLog()].formUnion(sketch)
-                all.formUnion(sketch)
-            }
-            return (periods.mapValues(\.cardinality), all.cardinality)
-        }
-
         /// Unique listeners per period (nil key for `all`).
         public func listeners(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: Double] {
             try await listenerSketches(scope, granularity: granularity).mapValues(\.cardinality)
         }
 
-        /// Unique listeners per period (nil key for `all`) and over the whole scope, the union of the periods'
-        /// sketches (no second read: a union of unions is the union of all).
-        public func listenersPerPeriodAndInAll(_ scope: ListenerScope, granularity: Granularity) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double) {
-            let sketches = try await listenerSketches(scope, granularity: granularity)
+        /// Unique listeners per period (nil key for `all`) and over them all, the union of the periods' sketches (no
+        /// second read: a union of unions is the union of all). With `periodOfStoredDay`, the periods are another
+        /// zone's: the sketches of the stored days of `scope`, each united into the period it places the day in.
+        public func listenersPerPeriodAndInAll(
+            _ scope: ListenerScope, granularity: Granularity, regroupedBy periodOfStoredDay: [Int64: Timestamp]? = nil
+        ) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double) {
+            let sketches = try await listenerSketches(scope, granularity: periodOfStoredDay == nil ? granularity : .day)
+            var periods = periodOfStoredDay == nil ? sketches : [:]
             var all = HyperLogLog()
-            for sketch in sketches.values { all.formUnion(sketch) }
-            return (sketches.mapValues(\.cardinality), all.cardinality)
+            for (period, sketch) in sketches {
+                if let periodOfStoredDay {
+                    guard let day = period, let regrouped = periodOfStoredDay[day.seconds.floorDiv(86_400)] else { continue }
+                    periods[granularity == .all ? nil : regrouped, default: HyperLogLog()].formUnion(sketch)
+                }
+                all.formUnion(sketch)
+            }
+            return (periods.mapValues(\.cardinality), all.cardinality)
         }
 
         private func listenerSketches(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: HyperLogLog] {
