@@ -47,15 +47,85 @@ import Testing
                     print("schema disagrees:", line.strip())
             sys.exit(1 if wrong else 0)
             """
+        let (status, text) = try Self.python(script, [TestEnvironment.packageRoot.path, directory.appendingPathComponent("events.ndjson").path])
+        #expect(status == 0, "\(text)")
+    }
+
+    /// The page family's contract (issue 41): docs/schemas/page.schema.json takes the example message of each type in
+    /// docs/schemas/examples and every variant within the documented bounds, and refuses each variant the contract
+    /// rejects (a missing required field, an unknown type, a slug out of bounds, properties past their limits).
+    @Test func thePageSchemaTakesItsExamplesAndRefusesWhatTheContractRejects() throws {
+        let script = """
+            import copy, json, sys, jsonschema
+            root = sys.argv[1]
+            schema = json.load(open(f"{root}/docs/schemas/page.schema.json"))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            validator = jsonschema.Draft202012Validator(schema)
+            types = ["portfolio_view", "section_view", "block_interaction", "cta_click"]
+            examples = {t: json.load(open(f"{root}/docs/schemas/examples/{t}.json")) for t in types}
+            events_md = open(f"{root}/docs/events.md").read()
+            wrong = []
+            def check(event, valid, why):
+                if validator.is_valid(event) != valid:
+                    wrong.append(f"{'refused' if valid else 'took'} {why}: {json.dumps(event)}")
+            def variant(t, **changes):
+                event = copy.deepcopy(examples[t])
+                for key, value in changes.items():
+                    if value is None:
+                        event.pop(key, None)
+                    else:
+                        event[key] = value
+                return event
+            for t, example in examples.items():
+                if example.get("type") != t:
+                    wrong.append(f"examples/{t}.json is not a {t}")
+                if f"schemas/examples/{t}.json" not in events_md:
+                    wrong.append(f"docs/events.md does not link examples/{t}.json")
+                check(example, True, f"the {t} example")
+                for field in ["event_id", "type", "occurred_at", "artist_id", "visitor_id", "portfolio_id"]:
+                    check(variant(t, **{field: None}), False, f"a {t} without {field}")
+                check(variant(t, session_id=None, country=None, referrer=None, properties=None), True, f"a {t} without its optional fields")
+                check(variant(t, session_id="", ), False, f"a {t} with an empty session_id")
+                check(variant(t, country="se"), False, f"a {t} with a lower-case country")
+                check(variant(t, visitor_id="v" * 129), False, f"a {t} with a visitor_id of 129 characters")
+                check(variant(t, portfolio_id="pf main"), False, f"a {t} with a space in portfolio_id")
+                check(variant(t, referrer="r" * 2049), False, f"a {t} with a referrer of 2,049 characters")
+                check(variant(t, properties={f"k{i}": "v" for i in range(32)}), True, f"a {t} with 32 properties")
+                check(variant(t, properties={f"k{i}": "v" for i in range(33)}), False, f"a {t} with 33 properties")
+                check(variant(t, properties={"k" * 64: "v" * 256}), True, f"a {t} with a 64-character key and 256-character value")
+                check(variant(t, properties={"k" * 65: "v"}), False, f"a {t} with a 65-character key")
+                check(variant(t, properties={"k": "v" * 257}), False, f"a {t} with a 257-character value")
+                check(variant(t, properties={"position": 3}), False, f"a {t} with a property that is not a string")
+            check(variant("portfolio_view", type="page_view"), False, "an unknown type")
+            check(variant("portfolio_view", category=None), True, "a portfolio_view without category")
+            check(variant("portfolio_view", category="Music"), False, "a portfolio_view with an upper-case category")
+            check(variant("section_view", section_id=None), False, "a section_view without section_id")
+            for field in ["block_id", "block_type", "action"]:
+                check(variant("block_interaction", **{field: None}), False, f"a block_interaction without {field}")
+            check(variant("block_interaction", block_type="video"), True, "a block_interaction on another block type")
+            check(variant("block_interaction", action="swipe-left"), False, "a block_interaction with a hyphen in action")
+            check(variant("cta_click", action_type=None), False, "a cta_click without action_type")
+            check(variant("cta_click", action_type="a" * 32), True, "a cta_click with a 32-character action_type")
+            check(variant("cta_click", action_type="a" * 33), False, "a cta_click with a 33-character action_type")
+            check(variant("cta_click", type="section_view"), False, "a section_view without section_id (a cta_click retyped)")
+            print("\\n".join(wrong))
+            sys.exit(1 if wrong else 0)
+            """
+        let (status, text) = try Self.python(script, [TestEnvironment.packageRoot.path])
+        #expect(status == 0, "\(text)")
+    }
+
+    /// Runs `script` with python3 and `arguments`: its exit status and its output.
+    private static func python(_ script: String, _ arguments: [String]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, TestEnvironment.packageRoot.path, directory.appendingPathComponent("events.ndjson").path]
+        process.arguments = ["python3", "-c", script] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        return (process.terminationStatus, text)
     }
 }
