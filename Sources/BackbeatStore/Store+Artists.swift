@@ -1,3 +1,4 @@
+import BackbeatCore
 import PostgresNIO
 
 extension Store {
@@ -13,5 +14,21 @@ extension Store {
         var artists: [String] = []
         for try await artist in rows.decode(String.self) { artists.append(artist) }
         return artists
+    }
+
+    /// The first day `artist` has a row of in any stored aggregate (nil: none).
+    func earliestStoredDay(of artist: String, on connection: PostgresConnection) async throws -> Int64? {
+        let tables = AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
+        let firsts = tables.map { "(SELECT min(day) FROM \($0) WHERE artist_id = $1)" }.joined(separator: ", ")
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT (least(\(firsts)) - date '1970-01-01')::bigint", binds: Self.binds(artist)), logger: logger)
+        for try await day in rows.decode(Int64?.self) { return day }
+        return nil
+    }
+
+    /// Text values bound as a statement's parameters, in order (`$1`, `$2`, ...).
+    static func binds(_ values: String...) -> PostgresBindings {
+        var bindings = PostgresBindings()
+        for value in values { bindings.append(value) }
+        return bindings
     }
 }

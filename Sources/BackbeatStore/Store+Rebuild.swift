@@ -141,15 +141,6 @@ extension Store {
         }
     }
 
-    /// The first day `artist` has a row of in any stored aggregate (nil: none).
-    func earliestStoredDay(of artist: String, on connection: PostgresConnection) async throws -> Int64? {
-        let tables = AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
-        let firsts = tables.map { "(SELECT min(day) FROM \($0) WHERE artist_id = $1)" }.joined(separator: ", ")
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT (least(\(firsts)) - date '1970-01-01')::bigint", binds: Self.binds(artist)), logger: logger)
-        for try await day in rows.decode(Int64?.self) { return day }
-        return nil
-    }
-
     /// 0001-01-01 and 9999-12-31, in days since 1970: the dates the rebuild writes lie between.
     private static let firstDate: Int64 = -719_162, lastDate: Int64 = 2_932_896
 
@@ -176,11 +167,5 @@ extension Store {
         /// The generation of the artists' zones recorded now (`ArtistZones.generation`): what is counted must be
         /// counted in those zones.
         public var zonesGeneration: Int64
-    }
-
-    private static func binds(_ values: String...) -> PostgresBindings {
-        var bindings = PostgresBindings()
-        for value in values { bindings.append(value) }
-        return bindings
     }
 }
