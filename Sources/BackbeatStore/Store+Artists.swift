@@ -24,11 +24,4 @@ extension Store {
         for try await day in rows.decode(Int64?.self) { return day }
         return nil
     }
-
-    /// Text values bound as a statement's parameters, in order (`$1`, `$2`, ...).
-    static func binds(_ values: String...) -> PostgresBindings {
-        var bindings = PostgresBindings()
-        for value in values { bindings.append(value) }
-        return bindings
-    }
 }

@@ -54,6 +54,13 @@ public struct Store: Sendable {
     public func ping() async throws {
         try await client.query("SELECT 1", logger: logger)
     }
+
+    /// Text values bound as a statement's parameters, in order (`$1`, `$2`, ...).
+    static func binds(_ values: String...) -> PostgresBindings {
+        var bindings = PostgresBindings()
+        for value in values { bindings.append(value) }
+        return bindings
+    }
 }
 
 /// Raised by a flush when another consumer has moved a partition's stored offset since we read it:
@@ -66,4 +73,3 @@ public struct OffsetConflict: Error, Sendable, CustomStringConvertible {
         "the stored offset of \(topicPartition) is no longer \(expected.map(String.init) ?? "absent"); another consumer flushed it"
     }
 }
-
