@@ -325,8 +325,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             let zone = try ReadingZone(name, from: parameters.get("from"), to: parameters.get("to"), in: queries.zones.database)
             if zone.zone.name != storedZone.name {
                 // By the endpoint's granularity (one the query refuses stands for none: the stored hours are the same).
-                let periods = granularity.map { parameters.get("granularity").flatMap(Granularity.init(rawValue:)) ?? $0 }
-                let regrouped = try zone.regrouping(of: storedZone, by: periods ?? .all)
+                let regrouped = try zone.regrouping(of: storedZone, by: builder.granularity.flatMap(Granularity.init(rawValue:)) ?? .all)
                 builder.from = RFC3339.format(regrouped.stored.from)
                 builder.to = RFC3339.format(regrouped.stored.to)
                 regrouping = regrouped
