@@ -4,12 +4,13 @@ Usage: duckdb_rollup.py EVENTS.ndjson [THREADS] [DATABASE]
 
 Every table Backbeat's PostgreSQL holds for dashboards is created with `CREATE TABLE ... AS`, so that every
 aggregate is computed and stored (a `count(*)` over a subquery would let the optimizer drop them): streams per
-artist, hour, track, platform, country, age range and gender (streams, skips, listening ms); revenue per artist,
-hour, source, currency, platform and track (exact sum, events); social per artist, hour, platform and action;
-approximate distinct listeners per artist-day and track-day (DuckDB keeps the estimate, Backbeat a mergeable
-sketch); and the dashboard cubes derived from them, one table each as in PostgreSQL. With DATABASE (a file), the
-tables are written there and `CHECKPOINT` makes them durable inside the timing; without it they stay in memory
-(beside `backbeat rollup`, which keeps its cubes in memory too).
+artist, quarter hour, track, platform, country, age range and gender (streams, skips, listening ms); revenue per
+artist, quarter hour, source, currency, platform and track (exact sum, events); social per artist, quarter hour,
+platform and action; approximate distinct listeners per artist-day and track-day (DuckDB keeps the estimate,
+Backbeat a mergeable sketch); and the dashboard cubes derived from them, one table each as in PostgreSQL. The full
+tables are kept by quarter hour, as Backbeat keeps them (the grain that tiles every zone's days); the cubes by hour
+or day. With DATABASE (a file), the tables are written there and `CHECKPOINT` makes them durable inside the timing;
+without it they stay in memory (beside `backbeat rollup`, which keeps its cubes in memory too).
 
 Prints a JSON report: seconds from opening the file to having every table (durable when DATABASE is given), events
 per second, and the row count of each table (counted after the timing).
@@ -38,17 +39,19 @@ events = con.execute("SELECT count(*) FROM ev").fetchone()[0]
 stream_sums = """count(*) FILTER (WHERE duration_ms IS NULL OR duration_ms >= 30000) AS streams,
                  count(*) FILTER (WHERE duration_ms < 30000) AS skips, sum(coalesce(duration_ms, 0)) AS listening_ms"""
 rolled = """sum(streams) AS streams, sum(skips) AS skips, sum(listening_ms) AS listening_ms"""
+# The quarter hour an event falls in (in UTC, whatever the session's zone).
+quarter = "to_timestamp(floor(epoch(occurred_at) / 900) * 900) AS quarter_start"
 full = {
     "stream_hourly": f"""
-        SELECT artist_id, date_trunc('hour', occurred_at) AS hour, track_id, platform, coalesce(country, 'ZZ') AS country,
+        SELECT artist_id, {quarter}, track_id, platform, coalesce(country, 'ZZ') AS country,
                coalesce(age_range, 'unknown') AS age_range, coalesce(gender, 'unknown') AS gender, {stream_sums}
         FROM ev WHERE type = 'stream' GROUP BY ALL""",
-    "revenue_hourly": """
-        SELECT artist_id, date_trunc('hour', occurred_at) AS hour, source, currency, coalesce(platform, '') AS platform,
+    "revenue_hourly": f"""
+        SELECT artist_id, {quarter}, source, currency, coalesce(platform, '') AS platform,
                coalesce(track_id, '') AS track_id, sum(amount::DECIMAL(38, 6)) AS amount, count(*) AS events
         FROM ev WHERE type = 'revenue' GROUP BY ALL""",
-    "social_hourly": """
-        SELECT artist_id, date_trunc('hour', occurred_at) AS hour, platform, action, sum(coalesce(count, 1)) AS count
+    "social_hourly": f"""
+        SELECT artist_id, {quarter}, platform, action, sum(coalesce(count, 1)) AS count
         FROM ev WHERE type = 'social' GROUP BY ALL""",
     "artist_listeners_daily": """
         SELECT artist_id, date_trunc('day', occurred_at) AS day, approx_count_distinct(listener_id) AS listeners
@@ -59,13 +62,13 @@ full = {
 }
 # The dashboard cubes, each from its full table (as Backbeat derives them from its full rows).
 derived = {
-    "streams_by_artist_hour": f"SELECT artist_id, hour, {rolled} FROM stream_hourly GROUP BY ALL",
-    "streams_by_artist_day_platform": f"SELECT artist_id, date_trunc('day', hour) AS day, platform, {rolled} FROM stream_hourly GROUP BY ALL",
-    "streams_by_artist_day_country": f"SELECT artist_id, date_trunc('day', hour) AS day, country, {rolled} FROM stream_hourly GROUP BY ALL",
-    "streams_by_artist_day_demographics": f"SELECT artist_id, date_trunc('day', hour) AS day, age_range, gender, {rolled} FROM stream_hourly GROUP BY ALL",
-    "streams_by_artist_day_track": f"SELECT artist_id, date_trunc('day', hour) AS day, track_id, {rolled} FROM stream_hourly GROUP BY ALL",
-    "revenue_by_artist_day": "SELECT artist_id, date_trunc('day', hour) AS day, source, currency, sum(amount) AS amount, sum(events) AS events FROM revenue_hourly GROUP BY ALL",
-    "social_by_artist_day": "SELECT artist_id, date_trunc('day', hour) AS day, platform, action, sum(count) AS count FROM social_hourly GROUP BY ALL",
+    "streams_by_artist_hour": f"SELECT artist_id, epoch(quarter_start)::BIGINT // 3600 AS hour, {rolled} FROM stream_hourly GROUP BY ALL",
+    "streams_by_artist_day_platform": f"SELECT artist_id, epoch(quarter_start)::BIGINT // 86400 AS day, platform, {rolled} FROM stream_hourly GROUP BY ALL",
+    "streams_by_artist_day_country": f"SELECT artist_id, epoch(quarter_start)::BIGINT // 86400 AS day, country, {rolled} FROM stream_hourly GROUP BY ALL",
+    "streams_by_artist_day_demographics": f"SELECT artist_id, epoch(quarter_start)::BIGINT // 86400 AS day, age_range, gender, {rolled} FROM stream_hourly GROUP BY ALL",
+    "streams_by_artist_day_track": f"SELECT artist_id, epoch(quarter_start)::BIGINT // 86400 AS day, track_id, {rolled} FROM stream_hourly GROUP BY ALL",
+    "revenue_by_artist_day": "SELECT artist_id, epoch(quarter_start)::BIGINT // 86400 AS day, source, currency, sum(amount) AS amount, sum(events) AS events FROM revenue_hourly GROUP BY ALL",
+    "social_by_artist_day": "SELECT artist_id, epoch(quarter_start)::BIGINT // 86400 AS day, platform, action, sum(count) AS count FROM social_hourly GROUP BY ALL",
 }
 for name, query in {**full, **derived}.items():
     con.execute(f"CREATE TABLE {name} AS {query}")

@@ -15,8 +15,8 @@ extension Store {
             try requireKept(cube, from: query.interval.from, keptFrom: try await keptFrom(cube.table))
             return []
         }
-        // The blocks of a day cube are its own; the full dimensions by day read the hourly cube's.
-        let stored = Cube.all.first { $0.isFull && $0.dailyDetail == cube } ?? cube
+        // The blocks of a day cube are its own; the full dimensions by day read the full table's.
+        let stored = answer.stored
         var binds = PostgresBindings()
         binds.append(query.interval.from.seconds.floorDiv(86_400))
         binds.append((query.interval.to.seconds - 1).floorDiv(86_400))
@@ -75,7 +75,7 @@ extension Store {
                 let cells = row.makeRandomAccess()
                 let metrics = try query.dataset.metrics.enumerated().map { try Self.decode($1, cells[2 + dimensions.count + $0]) }
                 let sums = CubeRowSums(metrics, of: query.dataset)
-                answer.add(artist: try cells[0].decode(String.self), day: try cells[1].decode(Int64.self), hour: nil,
+                answer.add(artist: try cells[0].decode(String.self), day: try cells[1].decode(Int64.self), secondOfDay: nil,
                            values: try dimensions.indices.map { try cells[2 + $0].decode(String.self) }, sums: sums)
             }
         }

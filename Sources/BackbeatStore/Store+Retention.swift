@@ -68,7 +68,7 @@ extension Store {
         let dimensions = cube.dimensions.map(\.rawValue)
         let measures = cube.dataset.metrics.map(\.rawValue)
         let key = ["artist_id", "day"] + dimensions
-        // Each block's rows decoded in PostgreSQL (migration 0019): an amount is stored as its micros.
+        // Each block's rows decoded in PostgreSQL (migration 0025): an amount is stored as its micros.
         let sums = measures.enumerated().map { index, measure in
             measure == "amount" ? "sum(r.row_sums[\(index + 1)]) * 0.000001" : "sum(r.row_sums[\(index + 1)])"
         }
@@ -80,7 +80,7 @@ extension Store {
             try await connection.query(PostgresQuery(unsafeSQL: """
                 INSERT INTO \(rolled) (\((key + measures).joined(separator: ", ")))
                 SELECT d.artist_id, d.day, \((values + sums).joined(separator: ", "))
-                FROM \(partition) d, backbeat_block_rows(d.block, true, \(dimensions.count), \(measures.count)) r
+                FROM \(partition) d, backbeat_block_slots(d.block, \(cube.grain.slotsPerDay), \(dimensions.count), \(measures.count)) r
                 GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
                 ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(additions.joined(separator: ", "))
                 """), logger: logger)

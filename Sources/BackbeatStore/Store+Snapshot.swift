@@ -59,9 +59,9 @@ extension Store {
             for try await (artist, day, block) in blocks.decode((String, Int64, ByteBuffer).self) {
                 let rows = try CubeBlock.decode(Array(block.readableBytesView), of: cube)
                 for row in 0..<rows.count {
-                    let hour = rows.hours.isEmpty ? 0 : Int64(rows.hours[row])
+                    let slot = rows.slots.isEmpty ? 0 : Int64(rows.slots[row])
                     memory.add(
-                        cube: cube, artistID: artist, time: Timestamp(seconds: day * 86_400 + hour * 3600),
+                        cube: cube, artistID: artist, time: Timestamp(seconds: day * 86_400 + slot * cube.grain.seconds),
                         dimensionValues: rows.values(of: row), values: rows.sums[row].metrics(of: cube.dataset))
                 }
             }

@@ -12,7 +12,7 @@ import Testing
         return (0..<count).compactMap { _ in generator.next().event }
     }
 
-    /// Each artist-day's rows, keyed by artist, day, hour and values.
+    /// Each artist-day's rows, keyed by artist, day, slot of the day and values.
     static func rows(_ days: [CubeDay], of cube: Cube, _ delta: InternedDelta) -> [String: CubeRowSums] {
         var rows: [String: CubeRowSums] = [:]
         let width = cube.dimensions.count
@@ -21,8 +21,8 @@ import Testing
                 let values = day.values[row * width ..< (row + 1) * width].map { value in
                     if case .id(let id) = value { delta.values[id] } else { value.fixedText ?? "" }
                 }
-                let hour = day.hours.isEmpty ? "" : String(day.hours[row])
-                rows[([delta.values[day.artist], String(day.day), hour] + values).joined(separator: "|")] = day.sums[row]
+                let slot = day.slots.isEmpty ? "" : String(day.slots[row])
+                rows[([delta.values[day.artist], String(day.day), slot] + values).joined(separator: "|")] = day.sums[row]
             }
         }
         return rows
@@ -32,8 +32,8 @@ import Testing
         var rows: [String: CubeRowSums] = [:]
         for block in blocks {
             for row in 0..<block.rows.count {
-                let hour = block.rows.hours.isEmpty ? "" : String(block.rows.hours[row])
-                rows[([block.artist, String(block.day), hour] + block.rows.values(of: row)).joined(separator: "|")] = block.rows.sums[row]
+                let slot = block.rows.slots.isEmpty ? "" : String(block.rows.slots[row])
+                rows[([block.artist, String(block.day), slot] + block.rows.values(of: row)).joined(separator: "|")] = block.rows.sums[row]
             }
         }
         return rows
@@ -49,7 +49,11 @@ import Testing
             }
             let expected = Self.rows(days, of: cube, delta)
             #expect(Self.rows(decoded) == expected && !expected.isEmpty, "\(cube.table)")
-            #expect(decoded.allSatisfy { $0.rows.hours.isEmpty == (cube.grain != .hour) })
+            #expect(decoded.allSatisfy { $0.rows.slots.isEmpty == (cube.grain == .day) })
+            #expect(decoded.allSatisfy { $0.rows.slots.allSatisfy { $0 >= 0 && Int64($0) < cube.grain.slotsPerDay } })
+            if cube.grain == .quarterHour {
+                #expect(decoded.contains { $0.rows.slots.contains { $0 % 4 != 0 } }, "\(cube.table): no row off the hour")
+            }
         }
     }
 
@@ -77,12 +81,46 @@ import Testing
     }
 
     /// A block whose keys would pass 64 bits as one number (five dimensions of 7,000 values each) is written with
-    /// its keys in columns (version 1) and reads back the same; an everyday one packs them (version 2).
+    /// its keys in columns (version 4 by quarter hour) and reads back the same; an everyday one packs them (version 3).
     @Test func keysTooWideForOneNumberAreWrittenInColumns() throws {
         let cube = try #require(Cube.all.first { $0.table == "stream_hourly" })
+        let rows = Self.wideRows(slots: 96)
+        let block = CubeBlock.encode(rows, of: cube)
+        #expect(block.first == 4)
+        let decoded = try CubeBlock.decode(block, of: cube)
+        #expect(CubeBlock.encode(decoded, of: cube) == block)
+        #expect(Self.described(decoded) == Self.described(rows))
+        #expect(CubeBlock.encode(Self.oneRow(slot: 3), of: cube).first == 3)
+    }
+
+    /// Blocks written while the full tables kept hours (versions 1 and 2) read as rows at the first quarter of their
+    /// hour; an hourly cube is still written in those versions.
+    @Test func hourlyBlocksOfTheFullTablesReadAsQuarterHours() throws {
+        let quarters = try #require(Cube.all.first { $0.table == "stream_hourly" })
+        let hours = try #require(Cube.all.first { $0.table == "streams_by_artist_hour" })
+        // The same bytes with the version that says "hours": what a block of before looked like.
+        var packed = CubeBlock.encode(Self.oneRow(slot: 3), of: quarters)
+        packed[0] = 2
+        #expect(try CubeBlock.decode(packed, of: quarters).slots == [12])
+        let wide = Self.wideRows(slots: 24)
+        var columns = CubeBlock.encode(wide, of: quarters)
+        columns[0] = 1
+        var expected = wide
+        expected.slots = wide.slots.map { $0 * 4 }
+        #expect(Self.described(try CubeBlock.decode(columns, of: quarters)) == Self.described(expected))
+        var hourly = BlockRows(dimensions: 0)
+        hourly.slots = [5, 23]
+        hourly.sums = [CubeRowSums(), CubeRowSums()]
+        let block = CubeBlock.encode(hourly, of: hours)
+        let decoded = try CubeBlock.decode(block, of: hours)
+        #expect(block.first == 2 && decoded == hourly)
+    }
+
+    /// Rows of five dimensions of 7,000 values each, at slots below `slots`.
+    static func wideRows(slots: Int) -> BlockRows {
         var rows = BlockRows(dimensions: 5)
         for row in 0..<7_000 {
-            rows.hours.append(Int16(row % 24))
+            rows.slots.append(Int16(row % slots))
             for dimension in 0..<5 {
                 rows.dictionaries[dimension].append("v\(dimension)-\(row)")
                 rows.indexes[dimension].append(row)
@@ -91,18 +129,20 @@ import Testing
             sums.integers = (Int64(row), -1, Int64.max - Int64(row))
             rows.sums.append(sums)
         }
-        let block = CubeBlock.encode(rows, of: cube)
-        #expect(block.first == 1)
-        let decoded = try CubeBlock.decode(block, of: cube)
-        #expect(CubeBlock.encode(decoded, of: cube) == block)
-        let read = Set((0..<decoded.count).map { "\(decoded.hours[$0]) \(decoded.values(of: $0)) \(decoded.sums[$0].integers)" })
-        #expect(read == Set((0..<rows.count).map { "\(rows.hours[$0]) \(rows.values(of: $0)) \(rows.sums[$0].integers)" }))
+        return rows
+    }
+
+    static func oneRow(slot: Int16) -> BlockRows {
         var small = BlockRows(dimensions: 5)
-        small.hours = [3]
+        small.slots = [slot]
         small.dictionaries = [["t"], ["p"], ["c"], ["a"], ["g"]]
         small.indexes = [[0], [0], [0], [0], [0]]
         small.sums = [CubeRowSums()]
-        #expect(CubeBlock.encode(small, of: cube).first == 2)
+        return small
+    }
+
+    static func described(_ rows: BlockRows) -> Set<String> {
+        Set((0..<rows.count).map { "\(rows.slots[$0]) \(rows.values(of: $0)) \(rows.sums[$0].integers)" })
     }
 
     /// Every cut of a block, and a block with bytes after its end or a wrong version, is refused; flipped bytes are
@@ -117,7 +157,8 @@ import Testing
                 #expect(throws: CubeBlock.FormatError.self) { try CubeBlock.decode(Array(block[..<length]), of: cube) }
             }
             #expect(throws: CubeBlock.FormatError.self) { try CubeBlock.decode(block + [0], of: cube) }
-            #expect(throws: CubeBlock.FormatError.self) { try CubeBlock.decode([3] + block.dropFirst(), of: cube) }
+            #expect(throws: CubeBlock.FormatError.self) { try CubeBlock.decode([5] + block.dropFirst(), of: cube) }
+            #expect(throws: CubeBlock.FormatError.self) { try CubeBlock.decode([0] + block.dropFirst(), of: cube) }
             for _ in 0..<300 {
                 var damaged = block
                 damaged[Int(random.next() % UInt64(block.count))] ^= UInt8(truncatingIfNeeded: random.next() | 1)

@@ -87,7 +87,7 @@ import Testing
                     artistDays.insert("\(day.artist)|\(day.day)")
                     let width = cube.dimensions.count
                     for row in 0..<day.rowCount {
-                        let bucket = cube.grain == .hour ? day.day * 24 + Int64(day.hours[row]) : day.day
+                        let bucket = cube.grain == .day ? day.day : day.day * cube.grain.slotsPerDay + Int64(day.slots[row])
                         let dimensions = day.values[row * width ..< (row + 1) * width].map { value in
                             if case .id(let id) = value { values[id] } else { value.fixedText ?? "" }
                         }
@@ -145,8 +145,7 @@ import Testing
     }
 
     static func naiveRow(_ event: Event, _ cube: Cube) -> (String, [Int128]) {
-        let hour = event.occurredAt.seconds.floorDiv(3600)
-        let bucket = cube.grain == .hour ? hour : hour.floorDiv(24)
+        let bucket = event.occurredAt.seconds.floorDiv(cube.grain.seconds)
         switch event {
         case .stream(let play):
             let key = StreamKey(play)

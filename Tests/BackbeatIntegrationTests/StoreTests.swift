@@ -131,7 +131,7 @@ import Testing
         let position = TopicPartition(topic: "mixed", partition: 7)
         let events: [String] = [
             ("0001-01-01T00:59:59Z", "0.000001"), ("1970-01-01T00:00:00Z", "-34.992286"), ("1999-12-31T23:30:00Z", "0"),
-            ("2000-01-01T00:00:00Z", "12"), ("2026-10-02T10:30:00Z", "999999999999.999999"), ("2026-10-02T10:45:00Z", "999999999999.999999"),
+            ("2000-01-01T00:00:00Z", "12"), ("2026-10-02T10:30:00Z", "999999999999.999999"), ("2026-10-02T10:44:59Z", "999999999999.999999"),
         ].enumerated().map { n, event in
             #"{"event_id":"r\#(n)","type":"revenue","occurred_at":"\#(event.0)","artist_id":"a1","source":"merch","amount":"\#(event.1)","currency":"EUR"}"#
         } + [
@@ -155,13 +155,13 @@ import Testing
                 for try await text in try await store.client.query(PostgresQuery(unsafeSQL: sql)).decode(String.self) { rows.append(text) }
                 return rows
             }
-            #expect(try await texts("SELECT concat_ws(' ', artist_id, hour AT TIME ZONE 'UTC', source, currency, amount, events) FROM revenue_hourly ORDER BY hour") == [
-                "a1 0001-01-01 00:00:00 merch EUR 0.000001 1", "a1 1970-01-01 00:00:00 merch EUR -34.992286 1",
-                "a1 1999-12-31 23:00:00 merch EUR 0.000000 1", "a1 2000-01-01 00:00:00 merch EUR 12.000000 1",
-                "a1 2026-10-02 10:00:00 merch EUR 1999999999999.999998 2",
+            #expect(try await texts("SELECT concat_ws(' ', artist_id, quarter_start AT TIME ZONE 'UTC', source, currency, amount, events) FROM revenue_hourly ORDER BY quarter_start") == [
+                "a1 0001-01-01 00:45:00 merch EUR 0.000001 1", "a1 1970-01-01 00:00:00 merch EUR -34.992286 1",
+                "a1 1999-12-31 23:30:00 merch EUR 0.000000 1", "a1 2000-01-01 00:00:00 merch EUR 12.000000 1",
+                "a1 2026-10-02 10:30:00 merch EUR 1999999999999.999998 2",
             ])
-            #expect(try await texts("SELECT concat_ws(' ', hour AT TIME ZONE 'UTC', track_id, platform, country, age_range, gender, streams, skips, listening_ms) FROM stream_hourly") == [
-                "1999-12-31 23:00:00 a1:t deezer SE 25-34 female 1 1 41000",
+            #expect(try await texts("SELECT concat_ws(' ', hour AT TIME ZONE 'UTC', quarter_start AT TIME ZONE 'UTC', track_id, platform, country, age_range, gender, streams, skips, listening_ms) FROM stream_hourly") == [
+                "1999-12-31 23:00:00 1999-12-31 23:45:00 a1:t deezer SE 25-34 female 1 1 41000",
             ])
             #expect(try await texts("SELECT concat_ws(' ', artist_id, day, hll_cardinality(listeners)) FROM artist_listeners_daily") == ["a1 1999-12-31 2"])
             #expect(try await texts("SELECT concat_ws(' ', track_id, day, hll_cardinality(listeners)) FROM track_listeners_daily") == ["a1:t 1999-12-31 2"])

@@ -18,8 +18,16 @@ import Testing
 
     /// A cube's columns as its view has them, and as its `_merged` table had them before migration 0017.
     static func columns(_ cube: Cube) -> String {
-        (["artist_id", cube.grain == .hour ? "hour" : "day"] + cube.dimensions.map(\.rawValue) + cube.dataset.metrics.map(\.rawValue))
+        (["artist_id", cube.grain != .day ? "hour" : "day"] + cube.dimensions.map(\.rawValue) + cube.dataset.metrics.map(\.rawValue))
             .joined(separator: ", ")
+    }
+
+    /// A cube's rows as the layouts before migration 0025 kept them: a full table's by hour (its quarter hours summed).
+    static func rowsAsBefore(_ cube: Cube) -> String {
+        guard cube.isFull else { return "(SELECT \(columns(cube)) FROM \(cube.table))" }
+        let keys = ["artist_id", "hour"] + cube.dimensions.map(\.rawValue)
+        let sums = cube.dataset.metrics.map { "sum(\($0.rawValue)) AS \($0.rawValue)" }
+        return "(SELECT \((keys + sums).joined(separator: ", ")) FROM \(cube.table) GROUP BY \(keys.joined(separator: ", ")))"
     }
 
     /// Writes `events` generated events (over `days` days from `start`) as `flushes` batches of one partition, calling
@@ -57,11 +65,12 @@ import Testing
             let measures = table.hasSuffix("listeners_daily")
                 ? "hll_cardinality(hll_union_agg(listeners))"
                 : Cube.all.first { $0.table == table }!.dataset.metrics.map { "sum(\($0.rawValue))" }.joined(separator: ", ")
-            // An hourly cube's view gained its rows' `day` in 0017: the hour says it already.
-            let hourly = Cube.all.first { $0.table == table }?.grain == .hour
+            // A cube's view finer than a day gained its rows' `day` in 0017 (the hour says it already), and a full
+            // table's its `quarter_start` in 0025 (summed per hour here, its rows are the hourly rows of before).
+            let timed = (Cube.all.first { $0.table == table }?.grain).map { $0 != .day } ?? false
             let sql = """
                 SELECT count(*)::text || ':' || coalesce(md5(string_agg(r::text, '|' ORDER BY r::text)), '')
-                FROM (SELECT to_jsonb(t) - ARRAY['streams', 'skips', 'listening_ms', 'amount', 'events', 'count', 'listeners'\(hourly ? ", 'day'" : "")] AS key, \(measures)
+                FROM (SELECT to_jsonb(t) - ARRAY['streams', 'skips', 'listening_ms', 'amount', 'events', 'count', 'listeners'\(timed ? ", 'day', 'quarter_start'" : "")] AS key, \(measures)
                       FROM \(table) t GROUP BY 1) r
                 """
             for try await digest in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(String.self) { digests[table] = digest }
@@ -106,7 +115,7 @@ import Testing
     static func writeFlushesAsBefore(_ store: Store, scratch: Store, events: Int, flushes: Int) async throws -> [Event] {
         try await writeFlushes(scratch, events: events, flushes: flushes) {
             for cube in Cube.all where cube.isFull {
-                try await copyRows(of: "(SELECT \(columns(cube)) FROM \(cube.table))", in: scratch, into: "\(cube.table)_delta", in: store)
+                try await copyRows(of: rowsAsBefore(cube), in: scratch, into: "\(cube.table)_delta", in: store)
                 try await scratch.client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(cube.table)_days"))
             }
             try await copySketches(from: scratch, into: "_delta", in: store)
@@ -119,7 +128,7 @@ import Testing
     static func appendInterned(_ cube: Cube, from scratch: Store, into store: Store) async throws {
         let carried = "carried_\(cube.table)"
         try await store.client.query(PostgresQuery(unsafeSQL: "CREATE TABLE \(carried) (LIKE \(cube.table)_merged)"))
-        try await copyRows(of: "(SELECT \(columns(cube)) FROM \(cube.table))", in: scratch, into: carried, in: store)
+        try await copyRows(of: rowsAsBefore(cube), in: scratch, into: carried, in: store)
         let dimensions = ["artist_id"] + cube.dimensions.map(\.rawValue)
         let joins = dimensions.enumerated().map { "JOIN v v\($0.offset) ON v\($0.offset).value = r.\($0.element)" }
         let selected = ["v0.id", "r.hour"] + (1..<dimensions.count).map { "v\($0).id" } + cube.dataset.metrics.map { "r.\($0.rawValue)" }
@@ -177,7 +186,7 @@ import Testing
             // What flushes before 0010 also wrote: each derived cube's rows of the full rows, in its own delta table.
             for cube in Cube.derived {
                 let full = Cube.all.first { $0.isFull && $0.dataset == cube.dataset }!
-                let key = ["artist_id", cube.grain == .hour ? "hour" : "(hour AT TIME ZONE 'UTC')::date"] + cube.dimensions.map(\.rawValue)
+                let key = ["artist_id", cube.grain != .day ? "hour" : "(hour AT TIME ZONE 'UTC')::date"] + cube.dimensions.map(\.rawValue)
                 let metrics = cube.dataset.metrics.map(\.rawValue)
                 try await store.client.query(PostgresQuery(unsafeSQL: """
                     INSERT INTO \(cube.table)_delta SELECT \(key.joined(separator: ", ")), \(metrics.map { "sum(\($0))" }.joined(separator: ", "))
@@ -240,7 +249,7 @@ import Testing
         }
         try await copySketches(from: scratch, into: "_merged", in: store)
         for cube in Cube.all {
-            try await copyRows(of: "(SELECT \(columns(cube)) FROM \(cube.table))", in: scratch, into: "\(cube.table)_merged", in: store)
+            try await copyRows(of: rowsAsBefore(cube), in: scratch, into: "\(cube.table)_merged", in: store)
         }
         for cube in Cube.all where cube.isFull {
             try await scratch.client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(cube.table)_days"))
@@ -322,6 +331,9 @@ import Testing
             try await store.migrate(migrations)
             let sketchesCarried = try await Self.answers(store.client)
             #expect(sketchesCarried.digests == before.digests)
+            // Rows counted by the hour were carried: days from the second after today's on are by quarter hour alone.
+            #expect(try await store.quarterHourDetailFrom() == Timestamp.wallClock().seconds.floorDiv(86_400) + 2)
+            #expect(try await scratch.quarterHourDetailFrom() == .min)
             #expect(sketchesCarried.deltaRows.isEmpty)
             try await expectNone("listeners_daily_(merged|delta)")
             try await Self.expectDayPartitionsSpanTheRows(store)

@@ -5,7 +5,8 @@
 /// (`SealedCube`), and `retain(fromDay:budgetBytes:)` drops the oldest days to honour the retention window and
 /// the memory budget. Nothing before `horizonDay` is held: queries over those days must go to PostgreSQL.
 public struct CubeMemory: Sendable {
-    /// The cubes held, in `Cube.all` order (the full hourly tables stay in PostgreSQL only).
+    /// The cubes held, in `Cube.all` order (the full-dimension tables stay in PostgreSQL only), none finer than an
+    /// hour (a cell's `CellKey.hour`).
     public static let cubes: [Cube] = Cube.derived
 
     var symbols = Symbols()
@@ -44,10 +45,10 @@ public struct CubeMemory: Sendable {
         }
     }
 
-    /// Adds the measures of one interned full hourly row to every held cube of its dataset; `mapped` gives the
-    /// symbol of each of its values.
+    /// Adds the measures of one interned full row (a quarter hour's) to every held cube of its dataset; `mapped`
+    /// gives the symbol of each of its values.
     private mutating func add(row key: some InternedRowKey, _ mapped: DeltaSymbols, of dataset: Dataset, _ measures: Measures) {
-        let (day, hour) = dayAndHour(HourBucket(hoursSinceEpoch: key.hour))
+        let (day, hour) = dayAndHour(HourBucket(hoursSinceEpoch: key.quarter.floorDiv(4)))
         guard day >= horizonDay else { return }
         let cubes = Self.cubes
         for index in cubes.indices where cubes[index].dataset == dataset {

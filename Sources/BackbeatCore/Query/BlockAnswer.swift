@@ -2,12 +2,14 @@
 /// as `CubeMemory.rows(for:)` answers it from memory: one row per period (unless granularity is `all`) and group,
 /// not zero-filled or ordered.
 ///
-/// A row counts when its time is in the interval: an hourly block's row by its hour, a daily block's (and a rolled
-/// daily row's) by its day's midnight, except that a day cube (`Cube.grain` day) counts every day from the interval's
+/// A row counts when its time is in the interval: a quarter-hour or hourly block's row by its slot's start, a daily
+/// block's (and a rolled daily row's) by its day's midnight, except that a day cube (`Cube.grain` day) counts every day from the interval's
 /// first day to the day before its end's day, as PostgreSQL's `day >= from::date AND day < to::date` did.
 public struct BlockAnswer: Sendable {
     public let query: Query
     public let cube: Cube
+    /// The cube whose blocks are read: `cube` itself, or for the full dimensions by day the full table's.
+    public let stored: Cube
     /// The dataset's sums of each group: its period start (0 for `all`) and group-by values.
     private var groups: [[String]: (period: Int64, sums: CubeRowSums)] = [:]
     /// Per dimension of the cube, the values its filter allows (nil: no filter on it).
@@ -20,36 +22,38 @@ public struct BlockAnswer: Sendable {
         self.query = query
         let cube = Cube.plan(for: query)
         self.cube = cube
+        stored = Cube.all.first { $0.isFull && $0.dailyDetail == cube } ?? cube
         filters = cube.dimensions.map { query.filters[$0].map(Set.init) }
         artists = query.filters[.artistID].map(Set.init)
         slots = query.groupBy.map { $0 == .artistID ? nil : cube.dimensions.firstIndex(of: $0) }
     }
 
-    /// The rows of the block of `artist`'s `day` (days since the epoch), decoded.
+    /// The rows of the block of `artist`'s `day` (days since the epoch) of `stored`, decoded.
     public mutating func add(artist: String, day: Int64, _ rows: BlockRows) {
         guard artists?.contains(artist) ?? true else { return }
-        let hourly = !rows.hours.isEmpty
+        let slotSeconds = rows.slots.isEmpty ? nil : stored.grain.seconds
         var values: [String] = []
         for row in 0..<rows.count {
             values.removeAll(keepingCapacity: true)
             for dimension in rows.indexes.indices { values.append(rows.dictionaries[dimension][rows.indexes[dimension][row]]) }
-            add(artist: artist, day: day, hour: hourly ? Int64(rows.hours[row]) : nil, values: values, sums: rows.sums[row])
+            add(artist: artist, day: day, secondOfDay: slotSeconds.map { Int64(rows.slots[row]) * $0 }, values: values, sums: rows.sums[row])
         }
     }
 
-    /// One row: its artist, day, hour of the day (nil for a daily row) and values of the cube's dimensions.
-    public mutating func add(artist: String, day: Int64, hour: Int64?, values: [String], sums: CubeRowSums) {
+    /// One row: its artist, day, start within the day (seconds after midnight; nil for a daily row) and values of the
+    /// cube's dimensions.
+    public mutating func add(artist: String, day: Int64, secondOfDay: Int64?, values: [String], sums: CubeRowSums) {
         guard artists?.contains(artist) ?? true else { return }
         for (dimension, allowed) in filters.enumerated() where allowed != nil && !allowed!.contains(values[dimension]) { return }
         let from = query.interval.from.seconds, to = query.interval.to.seconds
         let dayStart = day * 86_400
-        let time = hour.map { dayStart + $0 * 3600 } ?? dayStart
+        let time = dayStart + (secondOfDay ?? 0)
         if cube.grain == .day && !cube.isDailyDetail {
             guard day >= from.floorDiv(86_400) && day < to.floorDiv(86_400) else { return }
         } else {
             guard time >= from && time < to else { return }
         }
-        let period = query.granularity == .all ? 0 : query.granularity.periodStart(of: Timestamp(seconds: cube.grain == .hour ? time : dayStart)).seconds
+        let period = query.granularity == .all ? 0 : query.granularity.periodStart(of: Timestamp(seconds: cube.grain != .day ? time : dayStart)).seconds
         let key = [String(period)] + slots.map { $0.map { values[$0] } ?? artist }
         groups[key, default: (period, CubeRowSums())].sums += sums
     }

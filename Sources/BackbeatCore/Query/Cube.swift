@@ -1,12 +1,31 @@
 /// A stored rollup: a dataset summed over a time grain and a subset of its dimensions.
 ///
-/// The full-dimension hourly tables answer anything; the smaller cubes answer what dashboards ask all day at a
+/// The full-dimension tables (named `_hourly` from before they held quarter hours) answer anything; the smaller cubes answer what dashboards ask all day at a
 /// fraction of the rows. `Cube.plan(for:)` picks the smallest cube that has every dimension a query groups by or
 /// filters on, at a grain fine enough for its granularity and interval.
 public struct Cube: Equatable, Sendable {
-    /// The time grain a cube is kept at.
+    /// The time grain a cube is kept at. A quarter hour is the grain that tiles the local day of every zone (every
+    /// offset in use is a multiple of 15 minutes), which is what reading an artist's rows in another zone needs.
     public enum Grain: Sendable {
-        case hour, day
+        case quarterHour, hour, day
+
+        /// Seconds in one of the grain's periods (a day's: 86,400).
+        public var seconds: Int64 {
+            switch self {
+            case .quarterHour: 900
+            case .hour: 3600
+            case .day: 86_400
+            }
+        }
+
+        /// The grain's periods in a day: a row's slot of its day is below this (96, 24 or 1).
+        public var slotsPerDay: Int64 { 86_400 / seconds }
+
+        /// The slot of `day` (days since the epoch) that quarter hour `quarter` (quarter hours since the epoch) falls
+        /// in at this grain; `quarter` is one of `day`'s.
+        public func slot(ofQuarter quarter: Int64, day: Int64) -> Int16 {
+            Int16((quarter - day * 96) / (96 / slotsPerDay))
+        }
     }
 
     public var table: String
@@ -22,11 +41,11 @@ public struct Cube: Equatable, Sendable {
         Cube(table: "streams_by_artist_day_track", dataset: .streams, grain: .day, dimensions: [.trackID]),
         Cube(table: "streams_by_artist_hour", dataset: .streams, grain: .hour, dimensions: []),
         Cube(table: "streams_by_artist_day_demographics", dataset: .streams, grain: .day, dimensions: [.ageRange, .gender]),
-        Cube(table: "stream_hourly", dataset: .streams, grain: .hour, dimensions: [.trackID, .platform, .country, .ageRange, .gender]),
+        Cube(table: "stream_hourly", dataset: .streams, grain: .quarterHour, dimensions: [.trackID, .platform, .country, .ageRange, .gender]),
         Cube(table: "revenue_by_artist_day", dataset: .revenue, grain: .day, dimensions: [.source, .currency]),
-        Cube(table: "revenue_hourly", dataset: .revenue, grain: .hour, dimensions: [.source, .currency, .platform, .trackID]),
+        Cube(table: "revenue_hourly", dataset: .revenue, grain: .quarterHour, dimensions: [.source, .currency, .platform, .trackID]),
         Cube(table: "social_by_artist_day", dataset: .social, grain: .day, dimensions: [.platform, .action]),
-        Cube(table: "social_hourly", dataset: .social, grain: .hour, dimensions: [.platform, .action]),
+        Cube(table: "social_hourly", dataset: .social, grain: .quarterHour, dimensions: [.platform, .action]),
     ]
 
     /// The cubes written besides the full hourly tables.
@@ -55,7 +74,7 @@ public struct Cube: Equatable, Sendable {
         let dayAligned = query.granularity != .hour
             && query.interval.from.microseconds % 86_400_000_000 == 0 && query.interval.to.microseconds % 86_400_000_000 == 0
         let cube = all.first { cube in
-            cube.dataset == query.dataset && needed.isSubset(of: cube.dimensions) && (cube.grain == .hour || dayAligned)
+            cube.dataset == query.dataset && needed.isSubset(of: cube.dimensions) && (cube.grain != .day || dayAligned)
         }!
         return cube.isFull && dayAligned ? cube.dailyDetail : cube
     }

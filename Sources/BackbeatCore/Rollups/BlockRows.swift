@@ -1,7 +1,7 @@
-/// A cube block's rows, decoded (`CubeBlock.decode`) or to be encoded: per row its hour of the day (hourly cubes;
-/// empty otherwise), its value of each dimension (an index into that dimension's dictionary) and its sums.
+/// A cube block's rows, decoded (`CubeBlock.decode`) or to be encoded: per row its slot of the day at the cube's
+/// grain (`Cube.Grain.slot`; empty for a daily cube), its value of each dimension (an index into that dimension's dictionary) and its sums.
 public struct BlockRows: Equatable, Sendable {
-    public var hours: [Int16] = []
+    public var slots: [Int16] = []
     /// Per dimension, its distinct values.
     public var dictionaries: [[String]]
     /// Per dimension, each row's index into the dimension's dictionary.
@@ -20,7 +20,7 @@ public struct BlockRows: Equatable, Sendable {
         indexes.indices.map { dictionaries[$0][indexes[$0][row]] }
     }
 
-    /// These rows and `other`'s, summed per key (hour and values): what a block holds once a flush's rows of the same
+    /// These rows and `other`'s, summed per key (slot and values): what a block holds once a flush's rows of the same
     /// artist-day are merged into it. Rows are matched by their dictionary indexes, `other`'s renumbered into these.
     public func merging(_ other: BlockRows) -> BlockRows {
         var merged = self
@@ -37,17 +37,17 @@ public struct BlockRows: Equatable, Sendable {
         var places: [[Int]: Int] = [:]
         places.reserveCapacity(count + other.count)
         for row in 0..<count {
-            places[(hours.isEmpty ? [] : [Int(hours[row])]) + indexes.map { $0[row] }] = row
+            places[(slots.isEmpty ? [] : [Int(slots[row])]) + indexes.map { $0[row] }] = row
         }
         for row in 0..<other.count {
             let rowIndexes = renumbered.indices.map { renumbered[$0][other.indexes[$0][row]] }
-            let key = (other.hours.isEmpty ? [] : [Int(other.hours[row])]) + rowIndexes
+            let key = (other.slots.isEmpty ? [] : [Int(other.slots[row])]) + rowIndexes
             if let place = places[key] {
                 merged.sums[place] += other.sums[row]
                 continue
             }
             places[key] = merged.count
-            if !other.hours.isEmpty { merged.hours.append(other.hours[row]) }
+            if !other.slots.isEmpty { merged.slots.append(other.slots[row]) }
             for (dimension, index) in rowIndexes.enumerated() { merged.indexes[dimension].append(index) }
             merged.sums.append(other.sums[row])
         }

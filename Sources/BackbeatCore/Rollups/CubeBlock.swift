@@ -1,18 +1,23 @@
-/// The stored form of one cube's rows of one artist and UTC day: a self-contained byte block (a PostgreSQL `bytea`)
+/// The stored form of one cube's rows of one artist and local day: a self-contained byte block (a PostgreSQL `bytea`)
 /// in which each dimension value is written once, in a dictionary of the block's own, and every number is a varint.
 ///
 /// Layout, column after column: the version byte, then the row count; per dimension of the cube (`Cube.dimensions`
 /// order) a dictionary: its entry count, then its entries in byte order, each written as the length of the prefix it
 /// shares with the entry before, then the length and UTF-8 bytes of the rest (an artist's track ids share their
 /// artist's prefix); then each row's key; then per measure of the dataset (`Dataset.metrics` order) each row's value
-/// as a zigzag varint (an amount as its micros, 128 bits). A row's key is its hour of the day (hourly cubes) and its
-/// index into each dictionary:
-/// - version 2: the key as one mixed-radix number (the hour in 24, then each index in its dictionary's entry count,
-///   the hour most significant), rows in order of it, each row written as its key's difference from the row before;
-/// - version 1, where that number would not fit 64 bits: the hours (each as its difference from the row before's),
-///   then per dimension each row's index; rows in order of hour, then indexes.
+/// as a zigzag varint (an amount as its micros, 128 bits). A row's key is its time of the day (cubes finer than a
+/// day) and its index into each dictionary:
+/// - version 2 (time: the hour) and 3 (time: the slot of the cube's grain, `Cube.Grain.slot`): the key as one
+///   mixed-radix number (the time in 24 or the grain's slots a day, then each index in its dictionary's entry count,
+///   the time most significant), rows in order of it, each row written as its key's difference from the row before;
+/// - version 1 (time: the hour) and 4 (time: the slot), where that number would not fit 64 bits: the times (each as
+///   its difference from the row before's), then per dimension each row's index; rows in order of time, then indexes.
 ///
-/// Every count, length, index, hour and key difference is an unsigned LEB128 varint. Rows are in order of their keys,
+/// A quarter-hour cube is written in versions 3 and 4, every other cube in 2 and 1 (an hourly cube's bytes as before
+/// quarter hours). A block of version 1 or 2 of a cube now kept by quarter hours (written when its rows were hourly)
+/// reads as rows at the first quarter of their hour, so that old blocks stay readable and merge into new ones.
+///
+/// Every count, length, index, time and key difference is an unsigned LEB128 varint. Rows are in order of their keys,
 /// so that the same rows always make the same bytes.
 public enum CubeBlock {
     public struct FormatError: Error, Equatable, CustomStringConvertible {
@@ -38,12 +43,12 @@ public enum CubeBlock {
                 indexes[dimension][row] = dictionaries[dimension].count - 1
             }
         }
-        return encode(hours: cube.grain == .hour ? day.hours : [], dictionaries: dictionaries, indexes: indexes, sums: day.sums, of: cube)
+        return encode(slots: cube.grain != .day ? day.slots : [], dictionaries: dictionaries, indexes: indexes, sums: day.sums, of: cube)
     }
 
     /// The block of `rows` (each key once).
     public static func encode(_ rows: BlockRows, of cube: Cube) -> [UInt8] {
-        encode(hours: rows.hours, dictionaries: rows.dictionaries.map { $0.map { Array($0.utf8) } }, indexes: rows.indexes, sums: rows.sums, of: cube)
+        encode(slots: rows.slots, dictionaries: rows.dictionaries.map { $0.map { Array($0.utf8) } }, indexes: rows.indexes, sums: rows.sums, of: cube)
     }
 
     /// The rows of a block of `cube`.
@@ -51,12 +56,16 @@ public enum CubeBlock {
     public static func decode(_ bytes: [UInt8], of cube: Cube) throws(FormatError) -> BlockRows {
         var reader = CheckedReader(bytes: bytes)
         let version = try reader.byte()
-        guard version == 1 || version == 2 else { throw FormatError(description: "not a cube block of version 1 or 2") }
+        guard (1...4).contains(version) else { throw FormatError(description: "not a cube block of version 1 to 4") }
         let count = try reader.count(limit: bytes.count)
-        let hourly = cube.grain == .hour
+        let timed = cube.grain != .day
+        // Versions 1 and 2 hold hours, 3 and 4 the slots of the cube's grain.
+        let inSlots = version >= 3
+        let timeRadix = inSlots ? Int(cube.grain.slotsPerDay) : 24
+        let scale = Int16(inSlots ? 1 : cube.grain.slotsPerDay / 24)
         var rows = BlockRows(dimensions: cube.dimensions.count)
-        if version == 1 {
-            if hourly { rows.hours = try hoursV1(count, &reader) }
+        if version == 1 || version == 4 {
+            if timed { rows.slots = try timesInColumns(count, below: timeRadix, &reader) }
             for dimension in 0..<cube.dimensions.count {
                 rows.dictionaries[dimension] = try dictionary(&reader)
                 let entries = rows.dictionaries[dimension].count
@@ -64,11 +73,11 @@ public enum CubeBlock {
             }
         } else {
             for dimension in 0..<cube.dimensions.count { rows.dictionaries[dimension] = try dictionary(&reader) }
-            let radices = (hourly ? [24] : []) + rows.dictionaries.map(\.count)
+            let radices = (timed ? [timeRadix] : []) + rows.dictionaries.map(\.count)
             var limit: UInt64 = 1
             for radix in radices {
                 let (next, overflow) = limit.multipliedReportingOverflow(by: UInt64(radix))
-                guard !overflow else { throw FormatError(description: "a version 2 block whose keys pass 64 bits") }
+                guard !overflow else { throw FormatError(description: "a version \(version) block whose keys pass 64 bits") }
                 limit = next
             }
             var key: UInt64 = 0
@@ -82,9 +91,10 @@ public enum CubeBlock {
                     rows.indexes[dimension].append(Int(rest % radix))
                     rest /= radix
                 }
-                if hourly { rows.hours.append(Int16(rest)) }
+                if timed { rows.slots.append(Int16(rest)) }
             }
         }
+        if scale > 1 { rows.slots = rows.slots.map { $0 * scale } }
         rows.sums = Array(repeating: CubeRowSums(), count: count)
         switch cube.dataset {
         case .streams:
@@ -101,15 +111,16 @@ public enum CubeBlock {
         return rows
     }
 
-    private static func hoursV1(_ count: Int, _ reader: inout CheckedReader) throws(FormatError) -> [Int16] {
-        var hours: [Int16] = []
-        var hour = 0
+    /// The times of versions 1 and 4, each below `radix`.
+    private static func timesInColumns(_ count: Int, below radix: Int, _ reader: inout CheckedReader) throws(FormatError) -> [Int16] {
+        var times: [Int16] = []
+        var time = 0
         for _ in 0..<count {
-            hour += try reader.count(limit: 24)
-            guard hour < 24 else { throw FormatError(description: "an hour past the day's end") }
-            hours.append(Int16(hour))
+            time += try reader.count(limit: radix)
+            guard time < radix else { throw FormatError(description: "a time past the day's end") }
+            times.append(Int16(time))
         }
-        return hours
+        return times
     }
 
     private static func dictionary(_ reader: inout CheckedReader) throws(FormatError) -> [String] {
@@ -130,7 +141,7 @@ public enum CubeBlock {
         return Array((value.fixedText ?? "").utf8)
     }
 
-    private static func encode(hours: [Int16], dictionaries: [[[UInt8]]], indexes: [[Int]], sums: [CubeRowSums], of cube: Cube) -> [UInt8] {
+    private static func encode(slots: [Int16], dictionaries: [[[UInt8]]], indexes: [[Int]], sums: [CubeRowSums], of cube: Cube) -> [UInt8] {
         // Entries in byte order, each row's indexes renumbered to match.
         var renumbered = indexes
         var sortedDictionaries: [[[UInt8]]] = []
@@ -141,8 +152,9 @@ public enum CubeBlock {
             renumbered[dimension] = indexes[dimension].map { place[$0] }
             sortedDictionaries.append(order.map { entries[$0] })
         }
-        // Each row's key as one number, when every key fits 64 bits (version 2).
-        let radices = (hours.isEmpty ? [] : [24]) + dictionaries.map(\.count)
+        // Each row's key as one number, when every key fits 64 bits (version 2 or 3).
+        let inSlots = cube.grain == .quarterHour
+        let radices = (slots.isEmpty ? [] : [Int(cube.grain.slotsPerDay)]) + dictionaries.map(\.count)
         var fits = true
         _ = radices.reduce(UInt64(1)) { product, radix in
             let (next, overflow) = product.multipliedReportingOverflow(by: UInt64(radix))
@@ -156,7 +168,7 @@ public enum CubeBlock {
             var keyed: [(key: UInt64, row: Int)] = []
             keyed.reserveCapacity(sums.count)
             for row in sums.indices {
-                var key = hours.isEmpty ? 0 : UInt64(hours[row])
+                var key = slots.isEmpty ? 0 : UInt64(slots[row])
                 for dimension in renumbered.indices {
                     key = key * UInt64(dictionaries[dimension].count) + UInt64(renumbered[dimension][row])
                 }
@@ -167,12 +179,12 @@ public enum CubeBlock {
             sorted = keyed.map(\.row)
         } else {
             sorted = sums.indices.sorted { left, right in
-                if !hours.isEmpty, hours[left] != hours[right] { return hours[left] < hours[right] }
+                if !slots.isEmpty, slots[left] != slots[right] { return slots[left] < slots[right] }
                 for column in renumbered where column[left] != column[right] { return column[left] < column[right] }
                 return false
             }
         }
-        var bytes: [UInt8] = [fits ? 2 : 1]
+        var bytes: [UInt8] = [fits ? (inSlots ? 3 : 2) : (inSlots ? 4 : 1)]
         bytes.reserveCapacity(16 + sums.count * (4 + cube.dimensions.count))
         Varint.append(UInt64(sums.count), to: &bytes)
         if fits {
@@ -184,9 +196,9 @@ public enum CubeBlock {
             }
         } else {
             var previous: Int16 = 0
-            for row in sorted where !hours.isEmpty {
-                Varint.append(UInt64(hours[row] - previous), to: &bytes)
-                previous = hours[row]
+            for row in sorted where !slots.isEmpty {
+                Varint.append(UInt64(slots[row] - previous), to: &bytes)
+                previous = slots[row]
             }
             for (dimension, entries) in sortedDictionaries.enumerated() {
                 appendDictionary(entries, to: &bytes)

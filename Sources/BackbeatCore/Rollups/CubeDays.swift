@@ -1,12 +1,12 @@
-/// A cube's rows of one artist and UTC day, as a flush stores them (one PostgreSQL row per artist-day, its block:
-/// `CubeBlock`): each row's key (the hour of the day for an hourly cube, then the cube's dimension values) and its summed
-/// measures.
+/// A cube's rows of one artist and local day, as a flush stores them (one PostgreSQL row per artist-day, its block:
+/// `CubeBlock`): each row's key (its slot of the day at the cube's grain, then the cube's dimension values) and its
+/// summed measures.
 public struct CubeDay: Sendable {
     public var artist: UInt32
-    /// Days since the epoch (UTC).
+    /// Days since the epoch (of the artist's local time).
     public var day: Int64
-    /// Per row, the hour after the day's midnight (hourly cubes; empty otherwise).
-    public var hours: [Int16] = []
+    /// Per row, its quarter hour or hour of the day (`Cube.Grain.slot`; empty for a daily cube).
+    public var slots: [Int16] = []
     /// Per row, the cube's dimension values in column order (`dimensionCount` each, one after another).
     public var values: [InternedValue] = []
     public var sums: [CubeRowSums] = []
@@ -14,7 +14,7 @@ public struct CubeDay: Sendable {
     public var rowCount: Int { sums.count }
 }
 
-/// A delta's rows grouped by artist and UTC day: each dataset's rows copied once into the order of their artist-days,
+/// A delta's rows grouped by artist and local day: each dataset's rows copied once into the order of their artist-days,
 /// so that each cube's `CubeDay`s are made in one sequential pass over them (a pass per cube over the delta's own
 /// tables would gather the rows from random places each time).
 public struct ArtistDayRows: Sendable {
@@ -34,7 +34,7 @@ public struct ArtistDayRows: Sendable {
     }
 
     /// The rows `cube` gains from the delta, one `CubeDay` per artist and day, in no particular order: a full
-    /// hourly table's are the delta's rows; a derived cube's sum them to its key.
+    /// table's are the delta's rows; a derived cube's sum them to its key.
     public func days(of cube: Cube) -> [CubeDay] {
         var days: [CubeDay] = []
         forEachDay(of: cube) { days.append($0) }
@@ -71,7 +71,7 @@ public struct ArtistDayRows: Sendable {
             for (table, ids) in zip(tables, ids) {
                 for key in table.keys {
                     let artist = remapping ? ids[Int(key.artist)] : key.artist
-                    groups.update(ArtistDayCell(artist: artist, day: key.hour.floorDiv(24)), initial: counts.count) { index in
+                    groups.update(ArtistDayCell(artist: artist, day: key.quarter.floorDiv(96)), initial: counts.count) { index in
                         if index == counts.count { counts.append(0) }
                         counts[index] += 1
                         group[row] = Int32(index)
@@ -135,7 +135,8 @@ public struct ArtistDayRows: Sendable {
         }
 
         func forEachDay(of cube: Cube, _ sums: (Value) -> CubeRowSums, _ body: (CubeDay) -> Void) {
-            let hourly = cube.grain == .hour
+            let grain = cube.grain
+            let timed = grain != .day
             let dimensions = cube.dimensions
             for (group, cell) in cells.enumerated() {
                 var day = CubeDay(artist: cell.artist, day: cell.day)
@@ -143,7 +144,7 @@ public struct ArtistDayRows: Sendable {
                 if cube.isFull {
                     // One row per cell already.
                     for row in rows {
-                        day.add(hour: Int16(keys[row].hour - cell.day * 24), keys[row], dimensions, sums(values[row]))
+                        day.add(slot: grain.slot(ofQuarter: keys[row].quarter, day: cell.day), keys[row], dimensions, sums(values[row]))
                     }
                 } else {
                     // The artist-day's rows summed to the cube's key in a table of their own, small enough to stay in cache.
@@ -151,12 +152,12 @@ public struct ArtistDayRows: Sendable {
                     for row in rows {
                         let key = keys[row]
                         let derived = DerivedRowKey(
-                            hour: hourly ? Int16(key.hour - cell.day * 24) : 0,
+                            slot: timed ? grain.slot(ofQuarter: key.quarter, day: cell.day) : 0,
                             first: dimensions.count > 0 ? key.value(of: dimensions[0]) : .none,
                             second: dimensions.count > 1 ? key.value(of: dimensions[1]) : .none)
                         summed.update(derived, initial: CubeRowSums()) { $0 += sums(values[row]) }
                     }
-                    for (key, sums) in summed.rows { day.add(key, sums, hourly: hourly, dimensions: dimensions.count) }
+                    for (key, sums) in summed.rows { day.add(key, sums, timed: timed, dimensions: dimensions.count) }
                 }
                 body(day)
             }
@@ -165,28 +166,28 @@ public struct ArtistDayRows: Sendable {
 }
 
 extension CubeDay {
-    fileprivate mutating func add(hour: Int16, _ cell: some InternedRowKey, _ dimensions: [Dimension], _ rowSums: CubeRowSums) {
-        hours.append(hour)
+    fileprivate mutating func add(slot: Int16, _ cell: some InternedRowKey, _ dimensions: [Dimension], _ rowSums: CubeRowSums) {
+        slots.append(slot)
         for dimension in dimensions { values.append(cell.value(of: dimension)) }
         sums.append(rowSums)
     }
 
-    fileprivate mutating func add(_ key: DerivedRowKey, _ rowSums: CubeRowSums, hourly: Bool, dimensions: Int) {
-        if hourly { hours.append(key.hour) }
+    fileprivate mutating func add(_ key: DerivedRowKey, _ rowSums: CubeRowSums, timed: Bool, dimensions: Int) {
+        if timed { slots.append(key.slot) }
         if dimensions > 0 { values.append(key.first) }
         if dimensions > 1 { values.append(key.second) }
         sums.append(rowSums)
     }
 }
 
-/// A derived cube's key within an artist-day as a full row maps to it: the hour of the day (hourly cubes) and at
-/// most two dimension values (no derived cube has more).
+/// A derived cube's key within an artist-day as a full row maps to it: the slot of the day (cubes finer than a day)
+/// and at most two dimension values (no derived cube has more).
 private struct DerivedRowKey: TableKey {
-    var hour: Int16
+    var slot: Int16
     var first: InternedValue
     var second: InternedValue
 
     func hash(seed: UInt64) -> UInt64 {
-        TableHash.mix(TableHash.mix(seed, first.tableCode << 16 | UInt64(UInt16(bitPattern: hour))), second.tableCode)
+        TableHash.mix(TableHash.mix(seed, first.tableCode << 16 | UInt64(UInt16(bitPattern: slot))), second.tableCode)
     }
 }

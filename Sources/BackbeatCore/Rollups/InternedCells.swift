@@ -43,11 +43,11 @@ public enum InternedValue: Hashable, Sendable {
     }
 }
 
-/// The key of a row of a full-dimension hourly rollup with interned values (`HourlyRowKey` keyed by strings).
+/// The key of a row of a full-dimension rollup with interned values, by quarter hour of the artist's local time.
 public protocol InternedRowKey: TableKey {
     var artist: UInt32 { get }
-    /// Hours since the epoch.
-    var hour: Int64 { get }
+    /// Quarter hours since the epoch, of the artist's local time (`Cube.Grain.quarterHour`).
+    var quarter: Int64 { get }
     /// This row's value of `dimension` ("" for a dimension the row's dataset does not have).
     func value(of dimension: Dimension) -> InternedValue
     /// The same key with each id `i` replaced by `ids[i]` (its value's id in another dictionary).
@@ -59,7 +59,7 @@ public struct StreamCell: InternedRowKey {
     public var track: UInt32
     public var platform: UInt32
     public var country: UInt32
-    public var hour: Int64
+    public var quarter: Int64
     public var ageRange: AgeRange
     public var gender: Gender
 
@@ -84,13 +84,13 @@ public struct StreamCell: InternedRowKey {
     public func hash(seed: UInt64) -> UInt64 {
         var hash = TableHash.mix(seed, UInt64(artist) << 32 | UInt64(track))
         hash = TableHash.mix(hash, UInt64(platform) << 32 | UInt64(country))
-        return TableHash.mix(hash, UInt64(bitPattern: hour) << 16 | TableHash.ordinal(ageRange) << 8 | TableHash.ordinal(gender))
+        return TableHash.mix(hash, UInt64(bitPattern: quarter) << 16 | TableHash.ordinal(ageRange) << 8 | TableHash.ordinal(gender))
     }
 }
 
 public struct RevenueCell: InternedRowKey {
     public var artist: UInt32
-    public var hour: Int64
+    public var quarter: Int64
     public var source: RevenueSource
     public var currency: UInt32
     /// "" when the event had none.
@@ -118,13 +118,13 @@ public struct RevenueCell: InternedRowKey {
     public func hash(seed: UInt64) -> UInt64 {
         var hash = TableHash.mix(seed, UInt64(artist) << 32 | UInt64(currency))
         hash = TableHash.mix(hash, UInt64(platform) << 32 | UInt64(track))
-        return TableHash.mix(hash, UInt64(bitPattern: hour) << 8 | TableHash.ordinal(source))
+        return TableHash.mix(hash, UInt64(bitPattern: quarter) << 8 | TableHash.ordinal(source))
     }
 }
 
 public struct SocialCell: InternedRowKey {
     public var artist: UInt32
-    public var hour: Int64
+    public var quarter: Int64
     public var platform: UInt32
     public var action: UInt32
 
@@ -144,7 +144,7 @@ public struct SocialCell: InternedRowKey {
     }
 
     public func hash(seed: UInt64) -> UInt64 {
-        TableHash.mix(TableHash.mix(seed, UInt64(artist) << 32 | UInt64(platform)), UInt64(bitPattern: hour) << 32 ^ UInt64(action))
+        TableHash.mix(TableHash.mix(seed, UInt64(artist) << 32 | UInt64(platform)), UInt64(bitPattern: quarter) << 32 ^ UInt64(action))
     }
 }
 

@@ -1,4 +1,4 @@
-/// Additions to the hourly rollups, with every string dimension interned into an id of
+/// Additions to the full-dimension rollups (by quarter hour), with every string dimension interned into an id of
 /// one `ValueDictionary`: an event is added straight from the bytes it was decoded from (`EventRecord`), and a key
 /// is a few integers to hash and compare, with no String made, hashed or reference-counted per event.
 public struct InternedDelta: Sendable {
@@ -34,7 +34,7 @@ public struct InternedDelta: Sendable {
         streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty && plays.isEmpty
     }
 
-    /// Rows of the full hourly tables: one per cell.
+    /// Rows of the full-dimension tables: one per cell.
     public var rowCount: Int { streams.count + revenue.count + social.count }
 
     /// Plays kept for the listener sketches.
@@ -45,7 +45,8 @@ public struct InternedDelta: Sendable {
         for play in plays { body(play.cell, play.hash) }
     }
 
-    /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`), on its artist's local hour and day.
+    /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`), on its artist's local quarter hour and
+    /// day.
     /// With `days`, only an event whose local day is one of them is added; answers whether the event was added.
     @discardableResult
     public mutating func add(_ record: EventRecord, in value: UnsafeRawBufferPointer, onDaysIn days: ClosedRange<Int64>? = nil) -> Bool {
@@ -53,13 +54,13 @@ public struct InternedDelta: Sendable {
         let local = zones.isEmpty ? record.occurredAt.seconds : localSeconds(record.occurredAt.seconds, artist: artist)
         let day = local.floorDiv(86_400)
         if let days, !days.contains(day) { return false }
-        let hour = local.floorDiv(3600)
+        let quarter = local.floorDiv(900)
         switch record.details {
         case .stream(let stream):
             let track = id(stream.track, record, value)
             let cell = StreamCell(
                 artist: artist, track: track, platform: id(stream.platform, record, value), country: id(stream.country, record, value),
-                hour: hour, ageRange: stream.ageRange, gender: stream.gender)
+                quarter: quarter, ageRange: stream.ageRange, gender: stream.gender)
             let added = StreamCounters(playOf: stream.durationMs)
             streams.update(cell, initial: StreamCounters()) { $0 += added }
             if let hash = stream.listenerHash {
@@ -67,11 +68,11 @@ public struct InternedDelta: Sendable {
             }
         case .revenue(let revenue):
             let cell = RevenueCell(
-                artist: artist, hour: hour, source: revenue.source, currency: id(revenue.currency, record, value),
+                artist: artist, quarter: quarter, source: revenue.source, currency: id(revenue.currency, record, value),
                 platform: id(revenue.platform, record, value), track: id(revenue.track, record, value))
             self.revenue.update(cell, initial: RevenueCounters()) { $0 += RevenueCounters(amount: revenue.amount, events: 1) }
         case .social(let social):
-            let cell = SocialCell(artist: artist, hour: hour, platform: id(social.platform, record, value), action: id(social.action, record, value))
+            let cell = SocialCell(artist: artist, quarter: quarter, platform: id(social.platform, record, value), action: id(social.action, record, value))
             self.social.update(cell, initial: 0) { $0 += social.count }
         }
         return true
@@ -99,13 +100,13 @@ public struct InternedDelta: Sendable {
     /// The artists of the delta's rows, each with the span of (local) days of its rows (`ArtistVersions`' counters).
     public var artistDays: ArtistDays {
         var spans = [ClosedRange<Int64>?](repeating: nil, count: values.count)
-        func note(_ artist: UInt32, _ hour: Int64) {
-            let day = hour.floorDiv(24)
+        func note(_ artist: UInt32, _ quarter: Int64) {
+            let day = quarter.floorDiv(96)
             spans[Int(artist)] = spans[Int(artist)].map { $0.joined(with: day...day) } ?? day...day
         }
-        for (cell, _) in streams.rows { note(cell.artist, cell.hour) }
-        for (cell, _) in revenue.rows { note(cell.artist, cell.hour) }
-        for (cell, _) in social.rows { note(cell.artist, cell.hour) }
+        for (cell, _) in streams.rows { note(cell.artist, cell.quarter) }
+        for (cell, _) in revenue.rows { note(cell.artist, cell.quarter) }
+        for (cell, _) in social.rows { note(cell.artist, cell.quarter) }
         var days = ArtistDays()
         for (artist, span) in spans.enumerated() {
             if let span { days.insert(values[UInt32(artist)], days: span) }

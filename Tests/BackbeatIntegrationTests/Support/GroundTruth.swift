@@ -75,25 +75,28 @@ struct GroundTruth: Equatable {
         return result
     }
 
-    /// Reads the rollup views into the same shape (each key is one row: every aggregate is final at its flush).
+    /// Reads the rollup views into the same shape, by hour (a key's quarter hours summed; every aggregate is final at
+    /// its flush).
     static func read(from store: Store) async throws -> GroundTruth {
         let client = store.client
         var truth = GroundTruth()
         let streamRows = try await client.query("""
-            SELECT artist_id, extract(epoch FROM hour)::bigint::text, track_id, platform, country, age_range, gender, streams, skips, listening_ms
-            FROM stream_hourly
+            SELECT artist_id, extract(epoch FROM hour)::bigint::text, track_id, platform, country, age_range, gender,
+                   sum(streams)::bigint, sum(skips)::bigint, sum(listening_ms)::bigint
+            FROM stream_hourly GROUP BY 1, 2, 3, 4, 5, 6, 7
             """)
         for try await row in streamRows.decode((String, String, String, String, String, String, String, Int64, Int64, Int64).self) {
             truth.streams[[row.0, row.1, row.2, row.3, row.4, row.5, row.6].joined(separator: "|")] = [row.7, row.8, row.9]
         }
         let revenueRows = try await client.query("""
-            SELECT artist_id, extract(epoch FROM hour)::bigint::text, source, currency, platform, track_id, amount::text, events
-            FROM revenue_hourly
+            SELECT artist_id, extract(epoch FROM hour)::bigint::text, source, currency, platform, track_id, sum(amount)::text, sum(events)::bigint
+            FROM revenue_hourly GROUP BY 1, 2, 3, 4, 5, 6
             """)
         for try await row in revenueRows.decode((String, String, String, String, String, String, String, Int64).self) {
             truth.revenue[[row.0, row.1, row.2, row.3, row.4, row.5].joined(separator: "|")] = [row.6, String(row.7)]
         }
-        let socialRows = try await client.query("SELECT artist_id, extract(epoch FROM hour)::bigint::text, platform, action, count FROM social_hourly")
+        let socialRows = try await client.query(
+            "SELECT artist_id, extract(epoch FROM hour)::bigint::text, platform, action, sum(count)::bigint FROM social_hourly GROUP BY 1, 2, 3, 4")
         for try await row in socialRows.decode((String, String, String, String, Int64).self) {
             truth.social[[row.0, row.1, row.2, row.3].joined(separator: "|")] = row.4
         }

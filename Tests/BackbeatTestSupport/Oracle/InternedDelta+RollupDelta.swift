@@ -1,26 +1,26 @@
 import BackbeatCore
 
 extension InternedDelta {
-    /// The same additions keyed by strings.
+    /// The same additions keyed by strings, by hour (a key's quarter hours summed).
     public var rollupDelta: RollupDelta {
         var delta = RollupDelta()
         for (cell, counters) in streams.rows {
             let key = StreamKey(
-                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), trackID: values[cell.track],
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.quarter.floorDiv(4)), trackID: values[cell.track],
                 platform: values[cell.platform], country: values[cell.country], ageRange: cell.ageRange, gender: cell.gender)
-            delta.streams[key] = counters
+            delta.streams[key, default: StreamCounters()] += counters
         }
         for (cell, counters) in revenue.rows {
             let key = RevenueKey(
-                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), source: cell.source,
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.quarter.floorDiv(4)), source: cell.source,
                 currency: values[cell.currency], platform: values[cell.platform], trackID: values[cell.track])
-            delta.revenue[key] = counters
+            delta.revenue[key, default: RevenueCounters()] += counters
         }
         for (cell, count) in social.rows {
             let key = SocialKey(
-                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.hour), platform: values[cell.platform],
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.quarter.floorDiv(4)), platform: values[cell.platform],
                 action: values[cell.action])
-            delta.social[key] = count
+            delta.social[key, default: 0] += count
         }
         let listeners = self.listeners
         for (cell, sketch) in listeners.artists {
