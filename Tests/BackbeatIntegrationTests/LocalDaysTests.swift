@@ -65,15 +65,17 @@ import Testing
         #expect(answered == expected && rows.count == artists.count * 8, "\(artists) in \(zone)")
     }
 
-    /// `tz=`: an artist read in another zone whose offset differs from its own by whole hours answers that zone's
-    /// days, weeks, months and (where no hour of either's clock change is cut) hours exactly; listeners only where
-    /// those periods are whole days of the artist's zone. Other zones are refused, not cut.
+    /// `tz=`: an artist read in another zone answers that zone's days, weeks, months and (where no slot of either's
+    /// clock change is cut) hours exactly: by the stored hours where the offsets differ by whole hours, else by the
+    /// full tables' quarter hours (+5:30 and +5:45 read in UTC, Los Angeles in Kolkata); listeners only where those
+    /// periods are whole days of the artist's zone. What no stored slot tiles is refused, not cut.
     func checkReadsInAnotherZone(_ base: String, _ events: [Event]) async throws {
         // (artist, the zone read in, whether 2026-11-01 by hour is tiled, whether listeners are answered)
         let reads = [
             ("artist-0001", "America/New_York", false, false), ("artist-0001", "UTC", false, false),
             ("artist-0005", "America/Los_Angeles", true, false), ("artist-0003", "Pacific/Chatham", true, false),
             ("artist-0006", "Asia/Kolkata", true, false), ("artist-0001", "America/Tijuana", true, true),
+            ("artist-0002", "UTC", true, false), ("artist-0003", "UTC", true, false), ("artist-0001", "Asia/Kolkata", false, false),
         ]
         for (artist, zone, hourly, listeners) in reads {
             let checks = LocalDayChecks(events: events.filter { $0.artistID == artist }, zone: TimeZone(identifier: zone)!, readIn: zone, listenersAnswered: listeners)
@@ -95,8 +97,10 @@ import Testing
         for zone in ["America/New_York", "America/Los_Angeles"] {
             try await checkQuery(base, events, artists: ["artist-0001", "artist-0005"], zone: zone)
         }
+        try await checkQuery(base, events, artists: ["artist-0001", "artist-0002"], zone: "UTC")
         for (body, code) in [
-            (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","filters":{"artist_id":["artist-0001","artist-0002"]},"tz":"UTC"}"#, "zone_not_tiled"),
+            (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","granularity":"hour","filters":{"artist_id":["artist-0001","artist-0002"]},"tz":"Asia/Kolkata"}"#, "zone_not_tiled"),
+            (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","granularity":"quarter_hour","filters":{"artist_id":["artist-0001"]}}"#, "invalid_parameter"),
             (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","tz":"UTC"}"#, "missing_parameter"),
             (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","filters":{"artist_id":["artist-0001"]},"tz":null}"#, "invalid_body"),
             (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","filters":{"artist_id":["artist-0001"]},"tz":"Mars/Olympus_Mons"}"#, "unknown_zone"),
@@ -104,9 +108,9 @@ import Testing
             let reply = try await HTTP.post(base + "/v1/query", json: body, token: ServiceProcess.adminToken)
             #expect(reply.status == 400 && reply.text.contains(code), "\(body): \(reply.text)")
         }
-        // +5:30 read in UTC: every UTC midnight cuts one of its hours.
-        let kolkata = try await HTTP.get(base + "/v1/artists/artist-0002/streams?from=\(LocalDayChecks.from)&to=\(LocalDayChecks.to)&tz=UTC")
-        #expect(kolkata.status == 400 && kolkata.text.contains("zone_not_tiled") && kolkata.text.contains("Kolkata"), "\(kolkata.text)")
+        // An interval that starts inside one of the artist's quarter hours (+5:45's 00:00 is UTC's 18:15).
+        let cut = try await HTTP.get(base + "/v1/artists/artist-0003/streams?from=2026-10-26T18:20:00Z&to=2026-10-27T18:15:00Z&tz=UTC")
+        #expect(cut.status == 400 && cut.text.contains("zone_not_tiled") && cut.text.contains("Kathmandu"), "\(cut.text)")
         let unknown = try await HTTP.get(base + "/v1/artists/artist-0001/streams?from=\(LocalDayChecks.from)&to=\(LocalDayChecks.to)&tz=Mars/Olympus_Mons")
         #expect(unknown.status == 400 && unknown.text.contains("unknown_zone") && unknown.text.contains("Olympus_Mons"), "\(unknown.text)")
         // The summary's window is the artist's own days.
@@ -380,8 +384,9 @@ struct LocalDayChecks {
         let from = RFC3339.parseInstant("2026-11-01T07:00:00Z")!, to = RFC3339.parseInstant("2026-11-01T10:00:00Z")!
         let offsetHours = zone.secondsFromGMT(for: date(from)) % 3600 == 0 && zone.secondsFromGMT(for: date(to)) % 3600 == 0
         let reply = try await HTTP.get(withZone(base + "/streams?from=2026-11-01T07:00:00Z&to=2026-11-01T10:00:00Z&granularity=all"))
-        guard offsetHours else {
+        guard offsetHours || readIn != nil else {
             // Not on the artist's whole hours (+5:30, +5:45, +13:45, or a zone whole hours from one): refused, not cut.
+            // Read in a zone (tz), the instants fall on the full tables' quarter hours, whatever the zones.
             #expect(reply.status == 400, "\(zone.identifier): \(reply.text)")
             return
         }

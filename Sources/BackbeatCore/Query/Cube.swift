@@ -67,14 +67,17 @@ public struct Cube: Equatable, Sendable {
         grain == .day && Self.all.contains { $0.isFull && $0.dailyDetail == self }
     }
 
-    /// The smallest cube that can answer `query` exactly; a day-aligned question on the full dimensions reads them by
-    /// day, so that days whose hours retention dropped are answered from their daily rows.
+    /// The smallest cube that can answer `query` exactly (by quarter hour, a full-dimension table); a day-aligned
+    /// question on the full dimensions reads them by day, so that days whose hours retention dropped are answered from their daily rows.
     public static func plan(for query: Query) -> Cube {
         let needed = Set(query.groupBy).union(query.filters.keys).subtracting([.artistID])
-        let dayAligned = query.granularity != .hour
+        let dayAligned = query.granularity != .hour && query.granularity != .quarterHour
             && query.interval.from.microseconds % 86_400_000_000 == 0 && query.interval.to.microseconds % 86_400_000_000 == 0
+        let fineEnough = { (grain: Grain) in
+            query.granularity == .quarterHour ? grain == .quarterHour : grain != .day || dayAligned
+        }
         let cube = all.first { cube in
-            cube.dataset == query.dataset && needed.isSubset(of: cube.dimensions) && (cube.grain != .day || dayAligned)
+            cube.dataset == query.dataset && needed.isSubset(of: cube.dimensions) && fineEnough(cube.grain)
         }!
         return cube.isFull && dayAligned ? cube.dailyDetail : cube
     }

@@ -1,6 +1,15 @@
 /// The width of a series period, in UTC. Weeks are ISO weeks starting on Monday.
+///
+/// `quarterHour` is not one of the API's: it is the grain a read in another zone sums the full-dimension tables' rows
+/// by (`ZoneRegrouping.slotGranularity`); `QueryBuilder` refuses it.
 public enum Granularity: String, CaseIterable, Sendable {
-    case hour, day, week, month, all
+    case quarterHour = "quarter_hour", hour, day, week, month, all
+
+    /// The granularity a client names (`granularity=`): one of the API's, not `quarterHour`.
+    public init?(parameter: String) {
+        guard let granularity = Granularity(rawValue: parameter), granularity != .quarterHour else { return nil }
+        self = granularity
+    }
 
     /// The start of the period containing `timestamp` (for `all`, the timestamp itself).
     public func periodStart(of timestamp: Timestamp) -> Timestamp {
@@ -8,6 +17,8 @@ public enum Granularity: String, CaseIterable, Sendable {
         switch self {
         case .all:
             return timestamp
+        case .quarterHour:
+            return Timestamp(seconds: seconds.floorDiv(900) * 900)
         case .hour:
             return Timestamp(seconds: seconds.floorDiv(3600) * 3600)
         case .day:
@@ -25,6 +36,7 @@ public enum Granularity: String, CaseIterable, Sendable {
     public func nextPeriod(after start: Timestamp) -> Timestamp {
         switch self {
         case .all: return start
+        case .quarterHour: return start + 900
         case .hour: return start + 3600
         case .day: return start + 86_400
         case .week: return start + 7 * 86_400
@@ -50,6 +62,7 @@ public enum Granularity: String, CaseIterable, Sendable {
         let span = interval.to.seconds - periodStart(of: interval.from).seconds
         switch self {
         case .all: return 1
+        case .quarterHour: return (span + 899) / 900
         case .hour: return (span + 3599) / 3600
         case .day: return (span + 86_399) / 86_400
         case .week: return (span + 7 * 86_400 - 1) / (7 * 86_400)
@@ -66,6 +79,11 @@ public struct QueryInterval: Hashable, Sendable {
     public init(from: Timestamp, to: Timestamp) {
         self.from = from
         self.to = to
+    }
+
+    /// The least interval of whole hours holding this one (what a query's interval must be: `QueryBuilder`).
+    public var wholeHours: QueryInterval {
+        QueryInterval(from: Timestamp(seconds: from.seconds.floorDiv(3600) * 3600), to: Timestamp(seconds: -(-to.seconds).floorDiv(3600) * 3600))
     }
 
     /// The UTC days the interval touches (days since the epoch, half-open; empty when the interval is).

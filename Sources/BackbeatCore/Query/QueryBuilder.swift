@@ -21,7 +21,7 @@ public struct QueryBuilder: Sendable {
         let interval = try Self.interval(from: from, to: to)
         var resolvedGranularity = defaultGranularity
         if let granularity {
-            guard let parsed = Granularity(rawValue: granularity) else {
+            guard let parsed = Granularity(parameter: granularity) else {
                 throw QueryError(.invalidParameter, "granularity must be one of hour, day, week, month, all")
             }
             resolvedGranularity = parsed

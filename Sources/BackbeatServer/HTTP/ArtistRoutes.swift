@@ -19,7 +19,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     @Sendable func streams(_ request: Request, context: Context) async throws -> Response {
         let filters = [Dimension.trackID, .platform, .country, .ageRange, .gender]
-        let artist = try artistRequest(.streams, request, context, granularity: .day, alsoTaking: filters.map(\.rawValue))
+        let artist = try await artistRequest(.streams, request, context, granularity: .day, alsoTaking: filters.map(\.rawValue))
         var builder = artist.builder
         let parameters = request.uri.queryParameters
         for dimension in filters {
@@ -83,7 +83,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     @Sendable func platforms(_ request: Request, context: Context) async throws -> Response {
-        let artist = try artistRequest(.streams, request, context)
+        let artist = try await artistRequest(.streams, request, context)
         let query = try sharesQuery(by: .platform, artist)
         let regrouping = artist.regrouping
         // One read: no database snapshot needed beyond its statement's own.
@@ -96,7 +96,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     @Sendable func demographics(_ request: Request, context: Context) async throws -> Response {
-        let artist = try artistRequest(.streams, request, context)
+        let artist = try await artistRequest(.streams, request, context)
         let ages = try sharesQuery(by: .ageRange, artist)
         let genders = try sharesQuery(by: .gender, artist)
         let countries = try sharesQuery(by: .country, artist)
@@ -115,7 +115,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     @Sendable func topTracks(_ request: Request, context: Context) async throws -> Response {
-        let artist = try artistRequest(.streams, request, context, alsoTaking: ["limit"])
+        let artist = try await artistRequest(.streams, request, context, alsoTaking: ["limit"])
         var builder = artist.builder
         builder.groupBy = [Dimension.trackID.rawValue]
         builder.orderByMetric = Metric.streams.rawValue
@@ -143,7 +143,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     @Sendable func revenue(_ request: Request, context: Context) async throws -> Response {
-        let artist = try artistRequest(.revenue, request, context, granularity: .day)
+        let artist = try await artistRequest(.revenue, request, context, granularity: .day)
         var builder = artist.builder
         builder.groupBy = [Dimension.source.rawValue, Dimension.currency.rawValue]
         let query = try build(builder)
@@ -164,7 +164,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     @Sendable func social(_ request: Request, context: Context) async throws -> Response {
-        let artist = try artistRequest(.social, request, context, granularity: .day)
+        let artist = try await artistRequest(.social, request, context, granularity: .day)
         var builder = artist.builder
         builder.groupBy = [Dimension.platform.rawValue, Dimension.action.rawValue]
         let query = try build(builder)
@@ -312,7 +312,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     /// (when the endpoint takes one) and `alsoTaking` is refused.
     private func artistRequest(
         _ dataset: Dataset, _ request: Request, _ context: Context, granularity: Granularity? = nil, alsoTaking more: [String] = []
-    ) throws -> ArtistRequest {
+    ) async throws -> ArtistRequest {
         let artistID = try artistIDParameter(context)
         let parameters = try request.requireKnownParameters(["from", "to", "tz"] + (granularity != nil ? ["granularity"] : []) + more)
         var builder = QueryBuilder()
@@ -325,9 +325,14 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             let zone = try ReadingZone(name, from: parameters.get("from"), to: parameters.get("to"), in: queries.zones.database)
             if zone.zone.name != storedZone.name {
                 // By the endpoint's granularity (one the query refuses stands for none: the stored hours are the same).
-                let regrouped = try zone.regrouping(of: storedZone, by: builder.granularity.flatMap(Granularity.init(rawValue:)) ?? .all)
-                builder.from = RFC3339.format(regrouped.stored.from)
-                builder.to = RFC3339.format(regrouped.stored.to)
+                let regrouped = try zone.regrouping(
+                    of: storedZone, by: builder.granularity.flatMap(Granularity.init(parameter:)) ?? .all,
+                    quarterHoursFrom: try await queries.quarterHours.firstDay())
+                // The whole hours around the stored slots (quarter hours need not be whole hours): the query read
+                // takes the slots themselves (`QueryService.Reads.answer(_:regrouped:)`).
+                let hours = regrouped.stored.wholeHours
+                builder.from = RFC3339.format(hours.from)
+                builder.to = RFC3339.format(hours.to)
                 regrouping = regrouped
             }
         }

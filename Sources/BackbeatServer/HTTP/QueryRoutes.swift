@@ -31,9 +31,9 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             let reading = try body.tz.map { try ReadingZone($0, from: body.from, to: body.to, in: queries.zones.database) }
             if let reading {
                 // Checked and shaped on the zone's clock: the whole hours around the instants, then the instants.
-                let local = reading.local
-                builder.from = RFC3339.format(Timestamp(seconds: local.from.seconds.floorDiv(3600) * 3600))
-                builder.to = RFC3339.format(Timestamp(seconds: -(-local.to.seconds).floorDiv(3600) * 3600))
+                let hours = reading.local.wholeHours
+                builder.from = RFC3339.format(hours.from)
+                builder.to = RFC3339.format(hours.to)
             }
             let built = try builder.build(defaultGranularity: .all)
             if case .artist(let own) = context.principal, built.filters[.artistID].map({ $0.allSatisfy { $0 == own } }) != true {
@@ -46,7 +46,7 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             }
             var query = built
             query.interval = reading.local
-            let (parts, over) = try self.parts(of: query, readIn: reading)
+            let (parts, over) = try self.parts(of: query, readIn: reading, quarterHoursFrom: try await queries.quarterHours.firstDay())
             let shaped = query
             return try EncodedAnswer.response(to: request, try await queries.answer(key: nil, over: over, plan: try await queries.plan(for: query)) { reads in
                 try EncodedAnswer.json(QueryResponse(query: shaped, rows: try ResultShaper.shape(try await reads.rows(of: parts), for: shaped), zone: reading.zone.outsideUTC))
@@ -58,7 +58,9 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
 
     /// What a query read in another zone (`tz`) reads: for each zone its artists are stored in, their rows, regrouped
     /// from their stored hours unless that zone is the one read; and the interval of stored clocks the parts cover.
-    private func parts(of query: Query, readIn reading: ReadingZone) throws -> (parts: [(query: Query, regrouping: ZoneRegrouping?)], over: QueryInterval) {
+    private func parts(
+        of query: Query, readIn reading: ReadingZone, quarterHoursFrom: Int64
+    ) throws -> (parts: [(query: Query, regrouping: ZoneRegrouping?)], over: QueryInterval) {
         guard let artists = query.filters[.artistID] else {
             throw APIError(QueryError(.missingParameter, "tz needs filters.artist_id: each artist's numbers are kept on the clock of its own zone, and read in another zone artist by artist"))
         }
@@ -76,10 +78,10 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             part.limit = nil
             if name == reading.zone.name {
                 // Stored on the clock read: read as they are, over the stored hours the instants cover.
-                part.interval = try reading.regrouping(of: stored.zone, by: .all).stored
+                part.interval = try reading.regrouping(of: stored.zone, by: .all, quarterHoursFrom: quarterHoursFrom).stored
                 parts.append((part, nil))
             } else {
-                let regrouping = try reading.regrouping(of: stored.zone, by: query.granularity)
+                let regrouping = try reading.regrouping(of: stored.zone, by: query.granularity, quarterHoursFrom: quarterHoursFrom)
                 parts.append((part, regrouping))
                 over = QueryInterval(from: min(over.from, regrouping.stored.from), to: max(over.to, regrouping.stored.to))
             }

@@ -31,10 +31,12 @@ struct ReadingZone {
         QueryInterval(from: Timestamp(seconds: zone.local(atSecond: from)), to: Timestamp(seconds: zone.local(atSecond: to)))
     }
 
-    /// How the stored hours of an artist in `storedZone` regroup into this zone's periods by `granularity`.
-    func regrouping(of storedZone: ZoneRules, by granularity: Granularity) throws -> ZoneRegrouping {
+    /// How the stored hours (or quarter hours, from the local day `quarterHoursFrom` on) of an artist in
+    /// `storedZone` regroup into this zone's periods by `granularity` (`ZoneRegrouping.choosing`).
+    func regrouping(of storedZone: ZoneRules, by granularity: Granularity, quarterHoursFrom: Int64) throws -> ZoneRegrouping {
         do {
-            return try ZoneRegrouping(storedIn: storedZone, readIn: zone, from: from, to: to, granularity: granularity)
+            return try ZoneRegrouping.choosing(
+                storedIn: storedZone, readIn: zone, from: from, to: to, granularity: granularity, quarterHoursFrom: quarterHoursFrom)
         } catch {
             throw APIError(error)
         }

@@ -33,6 +33,8 @@ public struct QueryService: Sendable {
     let clock: @Sendable () -> Timestamp
     /// The artists' reporting zones: an artist's days and hours are local to its zone.
     let zones: ZoneBook
+    /// Where the full-dimension tables' quarter hours begin, which reads in another zone may need.
+    let quarterHours: QuarterHourHorizon
 
     init(
         store: Store, memory: LiveMemory?, artistPartitions: ArtistPartitionCache?, cache: AnswerCache?,
@@ -41,6 +43,7 @@ public struct QueryService: Sendable {
     ) {
         self.plansMade = plansMade
         self.zones = zones
+        quarterHours = QuarterHourHorizon(store: store)
         self.store = store
         self.memory = memory
         self.artistPartitions = artistPartitions
@@ -220,17 +223,18 @@ public struct QueryService: Sendable {
             return QueryService.sum(summed)
         }
 
-        /// `query`'s rows read by stored hour over `regrouping.stored` and summed into its periods.
+        /// `query`'s rows read by stored slot (hour or quarter hour) over `regrouping.stored` and summed into its periods.
         private func regroupedRows(_ query: Query, _ regrouping: ZoneRegrouping) async throws -> [QueryRow] {
-            var hours = query
-            hours.interval = regrouping.stored
-            hours.granularity = .hour
-            hours.orderBy = nil
-            hours.limit = nil
+            var slots = query
+            slots.interval = regrouping.stored
+            slots.granularity = regrouping.slotGranularity
+            slots.orderBy = nil
+            slots.limit = nil
             do {
-                return regrouping.regroup(try await rows(for: hours))
+                return regrouping.regroup(try await rows(for: slots))
             } catch let error as QueryError where error.code == .droppedByRetention {
-                throw QueryError(error.code, "a read in another zone (tz) sums the artist's stored hours: \(error.message)")
+                let kept = regrouping.slotSeconds == 900 ? "quarter hours (kept for --detail-days)" : "hours"
+                throw QueryError(error.code, "a read in another zone (tz) sums the artist's stored \(kept): \(error.message)")
             }
         }
 
