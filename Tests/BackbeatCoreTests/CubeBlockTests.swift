@@ -169,7 +169,8 @@ import Testing
 }
 
 /// A query answered from the blocks of a delta's artist-days (`BlockAnswer`, as `Store.rows` answers from PostgreSQL)
-/// is what memory answers for the same events, for every dashboard cube, granularity, filter and grouping tried.
+/// is what memory answers for the same events, for every dashboard cube, granularity, filter, artist left out and
+/// grouping tried.
 @Suite struct BlockAnswerTests {
     @Test func blocksAnswerWhatMemoryAnswers() throws {
         let events = CubeBlockTests.events(seed: 21, count: 5_000)
@@ -190,8 +191,9 @@ import Testing
             let to = from + Int64(1 + random.next() % 3) * 86_400 - (aligned ? 0 : Int64(random.next() % 12) * 3600)
             var filters: [Dimension: [String]] = [:]
             if random.next() % 2 == 0 { filters[.artistID] = [events.compactMap(\.artistIDIfAny)[Int(random.next() % 50)]] }
-            let query = Query(dataset: dataset, interval: QueryInterval(from: Timestamp(seconds: from), to: Timestamp(seconds: to)),
+            var query = Query(dataset: dataset, interval: QueryInterval(from: Timestamp(seconds: from), to: Timestamp(seconds: to)),
                               granularity: granularity, groupBy: Array(dimensions.prefix(2)), filters: filters)
+            if random.next() % 3 == 0 { query.excludedArtists = [events.compactMap(\.artistIDIfAny)[Int(random.next() % 50)]] }
             guard let expected = memory.rows(for: query) else { continue }
             var answer = BlockAnswer(query)
             for day in grouped.days(of: answer.cube) {

@@ -47,12 +47,16 @@ import Testing
         try await checkReadsInAnotherZone(service.baseURL, events)
     }
 
-    /// `POST /v1/query` of `artists`' streams by day and artist, read in `zone`: each row its artist's streams on that
-    /// day of `zone`, as Foundation places them.
-    func checkQuery(_ base: String, _ events: [Event], artists: [String], zone: String) async throws {
-        let body = #"{"dataset":"streams","from":"\#(LocalDayChecks.from)","to":"\#(LocalDayChecks.to)","granularity":"day","group_by":["artist_id"],"filters":{"artist_id":["\#(artists.joined(separator: "\",\""))"]},"tz":"\#(zone)"}"#
+    /// `POST /v1/query` of `artists`' streams by day and artist, read in `zone` (nil: without `tz`, which reads UTC's
+    /// days), with a filter on `artists` or (`filtered` false: `artists` are every artist) on none: each row its
+    /// artist's streams on that day of the zone, as Foundation places them.
+    func checkQuery(_ base: String, _ events: [Event], artists: [String], zone: String?, filtered: Bool = true) async throws {
+        let filter = filtered ? #","filters":{"artist_id":["\#(artists.joined(separator: "\",\""))"]}"# : ""
+        let tz = zone.map { #","tz":"\#($0)""# } ?? ""
+        let body = #"{"dataset":"streams","from":"\#(LocalDayChecks.from)","to":"\#(LocalDayChecks.to)","granularity":"day","group_by":["artist_id"]\#(filter)\#(tz)}"#
         let reply = try await HTTP.post(base + "/v1/query", json: body, token: ServiceProcess.adminToken)
-        #expect(reply.status == 200, "\(zone): \(reply.text)")
+        #expect(reply.status == 200, "\(body): \(reply.text)")
+        let zone = zone ?? "UTC"
         let rows = try #require((try reply.json() as? [String: Any])?["rows"] as? [[String: Any]])
         let answered = Set(rows.map { "\($0["artist_id"]!) \($0["period_start"]!) \($0["streams"]!)" })
         var expected: Set<String> = []
@@ -98,10 +102,14 @@ import Testing
             try await checkQuery(base, events, artists: ["artist-0001", "artist-0005"], zone: zone)
         }
         try await checkQuery(base, events, artists: ["artist-0001", "artist-0002"], zone: "UTC")
+        // Without tz, UTC's days: for every artist, and for some, each read from its own zone's stored slots.
+        let everyArtist = Set(events.map(\.artistID)).sorted()
+        try await checkQuery(base, events, artists: everyArtist, zone: nil, filtered: false)
+        try await checkQuery(base, events, artists: everyArtist, zone: "Asia/Kolkata", filtered: false)
+        try await checkQuery(base, events, artists: ["artist-0002", "artist-0003"], zone: nil)
         for (body, code) in [
             (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","granularity":"hour","filters":{"artist_id":["artist-0001","artist-0002"]},"tz":"Asia/Kolkata"}"#, "zone_not_tiled"),
             (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","granularity":"quarter_hour","filters":{"artist_id":["artist-0001"]}}"#, "invalid_parameter"),
-            (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","tz":"UTC"}"#, "missing_parameter"),
             (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","filters":{"artist_id":["artist-0001"]},"tz":null}"#, "invalid_body"),
             (#"{"dataset":"streams","from":"2026-10-26","to":"2026-11-03","filters":{"artist_id":["artist-0001"]},"tz":"Mars/Olympus_Mons"}"#, "unknown_zone"),
         ] {

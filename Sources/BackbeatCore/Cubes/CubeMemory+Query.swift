@@ -18,6 +18,7 @@ extension CubeMemory {
                 dimensionFilters.append((cube.dimensions.firstIndex(of: dimension)!, Set(ids)))
             }
         }
+        let excluded = Set(query.excludedArtists.compactMap { symbols.existingID($0) })
         // Group-by slots: -1 is the artist, 0 and 1 the cube's dimensions.
         let slots = query.groupBy.map { $0 == .artistID ? -1 : cube.dimensions.firstIndex(of: $0)! }
 
@@ -32,6 +33,7 @@ extension CubeMemory {
             let dayStart = day * 86_400
             let dayPeriod = granularity == .all ? 0 : granularity.periodStart(of: Timestamp(seconds: dayStart)).seconds
             let visit = { (artist: UInt32, key: CellKey, measures: Measures) in
+                if !excluded.isEmpty, excluded.contains(artist) { return }
                 var period = dayPeriod
                 if hourly {
                     let hourStart = dayStart + Int64(key.hour) * 3600

@@ -15,6 +15,7 @@ public struct BlockAnswer: Sendable {
     /// Per dimension of the cube, the values its filter allows (nil: no filter on it).
     private let filters: [Set<String>?]
     private let artists: Set<String>?
+    private let excludedArtists: Set<String>
     /// Per group-by dimension, its place among the cube's dimensions (nil: the artist).
     private let slots: [Int?]
 
@@ -25,12 +26,13 @@ public struct BlockAnswer: Sendable {
         stored = Cube.all.first { $0.isFull && $0.dailyDetail == cube } ?? cube
         filters = cube.dimensions.map { query.filters[$0].map(Set.init) }
         artists = query.filters[.artistID].map(Set.init)
+        excludedArtists = Set(query.excludedArtists)
         slots = query.groupBy.map { $0 == .artistID ? nil : cube.dimensions.firstIndex(of: $0) }
     }
 
     /// The rows of the block of `artist`'s `day` (days since the epoch) of `stored`, decoded.
     public mutating func add(artist: String, day: Int64, _ rows: BlockRows) {
-        guard artists?.contains(artist) ?? true else { return }
+        guard artists?.contains(artist) ?? true, !excludedArtists.contains(artist) else { return }
         let slotSeconds = rows.slots.isEmpty ? nil : stored.grain.seconds
         var values: [String] = []
         for row in 0..<rows.count {
@@ -43,7 +45,7 @@ public struct BlockAnswer: Sendable {
     /// One row: its artist, day, start within the day (seconds after midnight; nil for a daily row) and values of the
     /// cube's dimensions.
     public mutating func add(artist: String, day: Int64, secondOfDay: Int64?, values: [String], sums: CubeRowSums) {
-        guard artists?.contains(artist) ?? true else { return }
+        guard artists?.contains(artist) ?? true, !excludedArtists.contains(artist) else { return }
         for (dimension, allowed) in filters.enumerated() where allowed != nil && !allowed!.contains(values[dimension]) { return }
         let from = query.interval.from.seconds, to = query.interval.to.seconds
         let dayStart = day * 86_400

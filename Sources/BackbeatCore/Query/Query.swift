@@ -95,6 +95,9 @@ public struct Query: Hashable, Sendable {
     public var groupBy: [Dimension]
     /// Allowed values per dimension; a row matches when every listed dimension has one of its values.
     public var filters: [Dimension: [String]]
+    /// Artists whose rows are left out, sorted (a read across every artist in a zone reads the artists stored in
+    /// other zones apart: `POST /v1/query`'s `tz`).
+    public var excludedArtists: [String] = []
     public var orderBy: (metric: Metric, direction: SortDirection)?
     public var limit: Int?
 
@@ -113,7 +116,7 @@ public struct Query: Hashable, Sendable {
 
     public static func == (lhs: Query, rhs: Query) -> Bool {
         lhs.dataset == rhs.dataset && lhs.interval == rhs.interval && lhs.granularity == rhs.granularity
-            && lhs.groupBy == rhs.groupBy && lhs.filters == rhs.filters && lhs.limit == rhs.limit
+            && lhs.groupBy == rhs.groupBy && lhs.filters == rhs.filters && lhs.excludedArtists == rhs.excludedArtists && lhs.limit == rhs.limit
             && lhs.orderBy?.metric == rhs.orderBy?.metric && lhs.orderBy?.direction == rhs.orderBy?.direction
     }
 
@@ -123,6 +126,7 @@ public struct Query: Hashable, Sendable {
         hasher.combine(granularity)
         hasher.combine(groupBy)
         hasher.combine(filters)
+        hasher.combine(excludedArtists)
         hasher.combine(orderBy?.metric)
         hasher.combine(orderBy?.direction)
         hasher.combine(limit)

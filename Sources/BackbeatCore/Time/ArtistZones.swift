@@ -36,6 +36,9 @@ public struct ArtistZones: Sendable, Equatable {
         zones[artist]
     }
 
+    /// The artists outside UTC and their zones.
+    public var outsideUTC: [String: ZoneRules] { zones }
+
     /// The artists outside UTC and their zones' names.
     public var names: [String: String] { zones.mapValues(\.name) }
 }

@@ -28,7 +28,8 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
         builder.orderByDirection = body.order_by?.direction
         builder.limit = body.limit.map(String.init)
         do {
-            let reading = try body.tz.map { try ReadingZone($0, from: body.from, to: body.to, in: queries.zones.database) }
+            let zones = queries.zones.zones
+            let reading = try Self.zoneRead(by: body, zones).map { try ReadingZone($0, from: body.from, to: body.to, in: queries.zones.database) }
             if let reading {
                 // Checked and shaped on the zone's clock: the whole hours around the instants, then the instants.
                 let hours = reading.local.wholeHours
@@ -46,7 +47,7 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             }
             var query = built
             query.interval = reading.local
-            let (parts, over) = try self.parts(of: query, readIn: reading, quarterHoursFrom: try await queries.quarterHours.firstDay())
+            let (parts, over) = try Self.parts(of: query, readIn: reading, zones, quarterHoursFrom: try await queries.quarterHours.firstDay())
             let shaped = query
             return try EncodedAnswer.response(to: request, try await queries.answer(key: nil, over: over, plan: try await queries.plan(for: query)) { reads in
                 try EncodedAnswer.json(QueryResponse(query: shaped, rows: try ResultShaper.shape(try await reads.rows(of: parts), for: shaped), zone: reading.zone.outsideUTC))
@@ -56,35 +57,53 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
         }
     }
 
-    /// What a query read in another zone (`tz`) reads: for each zone its artists are stored in, their rows, regrouped
-    /// from their stored hours unless that zone is the one read; and the interval of stored clocks the parts cover.
-    private func parts(
-        of query: Query, readIn reading: ReadingZone, quarterHoursFrom: Int64
+    /// The zone a query is read in: its `tz`, else UTC where it reads an artist stored in another zone (a query that
+    /// reads only artists in UTC reads their rows as stored, which are UTC's).
+    static func zoneRead(by body: QueryBody, _ zones: ArtistZones) -> String? {
+        if let tz = body.tz { return tz }
+        guard !zones.isEmpty else { return nil }
+        guard let artists = body.filters?[Dimension.artistID.rawValue] else { return ZoneRules.utc.name }
+        return artists.contains { zones.zoneOutsideUTC(of: $0) != nil } ? ZoneRules.utc.name : nil
+    }
+
+    /// What a query read in a zone (`tz`, or UTC by default) reads: for each zone its artists are stored in, their
+    /// rows, regrouped from their stored hours or quarter hours unless that zone is the one read; and the interval of
+    /// stored clocks the parts cover. Without an artist filter, the artists outside UTC are read by zone and every
+    /// other artist (in UTC) as one part that leaves them out.
+    private static func parts(
+        of query: Query, readIn reading: ReadingZone, _ zones: ArtistZones, quarterHoursFrom: Int64
     ) throws -> (parts: [(query: Query, regrouping: ZoneRegrouping?)], over: QueryInterval) {
-        guard let artists = query.filters[.artistID] else {
-            throw APIError(QueryError(.missingParameter, "tz needs filters.artist_id: each artist's numbers are kept on the clock of its own zone, and read in another zone artist by artist"))
-        }
         var byZone: [String: (zone: ZoneRules, artists: [String])] = [:]
-        for artist in artists {
-            let zone = queries.zones[artist]
+        let filtered = query.filters[.artistID]
+        for artist in filtered ?? Array(zones.outsideUTC.keys) {
+            let zone = zones[artist]
             byZone[zone.name, default: (zone, [])].artists.append(artist)
         }
         var parts: [(query: Query, regrouping: ZoneRegrouping?)] = []
         var over = query.interval
-        for (name, stored) in byZone.sorted(by: { $0.key < $1.key }) {
-            var part = query
-            part.filters[.artistID] = stored.artists
+        func add(_ part: Query, storedIn zone: ZoneRules) throws {
+            var part = part
             part.orderBy = nil
             part.limit = nil
-            if name == reading.zone.name {
+            if zone.name == reading.zone.name {
                 // Stored on the clock read: read as they are, over the stored hours the instants cover.
-                part.interval = try reading.regrouping(of: stored.zone, by: .all, quarterHoursFrom: quarterHoursFrom).stored
+                part.interval = try reading.regrouping(of: zone, by: .all, quarterHoursFrom: quarterHoursFrom).stored
                 parts.append((part, nil))
             } else {
-                let regrouping = try reading.regrouping(of: stored.zone, by: query.granularity, quarterHoursFrom: quarterHoursFrom)
+                let regrouping = try reading.regrouping(of: zone, by: query.granularity, quarterHoursFrom: quarterHoursFrom)
                 parts.append((part, regrouping))
                 over = QueryInterval(from: min(over.from, regrouping.stored.from), to: max(over.to, regrouping.stored.to))
             }
+        }
+        for (_, stored) in byZone.sorted(by: { $0.key < $1.key }) {
+            var part = query
+            part.filters[.artistID] = stored.artists.sorted()
+            try add(part, storedIn: stored.zone)
+        }
+        if filtered == nil {
+            var others = query
+            others.excludedArtists = zones.outsideUTC.keys.sorted()
+            try add(others, storedIn: .utc)
         }
         return (parts, over)
     }
