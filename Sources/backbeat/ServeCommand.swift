@@ -66,7 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("web-dir"), help: "The web dashboard's files, served at / (env BACKBEAT_WEB_DIR; default ./dashboards/web, then share/backbeat/web beside the binary; none found: no dashboard).")
     var webDirectory: String?
 
-    @Option(name: .customLong("detail-days"), help: "Days of full-dimension hourly detail kept; older months are summed into daily rows and their hourly partitions dropped (env BACKBEAT_DETAIL_DAYS; default 90; 0: kept forever).")
+    @Option(name: .customLong("detail-days"), help: "Days of full-dimension detail (by quarter hour) kept; older months are summed into daily rows and their partitions dropped (env BACKBEAT_DETAIL_DAYS; default 90; 0: kept forever).")
     var detailDays: Int?
 
     @Option(name: .customLong("cube-months"), help: "Months of dashboard cubes, listener sketches and daily rows kept before the current one; older months are dropped (env BACKBEAT_CUBE_MONTHS; default 0: kept forever).")

@@ -40,7 +40,8 @@ SELECT create_distributed_table('social_daily_rolled', 'artist_id', colocate_wit
 
 -- Small tables every node reads: offsets (moved in each flush's transaction, so a flush is one distributed
 -- transaction, committed on every node it touched with two-phase commit, or on none), the gaps and dedup ids stored with them,
--- tokens, artists' zones, the instances of the group and the bookkeeping of rebuilds, archives and replays.
+-- tokens, artists' zones, the instances of the group, the bookkeeping of rebuilds, archives and replays, and where
+-- the full tables' quarter hours begin.
 SELECT create_reference_table('kafka_offsets');
 SELECT create_reference_table('offset_gaps');
 SELECT create_reference_table('dedup_ids');
@@ -53,3 +54,4 @@ SELECT create_reference_table('replay_clocks');
 SELECT create_reference_table('rejected_events');
 SELECT create_reference_table('retention_horizons');
 SELECT create_reference_table('month_rolls');
+SELECT create_reference_table('quarter_hour_detail');

@@ -3,8 +3,9 @@
 /// not zero-filled or ordered.
 ///
 /// A row counts when its time is in the interval: a quarter-hour or hourly block's row by its slot's start, a daily
-/// block's (and a rolled daily row's) by its day's midnight, except that a day cube (`Cube.grain` day) counts every day from the interval's
-/// first day to the day before its end's day, as PostgreSQL's `day >= from::date AND day < to::date` did.
+/// block's (and a rolled daily row's) by its day's midnight, except that a day cube (`Cube.grain` day) counts every
+/// day from the interval's first day to the day before its end's day, as PostgreSQL's `day >= from::date AND day <
+/// to::date` did.
 public struct BlockAnswer: Sendable {
     public let query: Query
     public let cube: Cube
