@@ -1,8 +1,8 @@
 /// A stored rollup: a dataset summed over a time grain and a subset of its dimensions.
 ///
-/// The full-dimension tables (named `_hourly` from before they held quarter hours) answer anything; the smaller cubes answer what dashboards ask all day at a
-/// fraction of the rows. `Cube.plan(for:)` picks the smallest cube that has every dimension a query groups by or
-/// filters on, at a grain fine enough for its granularity and interval.
+/// The full-dimension tables (named `_hourly` from before they held quarter hours) answer anything; the smaller cubes
+/// answer what dashboards ask all day at a fraction of the rows. `Cube.plan(for:)` picks the smallest cube that has
+/// every dimension a query groups by or filters on, at a grain fine enough for its granularity and interval.
 public struct Cube: Equatable, Sendable {
     /// The time grain a cube is kept at. A quarter hour is the grain that tiles the local day of every zone (every
     /// offset in use is a multiple of 15 minutes), which is what reading an artist's rows in another zone needs.
@@ -48,16 +48,16 @@ public struct Cube: Equatable, Sendable {
         Cube(table: "social_hourly", dataset: .social, grain: .quarterHour, dimensions: [.platform, .action]),
     ]
 
-    /// The cubes written besides the full hourly tables.
+    /// The cubes written besides the full-dimension tables.
     public static var derived: [Cube] { all.filter { !$0.isFull } }
 
-    /// Whether this is a full-dimension hourly table (written from the delta directly).
+    /// Whether this is a full-dimension table, by quarter hour (written from the delta directly).
     public var isFull: Bool {
         table == "stream_hourly" || table == "revenue_hourly" || table == "social_hourly"
     }
 
-    /// The full dimensions by day (`<dataset>_daily`, migration 0015): the hourly detail by UTC day, then the daily
-    /// rows retention rolled it into once the hours were dropped. Not one of `all`: nothing is written to it.
+    /// The full dimensions by day (`<dataset>_daily`, migration 0015): the detail by (local) day, then the daily
+    /// rows retention rolled it into once the quarter hours were dropped. Not one of `all`: nothing is written to it.
     public var dailyDetail: Cube {
         Cube(table: String(table.dropLast("hourly".count)) + "daily", dataset: dataset, grain: .day, dimensions: dimensions)
     }
