@@ -48,7 +48,9 @@ public struct CubeMemory: Sendable {
     /// Adds the measures of one interned full row (a quarter hour's) to every held cube of its dataset; `mapped`
     /// gives the symbol of each of its values.
     private mutating func add(row key: some InternedRowKey, _ mapped: DeltaSymbols, of dataset: Dataset, _ measures: Measures) {
-        let (day, hour) = dayAndHour(HourBucket(hoursSinceEpoch: key.quarter.floorDiv(4)))
+        // The hour of its day, as a flush's `ArtistDayRows` places the row in an hourly cube.
+        let day = key.quarter.floorDiv(96)
+        let hour = UInt32(Cube.Grain.hour.slot(ofQuarter: key.quarter, day: day))
         guard day >= horizonDay else { return }
         let cubes = Self.cubes
         for index in cubes.indices where cubes[index].dataset == dataset {
