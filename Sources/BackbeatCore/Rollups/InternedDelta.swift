@@ -78,6 +78,32 @@ public struct InternedDelta: Sendable {
         return true
     }
 
+    /// Adds one stored row of a full-dimension cube (`cube`, whose `values` are in its dimension order, as a block
+    /// holds them) of `artistID` on local quarter hour `quarter`: a row moved to another zone (`ZoneRecount`).
+    public mutating func add(_ values: [String], of cube: Cube, artistID: String, quarter: Int64, sums: CubeRowSums) {
+        precondition(cube.isFull && values.count == cube.dimensions.count, "a full-dimension row")
+        var text: [Dimension: String] = [:]
+        for (dimension, value) in zip(cube.dimensions, values) { text[dimension] = value }
+        let artist = self.values.id(artistID)
+        func id(_ dimension: Dimension) -> UInt32 { self.values.id(text[dimension] ?? "") }
+        switch cube.dataset {
+        case .streams:
+            let cell = StreamCell(
+                artist: artist, track: id(.trackID), platform: id(.platform), country: id(.country), quarter: quarter,
+                ageRange: AgeRange(rawValue: text[.ageRange] ?? "") ?? .unknown, gender: Gender(rawValue: text[.gender] ?? "") ?? .unknown)
+            let added = StreamCounters(streams: sums.integers.0, skips: sums.integers.1, listeningMs: sums.integers.2)
+            streams.update(cell, initial: StreamCounters()) { $0 += added }
+        case .revenue:
+            let cell = RevenueCell(
+                artist: artist, quarter: quarter, source: RevenueSource(rawValue: text[.source] ?? "") ?? .other,
+                currency: id(.currency), platform: id(.platform), track: id(.trackID))
+            revenue.update(cell, initial: RevenueCounters()) { $0 += RevenueCounters(amount: sums.amount, events: sums.integers.0) }
+        case .social:
+            let cell = SocialCell(artist: artist, quarter: quarter, platform: id(.platform), action: id(.action))
+            social.update(cell, initial: 0) { $0 += sums.integers.0 }
+        }
+    }
+
     /// `instant` in the local time of the artist whose id is `artist`.
     private mutating func localSeconds(_ instant: Int64, artist: UInt32) -> Int64 {
         let index = Int(artist)
