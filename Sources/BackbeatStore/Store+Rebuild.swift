@@ -41,7 +41,7 @@ extension Store {
         compute: @Sendable (CountedInputs) async throws -> (delta: InternedDelta, events: Int64)
     ) async throws -> Int64 {
         do {
-            return try await swap(scope, compute: compute)
+            return try await swap(scope) { inputs, _ in try await compute(inputs) }
         } catch let error as PostgresTransactionError {
             // Nothing was committed; the computation's own error (an input missing, say) is the one to report.
             if let failure = error.closureError as? ComputeFailure { throw failure.error }
@@ -50,13 +50,16 @@ extension Store {
     }
 
     /// `compute`'s error, told apart from the database's.
-    private struct ComputeFailure: Error {
+    struct ComputeFailure: Error {
         var error: any Error
     }
 
-    private func swap(
+    /// `rebuild`'s transaction; `compute` also gets its connection (to read what it counts again from the database),
+    /// and `finish` runs on it once the new rows are written, before the commit.
+    func swap(
         _ scope: RebuildScope,
-        compute: @Sendable (CountedInputs) async throws -> (delta: InternedDelta, events: Int64)
+        compute: @Sendable (CountedInputs, PostgresConnection) async throws -> (delta: InternedDelta, events: Int64),
+        finish: @Sendable (PostgresConnection) async throws -> Void = { _ in }
     ) async throws -> Int64 {
         try await client.withTransaction(logger: logger) { connection in
             var offsets: [TopicPartition: Int64] = [:]
@@ -74,6 +77,8 @@ extension Store {
             let replaced: String, bindings: PostgresBindings
             // The last day the `rebuilds` row names (nil: an artist's days, to today).
             let recordedTo: String?
+            // The artist's zone before, as recorded (an artist's scope).
+            var former: ZoneRecord?
             switch scope {
             case .days(let interval):
                 days = interval
@@ -81,6 +86,7 @@ extension Store {
                 bindings = Self.binds(Self.date(interval.lowerBound), Self.date(interval.upperBound + 1))
                 recordedTo = Self.date(interval.upperBound)
             case .artist(let artist, let zone):
+                former = try await zoneRecord(of: artist, locking: true, on: connection)
                 // No stored day: nothing to delete nor to count (from after the last day PostgreSQL can store).
                 let first = (try await earliestStoredDay(of: artist, on: connection) ?? Self.lastDate + 3) - 2
                 days = first...Int64.max
@@ -98,7 +104,8 @@ extension Store {
             let (delta, counted): (InternedDelta, Int64)
             do {
                 (delta, counted) = try await compute(CountedInputs(
-                    offsets: offsets, replayClocks: clocks, appliedLinesHashes: hashes, days: days, zonesGeneration: zonesGeneration))
+                    offsets: offsets, replayClocks: clocks, appliedLinesHashes: hashes, days: days, zonesGeneration: zonesGeneration,
+                    formerZone: former), connection)
             } catch {
                 throw ComputeFailure(error: error)
             }
@@ -131,6 +138,7 @@ extension Store {
                     month = MonthDays.next(after: month)
                 }
             }
+            try await finish(connection)
             let inserted = try await connection.query("""
                 INSERT INTO rebuilds (from_day, to_day, events)
                 VALUES (\(Self.date(days.lowerBound))::date, coalesce(\(recordedTo)::date, greatest(\(Self.date(days.lowerBound))::date, current_date)), \(counted))
@@ -142,13 +150,13 @@ extension Store {
     }
 
     /// 0001-01-01 and 9999-12-31, in days since 1970: the dates the rebuild writes lie between.
-    private static let firstDate: Int64 = -719_162, lastDate: Int64 = 2_932_896
+    static let firstDate: Int64 = -719_162, lastDate: Int64 = 2_932_896
 
     /// `day` within `firstDate...lastDate`.
-    private static func storable(_ day: Int64) -> Int64 { min(max(day, firstDate), lastDate) }
+    static func storable(_ day: Int64) -> Int64 { min(max(day, firstDate), lastDate) }
 
     /// `day` as a date PostgreSQL reads (`storable`).
-    private static func date(_ day: Int64) -> String {
+    static func date(_ day: Int64) -> String {
         RFC3339.formatDate(CivilDate(daysSinceEpoch: storable(day)))
     }
 
@@ -167,5 +175,7 @@ extension Store {
         /// The generation of the artists' zones recorded now (`ArtistZones.generation`): what is counted must be
         /// counted in those zones.
         public var zonesGeneration: Int64
+        /// An artist's scope: its zone as recorded before (nil: none was, it reported in UTC).
+        public var formerZone: ZoneRecord?
     }
 }

@@ -2,6 +2,7 @@ import BackbeatArchive
 import BackbeatCore
 import BackbeatReplay
 import BackbeatStore
+import BackbeatTestSupport
 import Foundation
 import Testing
 
@@ -33,7 +34,7 @@ import Testing
         try await TestEnvironment.withStore(url: database) { store in
             try await store.migrate(try TestEnvironment.migrations())
             let stale = Replayer(batchLines: 1_000)
-            try await store.setZone(try #require(ZoneName("Asia/Kathmandu")), of: "artist-0001")
+            _ = try await store.setZone(try #require(ZoneName("Asia/Kathmandu")), of: "artist-0001") { try SystemZones.rules($0) }
             var reports = Reports()
             do {
                 _ = try await stale.replay(path, store: store, observer: &reports)
@@ -45,7 +46,7 @@ import Testing
                 #expect(positions == 0, "nothing of the refused batch applied")
             }
             var current = Replayer(batchLines: 1_000)
-            let kathmandu = try ZoneRules(name: "Asia/Kathmandu", tzif: Array(try Data(contentsOf: URL(fileURLWithPath: "/usr/share/zoneinfo/Asia/Kathmandu"))))
+            let kathmandu = try SystemZones.rules("Asia/Kathmandu")
             current.zones = ArtistZones(["artist-0001": kathmandu], generation: try await store.recordedZones().generation)
             let report = try await current.replay(path, store: store, observer: &reports)
             #expect(report.accepted == workload.messages.count)

@@ -1,4 +1,5 @@
 import BackbeatCore
+import Foundation
 import BackbeatStore
 import BackbeatTestSupport
 import PostgresNIO
@@ -67,13 +68,13 @@ import Testing
             try await store.migrate(try TestEnvironment.migrations())
             try await store.write(try #require(batch(expected: nil, new: 3)))
             let kathmandu = try #require(ZoneName("Asia/Kathmandu"))
-            try await store.setZone(kathmandu, of: "a1", keepingCountedDays: true)
+            _ = try await store.setZone(kathmandu, of: "a1", keepingCountedDays: true) { try SystemZones.rules($0) }
             let generation = try await store.recordedZones().generation
             #expect(generation > 0)
             await #expect(throws: ZonesChanged.self) { try await store.write(try #require(batch(expected: 3, new: 5))) }
             #expect(try await socialTotal(store) == 15)
             #expect(try await store.storedOffsets(for: [partition]) == [partition: 3])
-            try await store.setZone(kathmandu, of: "a1", keepingCountedDays: true)
+            _ = try await store.setZone(kathmandu, of: "a1", keepingCountedDays: true) { try SystemZones.rules($0) }
             #expect(try await store.recordedZones().generation == generation, "the same zone again: no new generation")
 
             // A recount of the artist holds the offsets while it counts; the batch waits for them, then is refused.
@@ -95,6 +96,40 @@ import Testing
             try await store.write(counted)
             #expect(try await socialTotal(store) == 10)
             #expect(try await store.storedOffsets(for: [partition]) == [partition: 5])
+        }
+    }
+
+    /// A change of zone counted again from the detail moves only what the quarter-hour detail holds whole: days kept
+    /// by the hour (before `quarter_hour_detail`) are not moved, and the first day of the new zone that begins inside the
+    /// detail is the first with counts; a second change carries that gap over to the next zone's days.
+    @Test func aRecountFromTheDetailCountsFromTheFirstWholeDay() async throws {
+        let database = try await TestEnvironment.freshDatabase("recount_detail_gaps")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            try await store.write(try #require(batch(expected: nil, new: 1, occurredAt: "2026-10-02T10:00:00Z")))
+            try await store.write(try #require(batch(expected: 1, new: 2, occurredAt: "2026-10-10T10:00:00Z")))
+            try await store.client.query("UPDATE quarter_hour_detail SET from_day = '2026-10-05'")
+            let day = { (text: String) in RFC3339.parseDate(text)!.daysSinceEpoch }
+            let now = Timestamp(seconds: day("2026-11-20") * 86_400)
+            let kolkata = try #require(ZoneName("Asia/Kolkata"))
+            // Kolkata's 2026-10-05 begins at 18:30Z the day before, inside UTC's 10-04: 10-06 is its first whole day.
+            let first = try await store.recountFromDetail("a1", to: kolkata, now: now) { try SystemZones.rules($0) }
+            guard case .recounted(let gaps, let rows, _) = first else { Issue.record("\(first)"); return }
+            #expect(gaps == RecountGaps(countsFrom: day("2026-10-06"), listenersFrom: day("2026-11-21")) && rows == 1)
+            #expect(try await socialTotal(store) == 5, "the 10-02 row, kept by the hour, is not moved")
+            for try await quarter in try await store.client.query("SELECT quarter_start FROM social_hourly").decode(Date.self) {
+                #expect(quarter == Date(timeIntervalSince1970: Double(day("2026-10-10") * 86_400 + 15 * 3600 + 30 * 60)), "10:00Z is 15:30 in Kolkata")
+            }
+            #expect(try await store.zoneRecord(of: "a1")?.gaps == gaps)
+            // Kolkata's 10-06 begins at 18:30Z on 10-05: UTC's first whole day after it is 10-06.
+            let second = try await store.recountFromDetail("a1", to: try #require(ZoneName("UTC")), now: now) { try SystemZones.rules($0) }
+            guard case .recounted(let carried, _, _) = second else { Issue.record("\(second)"); return }
+            #expect(carried == RecountGaps(countsFrom: day("2026-10-06"), listenersFrom: day("2026-11-21")))
+            #expect(try await socialTotal(store) == 5)
+            #expect(try await store.recountFromDetail("a1", to: try #require(ZoneName("UTC")), now: now) { try SystemZones.rules($0) } == .unchanged)
+            // A change keeping the days counted clears the gaps.
+            #expect(try await store.setZone(kolkata, of: "a1", keepingCountedDays: true) { try SystemZones.rules($0) } == .set)
+            #expect(try await store.zoneRecord(of: "a1")?.gaps == RecountGaps())
         }
     }
 

@@ -53,8 +53,9 @@ import Testing
                 #expect(try await zoneAnswer(.get, "artist-0002", RouteTests.adminToken) == ["artist_id": "artist-0002", "zone": "UTC"])
                 #expect(try await ask(.get, "artist-0002", artistToken).0 == 403)
 
-                // An artist with stored days: a change that would leave them in the zone before is refused, naming the
-                // way to count them again; kept on request, with the instant from which the new zone counts.
+                // An artist with stored days: a change counts them again in the new zone from the detail kept, and says
+                // from which day on unique listeners are counted in it (the day after the change); kept in the zone
+                // before on request, with the instant from which the new zone counts.
                 var ledger = IngestLedger()
                 let partition = TopicPartition(topic: "social", partition: 0)
                 ledger.assign(partition, storedOffset: nil)
@@ -65,13 +66,20 @@ import Testing
                 var batch = try #require(taken)
                 batch.zonesGeneration = try await store.recordedZones().generation
                 try await store.write(batch)
-                let (refused, message) = try await ask(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"Asia/Kolkata"}"#)
-                #expect(refused == 409 && message.contains(#""code":"zone_change_needs_recount""#) && message.contains("backbeat artist set-zone"), "\(message)")
-                #expect(try await zoneAnswer(.get, "artist-0003", RouteTests.adminToken) == ["artist_id": "artist-0003", "zone": "UTC"])
-                #expect(try await zoneAnswer(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"UTC"}"#) == ["artist_id": "artist-0003", "zone": "UTC"],
+                let kolkata = try ZoneDatabase().rules("Asia/Kolkata")
+                let today = kolkata.localDay(ofSecond: Timestamp.wallClock().seconds)
+                let (changed, text) = try await ask(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"Asia/Kolkata"}"#)
+                let answer = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+                let listenersFrom = try #require(answer["listeners_from"] as? String).flatMap(RFC3339.parseDate)?.daysSinceEpoch
+                #expect(changed == 200 && answer["zone"] as? String == "Asia/Kolkata" && answer["recounted_rows"] as? Int == 1, "\(text)")
+                #expect(listenersFrom == today + 1 || listenersFrom == today + 2, "\(text)")
+                #expect(answer["counts_from"] == nil && answer["counts_missing"] == nil, "every count moved: \(text)")
+                #expect(try await zoneAnswer(.get, "artist-0003", RouteTests.adminToken)?["listeners_from"] == answer["listeners_from"] as? String)
+                #expect(try await zoneAnswer(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"Asia/Kolkata"}"#)?["zone"] == "Asia/Kolkata",
                         "the zone it has: nothing to count again")
-                let kept = try await zoneAnswer(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"Asia/Kolkata","keep_counted_days":true}"#)
-                #expect(kept?["zone"] == "Asia/Kolkata" && kept?["counted_in_zone_since"].flatMap(RFC3339.parseTimestamp) != nil, "\(String(describing: kept))")
+                let kept = try await zoneAnswer(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"UTC","keep_counted_days":true}"#)
+                #expect(kept?["zone"] == "UTC" && kept?["counted_in_zone_since"].flatMap(RFC3339.parseTimestamp) != nil, "\(String(describing: kept))")
+                #expect(kept?["listeners_from"] == nil, "a change keeping the days counted clears what a recount left")
                 #expect(try await ask(.put, "artist-0003", RouteTests.adminToken, body: #"{"zone":"UTC","keep_counted_days":"yes"}"#).0 == 400)
             }
         }

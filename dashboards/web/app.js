@@ -231,7 +231,10 @@ function periodLabel(start, granularity) {
 async function refreshSummary() {
   const summary = await api(artistPath("summary", state.asOf ? { as_of: state.asOf } : {}));
   setNumber("card-streams", summary.streams_28d, integer.format(summary.streams_28d));
-  setNumber("card-listeners", summary.monthly_listeners, integer.format(summary.monthly_listeners));
+  // Absent after a change of the artist's zone without the archive: the card says why on hover.
+  const listeners = summary.monthly_listeners;
+  setNumber("card-listeners", listeners, listeners === undefined ? "–" : integer.format(listeners));
+  $("card-listeners").title = summary.listeners_unavailable || "";
   const growth = summary.growth_percent;
   setNumber("card-growth", growth, growth === undefined || growth === null ? "–" : `${growth > 0 ? "+" : ""}${growth}%`);
   const revenue = summary.revenue_this_month || [];

@@ -4,8 +4,8 @@
 ///
 /// What the detail cannot say is named, never guessed: the new zone's days before `countsFrom` (they began before the
 /// detail kept, or before an earlier change's own first day) and the days in `countsMissing` (where a quarter hour the
-/// old clock lived twice lands on two of the new clock's, or an earlier change left a day out) hold no counts; the
-/// listener sketches are per day of the old zone and cannot be moved at all.
+/// old clock lived twice lands on two of the new clock's, or an earlier change left a day out) get none of the rows
+/// moved; the listener sketches are per day of the old zone and cannot be moved at all.
 public struct ZoneRecount: Sendable {
     public let artistID: String
     public let shift: ZoneShift

@@ -34,7 +34,6 @@ public struct APIError: HTTPResponseError, Sendable {
         /// A time zone name the zone database does not hold.
         case unknownZone = "unknown_zone"
         /// A change of zone that would leave the artist's stored days in the zone before.
-        case zoneChangeNeedsRecount = "zone_change_needs_recount"
         case internalError = "internal_error"
     }
 

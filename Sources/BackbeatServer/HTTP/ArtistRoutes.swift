@@ -31,20 +31,22 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let regrouping = artist.regrouping
         // The series and, when sketches can answer, the listeners per period (their union counts the total): read at
         // once, from one snapshot.
-        let (scope, unavailable) = Self.listenerScope(query, regrouping, zone: artist.storedZone)
+        let (scope, unavailable) = artist.listenerScope(query)
+        let countsUnavailable = artist.countsUnavailable(query)
         let periods = artist.periodTexts(query)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             async let seriesRows = answer(query, reads, regrouping)
             async let listenerCounts = listeners(scope, granularity: query.granularity, regrouping, reads)
             var answer = Self.streams(query, periods, try await seriesRows, try await listenerCounts)
             answer.listeners_unavailable = unavailable
+            answer.counts_unavailable = countsUnavailable
             return EncodedAnswer.written(answer)
         })
     }
 
     /// The listener scope of `query`, or when another zone's periods are not whole stored days, why listeners are not
     /// counted (sketches are kept per day of the artist's zone).
-    private static func listenerScope(_ query: Query, _ regrouping: ZoneRegrouping?, zone: ZoneRules) -> (ListenerScope?, String?) {
+    fileprivate static func listenerScope(_ query: Query, _ regrouping: ZoneRegrouping?, zone: ZoneRules) -> (ListenerScope?, String?) {
         guard let regrouping else { return (ListenerScope(query), nil) }
         var whole = query
         if let days = regrouping.periodOfStoredDay?.keys, let first = days.min(), let last = days.max() {
@@ -91,7 +93,9 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
         ) { reads in
             let shares = try await streamShares(query, reads, regrouping)
-            return EncodedAnswer.written(PlatformsResponse(platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) }))
+            return EncodedAnswer.written(PlatformsResponse(
+                platforms: shares.map { PlatformShare(platform: $0.value, streams: $0.streams, share: $0.share) },
+                counts_unavailable: artist.countsUnavailable(query)))
         })
     }
 
@@ -110,7 +114,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             return EncodedAnswer.written(DemographicsResponse(
                 age_ranges: Self.shares(try Self.totals(of: both, in: agesAndGenders, as: ages), by: .ageRange),
                 genders: Self.shares(try Self.totals(of: both, in: agesAndGenders, as: genders), by: .gender),
-                countries: try await countryShares))
+                countries: try await countryShares, counts_unavailable: artist.countsUnavailable(ages)))
         })
     }
 
@@ -123,9 +127,9 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         builder.limit = request.uri.queryParameters.get("limit") ?? "10"
         let query = try build(builder)
         let regrouping = artist.regrouping
-        let (scope, unavailable) = Self.listenerScope(
-            Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []]),
-            regrouping, zone: artist.storedZone)
+        let (scope, unavailable) = artist.listenerScope(
+            Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []]))
+        let countsUnavailable = artist.countsUnavailable(query)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             let rows = try await answer(query, reads, regrouping)
             var listeners: [String: Double]?
@@ -138,7 +142,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
                         track_id: row.groupValues[0], streams: row.metrics[0].integer,
                         listeners: listeners.map { ListenerScope.count($0[row.groupValues[0]] ?? 0) })
                 },
-                listeners_unavailable: unavailable))
+                listeners_unavailable: unavailable, counts_unavailable: countsUnavailable))
         })
     }
 
@@ -159,7 +163,8 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
                     RevenuePoint(period_start: periods.text($0.periodStart), source: $0.groupValues[0],
                                  currency: $0.groupValues[1], amount: $0.metrics[0].money.decimalString)
                 },
-                totals: totals.map { CurrencyTotal(currency: $0.groupValues[0], amount: $0.metrics[0].money.decimalString) })
+                totals: totals.map { CurrencyTotal(currency: $0.groupValues[0], amount: $0.metrics[0].money.decimalString) },
+                counts_unavailable: artist.countsUnavailable(query))
         }
     }
 
@@ -179,7 +184,8 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
                     SocialPoint(period_start: periods.text($0.periodStart), platform: $0.groupValues[0],
                                 action: $0.groupValues[1], count: $0.metrics[0].integer)
                 },
-                totals: totals.map { SocialTotal(platform: $0.groupValues[0], action: $0.groupValues[1], count: $0.metrics[0].integer) })
+                totals: totals.map { SocialTotal(platform: $0.groupValues[0], action: $0.groupValues[1], count: $0.metrics[0].integer) },
+                counts_unavailable: artist.countsUnavailable(query))
         }
     }
 
@@ -301,6 +307,21 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let storedZone: ZoneRules
         /// How the stored hours regroup into the periods of the zone `tz` names, when it is not `storedZone`.
         let regrouping: ZoneRegrouping?
+        /// What a change of the artist's zone could not count again (nil: nothing).
+        let gaps: RecountGaps?
+
+        /// Why some days `query` reads have no counts (`RecountNotice`), or nil.
+        func countsUnavailable(_ query: Query) -> String? {
+            RecountNotice.counts(gaps, days: RecountNotice.days(of: query.interval), zone: storedZone.name)
+        }
+
+        /// The listener scope of `query`, or why listeners are not counted: another zone's periods are not whole stored
+        /// days, or some of its days have no listeners counted in the artist's zone (`RecountNotice`).
+        func listenerScope(_ query: Query) -> (ListenerScope?, String?) {
+            let (scope, unavailable) = ArtistRoutes.listenerScope(query, regrouping, zone: storedZone)
+            if let scope, let notice = RecountNotice.listeners(gaps, days: scope.days, zone: storedZone.name) { return (nil, notice) }
+            return (scope, unavailable)
+        }
 
         /// The period texts of `query`'s answer: on the clock of the zone `tz` names, else of the artist's.
         func periodTexts(_ query: Query) -> PeriodTexts {
@@ -340,7 +361,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             builder.from = parameters.get("from").map { Self.local($0, in: storedZone.outsideUTC) }
             builder.to = parameters.get("to").map { Self.local($0, in: storedZone.outsideUTC) }
         }
-        return ArtistRequest(builder: builder, storedZone: storedZone, regrouping: regrouping)
+        return ArtistRequest(builder: builder, storedZone: storedZone, regrouping: regrouping, gaps: queries.zones.gaps(of: artistID))
     }
 
     /// A `from` or `to` as the artist's local clock reads it: a date stays as it is (the artist's local day); an

@@ -19,6 +19,7 @@ extension StreamsResponse: JSONWritable {
                 json.member("listeners", totals.listeners)
             }
             if let listeners_unavailable { json.member("listeners_unavailable", listeners_unavailable) }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
         }
     }
 }
@@ -31,6 +32,7 @@ extension PlatformsResponse: JSONWritable {
                 json.member("streams", share.streams)
                 json.member("share", share.share)
             }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
         }
     }
 }
@@ -46,6 +48,7 @@ extension DemographicsResponse: JSONWritable {
                     json.member("share", share.share)
                 }
             }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
         }
     }
 }
@@ -59,6 +62,7 @@ extension TopTracksResponse: JSONWritable {
                 json.member("listeners", track.listeners)
             }
             if let listeners_unavailable { json.member("listeners_unavailable", listeners_unavailable) }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
         }
     }
 }
@@ -73,6 +77,7 @@ extension RevenueResponse: JSONWritable {
                 json.member("amount", point.amount)
             }
             CurrencyTotal.write("totals", totals, to: &json)
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
         }
     }
 }
@@ -100,6 +105,7 @@ extension SocialResponse: JSONWritable {
                 json.member("action", total.action)
                 json.member("count", total.count)
             }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
         }
     }
 }
@@ -115,6 +121,8 @@ extension SummaryRoute.SummaryResponse: JSONWritable {
             if let growth_percent { json.member("growth_percent", growth_percent) }
             CurrencyTotal.write("revenue_this_month", revenue_this_month, to: &json)
             json.member("net_followers_28d", net_followers_28d)
+            if let listeners_unavailable { json.member("listeners_unavailable", listeners_unavailable) }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
         }
     }
 }

@@ -30,8 +30,12 @@ struct StreamsTotals: Codable, Equatable {
 struct StreamsResponse: ResponseCodable {
     var series: [StreamsPoint]
     var totals: StreamsTotals
-    /// Why `listeners` is missing, when the periods asked for (`tz`) are not whole days of the artist's zone.
+    /// Why `listeners` is missing: the periods asked for (`tz`) are not whole days of the artist's zone, or a change of
+    /// its zone left some of their days without listeners (`RecountGaps`).
     var listeners_unavailable: String?
+    /// The days of the answer whose counts are incomplete: a change of the artist's zone could not count them again
+    /// from the detail kept (`RecountGaps`), so only events consumed since count there.
+    var counts_unavailable: String? = nil
 }
 
 struct PlatformShare: Codable {
@@ -42,6 +46,9 @@ struct PlatformShare: Codable {
 
 struct PlatformsResponse: ResponseCodable {
     var platforms: [PlatformShare]
+    /// The days of the answer whose counts are incomplete: a change of the artist's zone could not count them again
+    /// from the detail kept (`RecountGaps`), so only events consumed since count there.
+    var counts_unavailable: String? = nil
 }
 
 struct DimensionShare: Encodable {
@@ -62,6 +69,9 @@ struct DemographicsResponse: ResponseEncodable {
     var age_ranges: [DimensionShare]
     var genders: [DimensionShare]
     var countries: [DimensionShare]
+    /// The days of the answer whose counts are incomplete: a change of the artist's zone could not count them again
+    /// from the detail kept (`RecountGaps`), so only events consumed since count there.
+    var counts_unavailable: String? = nil
 }
 
 struct TrackStreams: Codable {
@@ -72,8 +82,12 @@ struct TrackStreams: Codable {
 
 struct TopTracksResponse: ResponseCodable {
     var tracks: [TrackStreams]
-    /// Why `listeners` is missing, when the interval asked for (`tz`) is not whole days of the artist's zone.
+    /// Why `listeners` is missing: the interval asked for (`tz`) is not whole days of the artist's zone, or a change of
+    /// its zone left some of its days without listeners (`RecountGaps`).
     var listeners_unavailable: String?
+    /// The days of the answer whose counts are incomplete: a change of the artist's zone could not count them again
+    /// from the detail kept (`RecountGaps`), so only events consumed since count there.
+    var counts_unavailable: String? = nil
 }
 
 struct RevenuePoint: Codable {
@@ -91,6 +105,9 @@ struct CurrencyTotal: Codable {
 struct RevenueResponse: ResponseCodable {
     var series: [RevenuePoint]
     var totals: [CurrencyTotal]
+    /// The days of the answer whose counts are incomplete: a change of the artist's zone could not count them again
+    /// from the detail kept (`RecountGaps`), so only events consumed since count there.
+    var counts_unavailable: String? = nil
 }
 
 struct SocialPoint: Codable {
@@ -109,6 +126,9 @@ struct SocialTotal: Codable {
 struct SocialResponse: ResponseCodable {
     var series: [SocialPoint]
     var totals: [SocialTotal]
+    /// The days of the answer whose counts are incomplete: a change of the artist's zone could not count them again
+    /// from the detail kept (`RecountGaps`), so only events consumed since count there.
+    var counts_unavailable: String? = nil
 }
 
 /// The body of `POST /v1/query`. A field it does not have is refused (`UnknownField`), not ignored.

@@ -12,8 +12,9 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
     struct SummaryResponse: ResponseEncodable {
         var artist_id: String
         var as_of: String
-        /// Unique listeners over the 28 days before `as_of`.
-        var monthly_listeners: Int64
+        /// Unique listeners over the 28 days before `as_of` (absent when some of those days have none counted in the
+        /// artist's zone: `listeners_unavailable` says why).
+        var monthly_listeners: Int64?
         var streams_28d: Int64
         var streams_prev_28d: Int64
         /// Absent when the previous window had no streams.
@@ -21,6 +22,9 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         /// Revenue of the calendar month containing the day before `as_of`, up to `as_of`.
         var revenue_this_month: [CurrencyTotal]
         var net_followers_28d: Int64
+        var listeners_unavailable: String? = nil
+        /// The days read (the 56 before `as_of`, from the month's first) whose counts are incomplete (`RecountGaps`).
+        var counts_unavailable: String? = nil
     }
 
     /// Adds the endpoint to `artist`, the group of `/v1/artists/{artist_id}`.
@@ -46,17 +50,25 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
 
         // Four independent reads, run at once, from one snapshot; the streams of both windows are one read by day.
         let read = QueryInterval(from: Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400), to: Timestamp(seconds: asOfDay * 86_400))
+        // Days a change of the artist's zone could not count again (`RecountNotice`).
+        let gaps = queries.zones.gaps(of: artistID), zone = queries.zones[artistID].name
+        let listenersUnavailable = RecountNotice.listeners(gaps, days: asOfDay - window..<asOfDay, zone: zone)
+        let countsUnavailable = RecountNotice.counts(gaps, days: RecountNotice.days(of: read), zone: zone)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID)) { reads in
             async let dailyRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay, granularity: .day, reads)
-            async let listenerCounts = reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
+            async let listenerCounts = listenersUnavailable != nil
+                ? nil : reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
             async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency], reads)
             async let followRows = rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"], reads)
             let daily = try await dailyRows
             let splitAt = Timestamp(seconds: (asOfDay - window) * 86_400)
-            return EncodedAnswer.written(Self.summary(
+            var summary = Self.summary(
                 artistID, asOfDay: asOfDay, current: Self.streams(daily.filter { $0.periodStart.map { $0 >= splitAt } ?? false }),
                 previous: Self.streams(daily.filter { $0.periodStart.map { $0 < splitAt } ?? false }),
-                listeners: try await listenerCounts, revenue: try await revenueRows, follows: try await followRows))
+                listeners: try await listenerCounts, revenue: try await revenueRows, follows: try await followRows)
+            summary.listeners_unavailable = listenersUnavailable
+            summary.counts_unavailable = countsUnavailable
+            return EncodedAnswer.written(summary)
         })
     }
 
@@ -67,7 +79,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
 
     /// The summary of the reads.
     private static func summary(
-        _ artistID: String, asOfDay: Int64, current streams: Int64, previous previousStreams: Int64, listeners: [Timestamp?: Double],
+        _ artistID: String, asOfDay: Int64, current streams: Int64, previous previousStreams: Int64, listeners: [Timestamp?: Double]?,
         revenue: [QueryRow], follows: [QueryRow]
     ) -> SummaryResponse {
         let followCount = { (action: String) in follows.first { $0.groupValues[0] == action }?.metrics[0].integer ?? 0 }
@@ -75,7 +87,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         return SummaryResponse(
             artist_id: artistID,
             as_of: RFC3339.formatDate(CivilDate(daysSinceEpoch: asOfDay)),
-            monthly_listeners: ListenerScope.count(listeners[nil] ?? 0),
+            monthly_listeners: listeners.map { ListenerScope.count($0[nil] ?? 0) },
             streams_28d: streams,
             streams_prev_28d: previousStreams,
             growth_percent: previousStreams == 0 ? nil : ((Double(streams - previousStreams) / Double(previousStreams)) * 10_000).rounded() / 100,

@@ -8,6 +8,8 @@ import Synchronization
 public final class ZoneBook: Sendable {
     public let database: ZoneDatabase
     private let current = Mutex(ArtistZones.allUTC)
+    /// The days recounts from the detail left without counts or listeners, by artist (`RecountGaps`).
+    private let recountGaps = Mutex<[String: RecountGaps]>([:])
 
     public init(database: ZoneDatabase = ZoneDatabase()) {
         self.database = database
@@ -21,6 +23,11 @@ public final class ZoneBook: Sendable {
         current.withLock { $0[artist] }
     }
 
+    /// What the last recount of `artist`'s days from the detail could not count, as last read (nil: nothing).
+    public func gaps(of artist: String) -> RecountGaps? {
+        recountGaps.withLock { $0[artist] }
+    }
+
     /// `artist`'s zone as last read, when it is not UTC.
     public func zoneOutsideUTC(of artist: String) -> ZoneRules? {
         current.withLock { $0.zoneOutsideUTC(of: artist) }
@@ -30,8 +37,10 @@ public final class ZoneBook: Sendable {
     /// answer or a recorded zone is not in the database (`ZoneDatabase.UnknownZone`).
     @discardableResult
     public func reload(from store: Store) async throws -> ArtistZones {
-        let zones = try await database.artistZones(recordedIn: store)
+        let recorded = try await store.recordedZones()
+        let zones = try database.artistZones(recorded.zones, generation: recorded.generation)
         current.withLock { $0 = zones }
+        recountGaps.withLock { $0 = recorded.gaps }
         return zones
     }
 }
