@@ -48,10 +48,16 @@ public struct IntervalRollup {
 
     /// Reads every input `paths` name (directories stand for their segments, open ones too: `InputPaths`) and checks
     /// that they held everything the database counted; answers how many inputs were read. Call it once the offsets are
-    /// locked (inside `Store.rebuild`): no flush commits messages to a segment listed then.
-    public mutating func readAll(_ paths: [String]) throws -> Int {
+    /// locked (inside `Store.rebuild`): no flush commits messages to a segment listed then. `afterEach` is told after
+    /// each input how many of how many are read, and the events counted so far (progress).
+    public mutating func readAll(
+        _ paths: [String], afterEach: (_ read: Int, _ of: Int, _ events: Int64) -> Void = { _, _, _ in }
+    ) throws -> Int {
         let files = try InputPaths.expand(paths, includingOpen: true)
-        for file in files { try read(file) }
+        for (index, file) in files.enumerated() {
+            try read(file)
+            afterEach(index + 1, files.count, events)
+        }
         try checkCoverage()
         return files.count
     }

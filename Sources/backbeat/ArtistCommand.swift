@@ -80,7 +80,8 @@ struct ArtistCommand: AsyncParsableCommand {
                 let id = try await withMigratedStore(database, logging) { store in
                     try await store.rebuild(.artist(artist, zone: known)) { inputs in
                         var rollup = IntervalRollup(days: inputs.days, of: artist, counted: inputs, dedup: dedup, zones: ArtistZones([artist: rules]))
-                        let read = try rollup.readAll(paths)
+                        var progress = InputProgress("set-zone")
+                        let read = try rollup.readAll(paths) { progress.read($0, of: $1, events: $2) }
                         counted.withLock { $0 = (rollup.events, read) }
                         return (rollup.delta, rollup.events)
                     }

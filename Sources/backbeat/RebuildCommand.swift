@@ -53,7 +53,8 @@ struct RebuildCommand: AsyncParsableCommand {
                         throw ReplayError("an artist's zone was set as the rebuild began; run it again")
                     }
                     var rollup = IntervalRollup(days: fromDay...toDay, counted: inputs, dedup: dedup, zones: zones)
-                    let read = try rollup.readAll(paths)
+                    var progress = InputProgress("rebuild")
+                    let read = try rollup.readAll(paths) { progress.read($0, of: $1, events: $2) }
                     counted.withLock { $0 = (rollup.events, read) }
                     return (rollup.delta, rollup.events)
                 }

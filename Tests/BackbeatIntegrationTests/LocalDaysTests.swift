@@ -191,6 +191,7 @@ extension LocalDaysTests {
             let set = try ReplayTests.run(["artist", "set-zone", "--artist", artist, "--zone", zone, archive, "--log-level", "warning"], postgresURL: database)
             #expect(set.status == 0, "\(set.output)")
             #expect(set.output.contains("reports in \(zone): its "), "\(set.output)")
+            #expect(set.output.contains("set-zone: ") && set.output.contains(" inputs read, "), "progress shown: \(set.output)")
             rebuild = set.output.components(separatedBy: "swapped in as rebuild ").last?.prefix { $0.isNumber }.description ?? ""
         }
         try await publishing.value

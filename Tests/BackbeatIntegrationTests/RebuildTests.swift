@@ -138,6 +138,8 @@ import Testing
         }
         let rebuilt = try ReplayTests.run(["rebuild", "--from", Self.days.first!, "--to", Self.days.last!, directory], postgresURL: database)
         #expect(rebuilt.status == 0, "\(rebuilt.output)")
+        // Progress: the last line before the result counts every input read.
+        #expect(rebuilt.output.contains("rebuild: ") && rebuilt.output.contains(" inputs read, "), "\(rebuilt.output)")
         // The service notices the rebuild at its next flush: memory gives way to PostgreSQL, and every read is new.
         try await waitUntil(timeout: .seconds(30), "every read to answer the rebuilt numbers") {
             for (index, read) in reads.enumerated() where try await read() == old[index] { return false }
