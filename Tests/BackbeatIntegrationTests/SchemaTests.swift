@@ -53,8 +53,11 @@ import Testing
 
     /// The page family's contract (issue 41): docs/schemas/page.schema.json takes the example message of each type in
     /// docs/schemas/examples and every variant within the documented bounds, and refuses each variant the contract
-    /// rejects (a missing required field, an unknown type, a slug out of bounds, properties past their limits).
+    /// rejects (a missing required field, an unknown type, a slug out of bounds, properties past their limits); and
+    /// the validator (`EventDecoder.decodeMessage`) takes and refuses the same variants.
     @Test func thePageSchemaTakesItsExamplesAndRefusesWhatTheContractRejects() throws {
+        let variants = FileManager.default.temporaryDirectory.appendingPathComponent("page-variants-\(UInt32.random(in: 0...UInt32.max)).ndjson")
+        defer { try? FileManager.default.removeItem(at: variants) }
         let script = """
             import copy, json, sys, jsonschema
             root = sys.argv[1]
@@ -65,7 +68,9 @@ import Testing
             examples = {t: json.load(open(f"{root}/docs/schemas/examples/{t}.json")) for t in types}
             events_md = open(f"{root}/docs/events.md").read()
             wrong = []
+            cases = []
             def check(event, valid, why):
+                cases.append({"valid": valid, "why": why, "event": json.dumps(event, ensure_ascii=False)})
                 if validator.is_valid(event) != valid:
                     wrong.append(f"{'refused' if valid else 'took'} {why}: {json.dumps(event)}")
             def variant(t, **changes):
@@ -108,11 +113,29 @@ import Testing
             check(variant("cta_click", action_type="a" * 32), True, "a cta_click with a 32-character action_type")
             check(variant("cta_click", action_type="a" * 33), False, "a cta_click with a 33-character action_type")
             check(variant("cta_click", type="section_view"), False, "a section_view without section_id (a cta_click retyped)")
+            with open(sys.argv[2], "w") as out:
+                for case in cases:
+                    out.write(json.dumps(case) + "\\n")
             print("\\n".join(wrong))
             sys.exit(1 if wrong else 0)
             """
-        let (status, text) = try Self.python(script, [TestEnvironment.packageRoot.path])
+        let (status, text) = try Self.python(script, [TestEnvironment.packageRoot.path, variants.path])
         #expect(status == 0, "\(text)")
+
+        struct Variant: Decodable {
+            var valid: Bool
+            var why: String
+            var event: String
+        }
+        let lines = try String(contentsOf: variants, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count > 60, "the script wrote its variants")
+        let now = Timestamp(seconds: 1_900_000_000)
+        for line in lines {
+            let variant = try JSONDecoder().decode(Variant.self, from: Data(line.utf8))
+            let taken: Bool
+            if case .success(.page) = EventDecoder.decodeMessage(Array(variant.event.utf8), now: now) { taken = true } else { taken = false }
+            #expect(taken == variant.valid, "the validator \(taken ? "took" : "refused") \(variant.why): \(variant.event)")
+        }
     }
 
     /// Runs `script` with python3 and `arguments`: its exit status and its output.

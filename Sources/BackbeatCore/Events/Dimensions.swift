@@ -23,9 +23,16 @@ public enum RevenueSource: String, CaseIterable, Sendable {
     case streaming, download, merch, sync, live, licensing, other
 }
 
-/// The three event families and their `type` values.
+/// The three event families counted today, and their `type` values.
 public enum EventType: String, CaseIterable, Sendable {
     case stream, revenue, social
+}
+
+/// Every value `type` may take: a counted family's (`EventType`) or a page event's (`PageEvent.Kind`).
+public enum EventTypeName: String, CaseIterable, Sendable {
+    case stream, revenue, social
+    case portfolioView = "portfolio_view", sectionView = "section_view", blockInteraction = "block_interaction"
+    case ctaClick = "cta_click"
 }
 
 /// Character-class checks shared by validation and query parameter parsing.

@@ -3,8 +3,7 @@
 struct CaseNames<Value: RawRepresentable & CaseIterable>: Sendable where Value.RawValue == String, Value: Sendable {
     private struct Entry: Sendable {
         var length: Int
-        var low: UInt64
-        var high: UInt64
+        var packed: PackedName
         var value: Value
     }
 
@@ -13,17 +12,16 @@ struct CaseNames<Value: RawRepresentable & CaseIterable>: Sendable where Value.R
     init(_ type: Value.Type) {
         entries = Value.allCases.map { value in
             let name = Array(value.rawValue.utf8)
-            precondition(name.count <= 16, "a case name longer than 16 bytes")
-            let (low, high) = name.withUnsafeBytes { Self.pack($0) }
-            return Entry(length: name.count, low: low, high: high, value: value)
+            precondition(name.count <= PackedName.capacity, "a case name longer than \(PackedName.capacity) bytes")
+            return Entry(length: name.count, packed: name.withUnsafeBytes { PackedName($0) }, value: value)
         }
     }
 
     /// The case named by `bytes` (UTF-8, unescaped), or nil.
     func value(named bytes: UnsafeRawBufferPointer) -> Value? {
-        guard bytes.count <= 16 else { return nil }
-        let (low, high) = Self.pack(bytes)
-        for entry in entries where entry.length == bytes.count && entry.low == low && entry.high == high {
+        guard bytes.count <= PackedName.capacity else { return nil }
+        let packed = PackedName(bytes)
+        for entry in entries where entry.length == bytes.count && entry.packed == packed {
             return entry.value
         }
         return nil
@@ -33,20 +31,29 @@ struct CaseNames<Value: RawRepresentable & CaseIterable>: Sendable where Value.R
     var names: String {
         entries.map(\.value.rawValue).joined(separator: ", ")
     }
+}
 
-    /// Up to 16 bytes as two little-endian words, zero beyond the end (read byte by byte: nothing past the end).
-    private static func pack(_ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
-        var low: UInt64 = 0
-        var high: UInt64 = 0
+/// Up to 24 bytes as three little-endian words, zero beyond the end (read byte by byte: nothing past the end).
+private struct PackedName: Equatable, Sendable {
+    static let capacity = 24
+    var first: UInt64 = 0
+    var second: UInt64 = 0
+    var third: UInt64 = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) {
         for (offset, byte) in bytes.enumerated() {
-            if offset < 8 { low |= UInt64(byte) << (offset * 8) } else { high |= UInt64(byte) << ((offset - 8) * 8) }
+            let shifted = UInt64(byte) << ((offset % 8) * 8)
+            switch offset / 8 {
+            case 0: first |= shifted
+            case 1: second |= shifted
+            default: third |= shifted
+            }
         }
-        return (low, high)
     }
 }
 
-extension CaseNames where Value == EventType {
-    static let eventTypes = CaseNames(EventType.self)
+extension CaseNames where Value == EventTypeName {
+    static let eventTypes = CaseNames(EventTypeName.self)
 }
 
 extension CaseNames where Value == AgeRange {

@@ -22,8 +22,32 @@ public enum EventDecoder {
     public static let nullValue = Rejection(.emptyValue, "the message value is null")
 
     /// Validates the bytes of a (non-null) value, judging `occurred_at` against `now`, and leaves its
-    /// strings in `bytes` (`EventRecord`).
+    /// strings in `bytes` (`EventRecord`). A valid page event is rejected as `unknown_type`: page events are
+    /// validated (`decodeMessage`) but not counted yet.
     public static func decodeRecord(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<EventRecord, Rejection> {
+        switch decodeMessage(bytes: bytes, now: now) {
+        case .success(.event(let record)): .success(record)
+        case .success(.page(let page)): .failure(Rejection(
+            .unknownType, "type \"\(page.kind.typeName.rawValue)\" is a page event: valid, but page events are not counted yet"))
+        case .failure(let rejection): .failure(rejection)
+        }
+    }
+
+    /// A validated message: an event of a family counted today, or a page event.
+    public enum Message: Equatable, Sendable {
+        case event(EventRecord)
+        case page(PageRecord)
+    }
+
+    /// `decodeMessage(bytes:now:)` of a message value that may be null.
+    public static func decodeMessage(_ value: [UInt8]?, now: Timestamp) -> Result<Message, Rejection> {
+        guard let value else { return .failure(nullValue) }
+        return value.withUnsafeBytes { decodeMessage(bytes: $0, now: now) }
+    }
+
+    /// Validates the bytes of a (non-null) value of any `type` the contract names, judging `occurred_at` against
+    /// `now`, and leaves its strings in `bytes`.
+    public static func decodeMessage(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<Message, Rejection> {
         guard !bytes.isEmpty else { return .failure(Rejection(.emptyValue, "the message value is empty")) }
         guard bytes.count <= maxValueBytes else {
             return .failure(Rejection(.tooLarge, "the value is \(bytes.count) bytes; the limit is \(maxValueBytes)"))
@@ -50,12 +74,12 @@ public enum EventDecoder {
         }
     }
 
-    private static func decode(fields: inout Fields, now: Timestamp) throws(Rejection) -> EventRecord {
-        let type: EventType
+    private static func decode(fields: inout Fields, now: Timestamp) throws(Rejection) -> Message {
+        let type: EventTypeName
         switch try fields.requiredEnum(.type, .eventTypes) {
         case .success(let known): type = known
         case .failure(let unknown):
-            throw Rejection(.unknownType, "type \"\(JSONScanner.clip(unknown.text))\" is not one of stream, revenue, social")
+            throw Rejection(.unknownType, "type \"\(JSONScanner.clip(unknown.text))\" is not one of \(CaseNames.eventTypes.names)")
         }
         let eventID = try fields.requiredString(.eventID, lengths: 1...128)
         let occurredAt = try fields.timestamp(.occurredAt)
@@ -70,7 +94,7 @@ public enum EventDecoder {
             let track = try fields.id(.trackID)
             let platform = try fields.slug(.platform)
             let listener = try fields.optionalString(.listenerID, lengths: 1...128)
-            return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .stream(.init(
+            return .event(EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .stream(.init(
                 track: track, platform: platform,
                 listenerHash: listener.map { fields.withBytes(of: $0) { MurmurHash3.hash64($0) } },
                 listener: listener,
@@ -78,7 +102,7 @@ public enum EventDecoder {
                 ageRange: try fields.optionalEnum(.ageRange, .ageRanges) ?? .unknown,
                 gender: try fields.optionalEnum(.gender, .genders) ?? .unknown,
                 durationMs: durationMs
-            )), unescaped: fields.unescaped)
+            )), unescaped: fields.unescaped))
         case .revenue:
             guard let source = try fields.optionalEnum(.source, .revenueSources) else {
                 throw .missing(.source)
@@ -87,24 +111,57 @@ public enum EventDecoder {
             guard let currency else { throw .missing(.currency) }
             let platform = try fields.optionalSlug(.platform)
             let track = try fields.optionalID(.trackID)
-            return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .revenue(.init(
+            return .event(EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .revenue(.init(
                 source: source, amount: try fields.amount(.amount), currency: currency, platform: platform, track: track
-            )), unescaped: fields.unescaped)
+            )), unescaped: fields.unescaped))
         case .social:
             let platform = try fields.slug(.platform)
-            guard let action = try fields.optionalString(.action, lengths: 1...32) else {
-                throw .missing(.action)
-            }
-            guard fields.satisfies(action, { Identifiers.isSlug(utf8: $0, digits: false) }) else {
-                throw Rejection(.invalidValue, "action must match [a-z_]{1,32}")
-            }
-            return EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .social(.init(
+            let action = try fields.letterSlug(.action)
+            return .event(EventRecord(eventID: eventID, occurredAt: occurredAt, artist: artist, details: .social(.init(
                 platform: platform, action: action,
                 count: try fields.optionalInteger(.count, range: 1...1_000_000) ?? 1,
                 post: try fields.optionalString(.postID, lengths: 1...128)
-            )), unescaped: fields.unescaped)
+            )), unescaped: fields.unescaped))
+        case .portfolioView, .sectionView, .blockInteraction, .ctaClick:
+            return .page(try page(type, fields: &fields, eventID: eventID, occurredAt: occurredAt, artist: artist))
         }
     }
+
+    /// The rest of a page event of `type`: the fields every page event has, then its type's, then `properties`.
+    private static func page(
+        _ type: EventTypeName, fields: inout Fields, eventID: EventText, occurredAt: Timestamp, artist: EventText
+    ) throws(Rejection) -> PageRecord {
+        let visitor = try fields.requiredString(.visitorID, lengths: 1...128)
+        let portfolio = try fields.id(.portfolioID)
+        let session = try fields.optionalString(.sessionID, lengths: 1...128)
+        let country = try fields.optionalCode(.country, length: 2) ?? .unknownCountry
+        let referrer = try fields.referrer(.referrer)
+        let kind: PageRecord.Kind
+        switch type {
+        case .portfolioView: kind = .portfolioView(category: try fields.optionalLetterSlug(.category))
+        case .sectionView: kind = .sectionView(section: try fields.id(.sectionID))
+        case .blockInteraction:
+            kind = .blockInteraction(block: try fields.id(.blockID), blockType: try fields.letterSlug(.blockType), action: try fields.letterSlug(.action))
+        case .ctaClick: kind = .ctaClick(actionType: try fields.letterSlug(.actionType))
+        case .stream, .revenue, .social: preconditionFailure("\(type) is not a page event")
+        }
+        let properties = try fields.properties(.properties)
+        return PageRecord(
+            eventID: eventID, occurredAt: occurredAt, artist: artist, visitor: visitor, portfolio: portfolio, session: session,
+            country: country, referrer: referrer, kind: kind, properties: properties, unescaped: fields.unescaped)
+    }
+
+    /// The most members a page event's `properties` may have.
+    public static let maxProperties = 32
+    /// The longest key of `properties`, in UTF-8 bytes.
+    public static let maxPropertyKeyBytes = 64
+    /// The longest value of `properties`, in UTF-8 bytes.
+    public static let maxPropertyValueBytes = 256
+}
+
+extension Range<Int> {
+    /// The range `offset` further on.
+    fileprivate func shifted(by offset: Int) -> Range<Int> { lowerBound + offset..<upperBound + offset }
 }
 
 extension Rejection {
@@ -233,8 +290,7 @@ private struct Fields {
             length = member.value.count
         } else if member.valueHasEscapes {
             let decoded = JSONScanner.unescapedBytes(raw(member))
-            value = EventText(unescaped.count..<unescaped.count + decoded.count, in: .unescaped)
-            unescaped += decoded
+            value = keep(decoded)
             length = String(decoding: decoded, as: UTF8.self).count
         } else {
             value = EventText(member.value, in: .value)
@@ -291,6 +347,90 @@ private struct Fields {
         guard let text = try optionalString(field, lengths: 1...32) else { return nil }
         guard satisfies(text, { Identifiers.isSlug(utf8: $0) }) else { throw Rejection(.invalidValue, "\(field.name) must match [a-z0-9_]{1,32}") }
         return text
+    }
+
+    /// A required slug of letters and underscores (`[a-z_]{1,32}`: social actions, page kinds and actions).
+    mutating func letterSlug(_ field: EventField) throws(Rejection) -> EventText {
+        guard let slug = try optionalLetterSlug(field) else { throw .missing(field) }
+        return slug
+    }
+
+    mutating func optionalLetterSlug(_ field: EventField) throws(Rejection) -> EventText? {
+        guard let text = try optionalString(field, lengths: 1...32) else { return nil }
+        guard satisfies(text, { Identifiers.isSlug(utf8: $0, digits: false) }) else {
+            throw Rejection(.invalidValue, "\(field.name) must match [a-z_]{1,32}")
+        }
+        return text
+    }
+
+    /// A page event's referrer as its host (`ReferrerHost`, kept in `unescaped`), `.directReferrer` when absent,
+    /// `.unknownReferrer` when it names no host.
+    mutating func referrer(_ field: EventField) throws(Rejection) -> EventText {
+        guard let url = try optionalString(field, lengths: 1...2048) else { return .directReferrer }
+        guard let host = withBytes(of: url, { ReferrerHost.host(of: $0) }) else { return .unknownReferrer }
+        return keep(host)
+    }
+
+    /// `decoded` bytes appended to `unescaped`, as a text.
+    private mutating func keep(_ decoded: [UInt8]) -> EventText {
+        let text = EventText(unescaped.count..<unescaped.count + decoded.count, in: .unescaped)
+        unescaped += decoded
+        return text
+    }
+
+    /// A page event's `properties` (absent or null: none): an object of at most `maxProperties` members, each key
+    /// 1-`maxPropertyKeyBytes` bytes and each value a string of at most `maxPropertyValueBytes` bytes, no key twice.
+    mutating func properties(_ field: EventField) throws(Rejection) -> [PageRecord.Property] {
+        guard let member = member(field), member.kind != .null else { return [] }
+        guard member.kind == .object else {
+            throw Rejection(.invalidType, "\(field.name) must be an object, not a \(member.kind.typeName)")
+        }
+        let start = member.value.lowerBound
+        let object = UnsafeRawBufferPointer(rebasing: bytes[member.value])
+        var members: [JSONMember] = []
+        var count = 0
+        do throws(JSONScanError) {
+            try JSONScanner.scanMembers(object) { inner in
+                count += 1
+                if count <= EventDecoder.maxProperties { members.append(inner) }
+            }
+        } catch {
+            // The whole value was scanned already: an object in it scans again.
+            throw Rejection(.invalidJSON, "\(field.name) is not a JSON object")
+        }
+        guard count <= EventDecoder.maxProperties else {
+            throw Rejection(.tooManyProperties, "\(field.name) has \(count) members; the limit is \(EventDecoder.maxProperties)")
+        }
+        var properties: [PageRecord.Property] = []
+        properties.reserveCapacity(members.count)
+        for (index, inner) in members.enumerated() {
+            let key = memberText(inner.key.shifted(by: start), hasEscapes: inner.keyHasEscapes)
+            let name = JSONScanner.clip(JSONScanner.string(inner.key, hasEscapes: inner.keyHasEscapes, in: object))
+            guard key.bytes > 0 else { throw Rejection(.invalidValue, "a key of \(field.name) is empty") }
+            guard key.bytes <= EventDecoder.maxPropertyKeyBytes else {
+                throw Rejection(.propertyKeyTooLong, "the \(field.name) key \"\(name)\" is \(key.bytes) bytes; the limit is \(EventDecoder.maxPropertyKeyBytes)")
+            }
+            if members[..<index].contains(where: { JSONScanner.sameKey($0, inner, in: object) }) {
+                throw Rejection(.duplicateField, "the \(field.name) key \"\(name)\" appears more than once")
+            }
+            guard inner.kind == .string else {
+                throw Rejection(.invalidType, "\(field.name).\(name) must be a string, not a \(inner.kind.typeName)")
+            }
+            let value = memberText(inner.value.shifted(by: start), hasEscapes: inner.valueHasEscapes)
+            guard value.bytes <= EventDecoder.maxPropertyValueBytes else {
+                throw Rejection(.propertyValueTooLong, "\(field.name).\(name) is \(value.bytes) bytes; the limit is \(EventDecoder.maxPropertyValueBytes)")
+            }
+            properties.append(PageRecord.Property(key: key.text, value: value.text))
+        }
+        return properties
+    }
+
+    /// A key's or string value's bytes in `bytes` as a text, decoded into `unescaped` when written with escapes, and
+    /// how many UTF-8 bytes it has.
+    private mutating func memberText(_ range: Range<Int>, hasEscapes: Bool) -> (text: EventText, bytes: Int) {
+        guard hasEscapes else { return (EventText(range, in: .value), range.count) }
+        let decoded = JSONScanner.unescapedBytes(UnsafeRawBufferPointer(rebasing: bytes[range]))
+        return (keep(decoded), decoded.count)
     }
 
     mutating func optionalCode(_ field: EventField, length: Int) throws(Rejection) -> EventText? {

@@ -6,9 +6,10 @@
 enum EventField: Int, CaseIterable {
     case type, eventID, occurredAt, artistID, trackID, platform, listenerID, country, ageRange, gender, durationMs
     case source, currency, amount, action, count, postID
+    case visitorID, portfolioID, sessionID, referrer, properties, category, sectionID, blockID, blockType, actionType
 
     /// How many fields there are (`allCases.count`, as a constant).
-    static var total: Int { 17 }
+    static var total: Int { 27 }
 
     /// The field's key.
     var name: StaticString {
@@ -30,13 +31,23 @@ enum EventField: Int, CaseIterable {
         case .action: "action"
         case .count: "count"
         case .postID: "post_id"
+        case .visitorID: "visitor_id"
+        case .portfolioID: "portfolio_id"
+        case .sessionID: "session_id"
+        case .referrer: "referrer"
+        case .properties: "properties"
+        case .category: "category"
+        case .sectionID: "section_id"
+        case .blockID: "block_id"
+        case .blockType: "block_type"
+        case .actionType: "action_type"
         }
     }
 
     /// The field whose key is `key` (unescaped UTF-8), or nil for a key the contract does not name.
     init?(key: UnsafeRawBufferPointer) {
         guard let first = key.first else { return nil }
-        // The length and one or two bytes leave at most one candidate, whose whole key is then compared.
+        // The length and one to three bytes leave at most one candidate, whose whole key is then compared.
         let candidate: EventField
         switch (key.count, first) {
         case (4, UInt8(ascii: "t")): candidate = .type
@@ -49,11 +60,19 @@ enum EventField: Int, CaseIterable {
         case (8, UInt8(ascii: "e")): candidate = .eventID
         case (8, UInt8(ascii: "t")): candidate = .trackID
         case (8, UInt8(ascii: "p")): candidate = .platform
-        case (8, UInt8(ascii: "c")): candidate = .currency
+        case (8, UInt8(ascii: "c")): candidate = key[1] == UInt8(ascii: "u") ? .currency : .category
+        case (8, UInt8(ascii: "r")): candidate = .referrer
+        case (8, UInt8(ascii: "b")): candidate = .blockID
         case (9, UInt8(ascii: "a")): candidate = key[1] == UInt8(ascii: "r") ? .artistID : .ageRange
         case (11, UInt8(ascii: "o")): candidate = .occurredAt
         case (11, UInt8(ascii: "l")): candidate = .listenerID
         case (11, UInt8(ascii: "d")): candidate = .durationMs
+        case (11, UInt8(ascii: "a")): candidate = .actionType
+        case (10, UInt8(ascii: "v")): candidate = .visitorID
+        case (10, UInt8(ascii: "s")): candidate = key[2] == UInt8(ascii: "s") ? .sessionID : .sectionID
+        case (10, UInt8(ascii: "p")): candidate = .properties
+        case (10, UInt8(ascii: "b")): candidate = .blockType
+        case (12, UInt8(ascii: "p")): candidate = .portfolioID
         default: return nil
         }
         guard Self.sameBytes(candidate.name.utf8Start, key.baseAddress!, count: key.count) else { return nil }

@@ -24,9 +24,13 @@ public struct EventText: Equatable, Sendable {
     var range: Range<Int> { Int(start)..<Int(end) }
 
     /// The bytes of the defaults a field can take.
-    static let constants: StaticString = "ZZ"
-    /// The country of a stream that names none.
+    static let constants: StaticString = "ZZ(direct)(unknown)"
+    /// The country of an event that names none.
     public static let unknownCountry = EventText(0..<2, in: .constant)
+    /// The referrer of a page event that names none (`PageEvent.directReferrer`).
+    static let directReferrer = EventText(2..<10, in: .constant)
+    /// The referrer of a page event whose referrer has no host to read (`PageEvent.unknownReferrer`).
+    static let unknownReferrer = EventText(10..<19, in: .constant)
 
     /// Calls `body` with the text's UTF-8 bytes: in `value`, in `unescaped` or in the constants.
     func withBytes<Result>(

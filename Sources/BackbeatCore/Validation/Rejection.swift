@@ -22,19 +22,26 @@ public struct Rejection: Error, Equatable, Sendable {
         public static let invalidType = Reason(rawValue: "invalid_type")
         /// A field has the right type but a value outside its allowed set or range.
         public static let invalidValue = Reason(rawValue: "invalid_value")
-        /// `type` is not one of stream, revenue, social.
+        /// `type` is not one of stream, revenue, social (or a page event's: valid, not counted yet).
         public static let unknownType = Reason(rawValue: "unknown_type")
         /// `occurred_at` is not an RFC 3339 timestamp.
         public static let invalidTimestamp = Reason(rawValue: "invalid_timestamp")
         /// `occurred_at` is more than one hour after the time of consumption.
         public static let futureTimestamp = Reason(rawValue: "future_timestamp")
+        /// A page event's `properties` has more than 32 members.
+        public static let tooManyProperties = Reason(rawValue: "too_many_properties")
+        /// A key of a page event's `properties` is over 64 bytes.
+        public static let propertyKeyTooLong = Reason(rawValue: "property_key_too_long")
+        /// A value of a page event's `properties` is over 256 bytes.
+        public static let propertyValueTooLong = Reason(rawValue: "property_value_too_long")
         /// The `event_id` was counted within the dedup window with other fields (`DedupWindow`): not a resend.
         public static let conflictingEventID = Reason(rawValue: "conflicting_event_id")
 
         /// Every reason code, in documentation order.
         public static let all: [Reason] = [
             .emptyValue, .tooLarge, .invalidJSON, .notObject, .duplicateField, .missingField, .invalidType,
-            .invalidValue, .unknownType, .invalidTimestamp, .futureTimestamp, .conflictingEventID,
+            .invalidValue, .unknownType, .invalidTimestamp, .futureTimestamp, .tooManyProperties, .propertyKeyTooLong,
+            .propertyValueTooLong, .conflictingEventID,
         ]
     }
 

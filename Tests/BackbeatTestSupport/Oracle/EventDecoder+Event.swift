@@ -13,3 +13,18 @@ extension EventDecoder {
         decodeRecord(bytes: bytes, now: now).map { $0.event(in: bytes) }
     }
 }
+
+extension EventDecoder {
+    /// Decodes `value` into a `PageEvent` of Strings (`decodeMessage`); a valid event of a counted family is refused
+    /// here as `unknown_type`, the mirror of what `decodeRecord` does with page events.
+    public static func decodePage(_ value: [UInt8], now: Timestamp) -> Result<PageEvent, Rejection> {
+        value.withUnsafeBytes { bytes in
+            decodeMessage(bytes: bytes, now: now).flatMap { message in
+                switch message {
+                case .page(let record): .success(record.event(in: bytes))
+                case .event: .failure(Rejection(.unknownType, "not a page event"))
+                }
+            }
+        }
+    }
+}
