@@ -42,11 +42,12 @@ private struct PackedName: Equatable, Sendable {
 
     init(_ bytes: UnsafeRawBufferPointer) {
         for (offset, byte) in bytes.enumerated() {
-            let shifted = UInt64(byte) << ((offset % 8) * 8)
-            switch offset / 8 {
-            case 0: first |= shifted
-            case 1: second |= shifted
-            default: third |= shifted
+            if offset < 8 {
+                first |= UInt64(byte) << (offset * 8)
+            } else if offset < 16 {
+                second |= UInt64(byte) << ((offset - 8) * 8)
+            } else {
+                third |= UInt64(byte) << ((offset - 16) * 8)
             }
         }
     }

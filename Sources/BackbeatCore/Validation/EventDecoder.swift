@@ -22,14 +22,16 @@ public enum EventDecoder {
     public static let nullValue = Rejection(.emptyValue, "the message value is null")
 
     /// Validates the bytes of a (non-null) value, judging `occurred_at` against `now`, and leaves its
-    /// strings in `bytes` (`EventRecord`). A valid page event is rejected as `unknown_type`: page events are
-    /// validated (`decodeMessage`) but not counted yet.
+    /// strings in `bytes` (`EventRecord`). A page event is validated by its own rules and, valid, rejected as
+    /// `unknown_type`: page events are not counted yet (`decodeMessage` gives them).
     public static func decodeRecord(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<EventRecord, Rejection> {
-        switch decodeMessage(bytes: bytes, now: now) {
-        case .success(.event(let record)): .success(record)
-        case .success(.page(let page)): .failure(Rejection(
-            .unknownType, "type \"\(page.kind.typeName.rawValue)\" is a page event: valid, but page events are not counted yet"))
-        case .failure(let rejection): .failure(rejection)
+        scanning(bytes) { fields throws(Rejection) in
+            switch try decode(fields: &fields, now: now) {
+            case .event(let record): return record
+            case .page(let type, let common):
+                _ = try page(type, fields: &fields, common)
+                throw Rejection(.unknownType, "type \"\(type.rawValue)\" is a page event: valid, but page events are not counted yet")
+            }
         }
     }
 
@@ -48,6 +50,19 @@ public enum EventDecoder {
     /// Validates the bytes of a (non-null) value of any `type` the contract names, judging `occurred_at` against
     /// `now`, and leaves its strings in `bytes`.
     public static func decodeMessage(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<Message, Rejection> {
+        scanning(bytes) { fields throws(Rejection) in
+            switch try decode(fields: &fields, now: now) {
+            case .event(let record): return .event(record)
+            case .page(let type, let common): return .page(try page(type, fields: &fields, common))
+            }
+        }
+    }
+
+    /// `body`'s result for the fields of `bytes` scanned, or the rejection of a value that is empty, too large, not
+    /// JSON, not an object or has a field twice, or that `body` throws.
+    private static func scanning<Decoded>(
+        _ bytes: UnsafeRawBufferPointer, _ body: (inout Fields) throws(Rejection) -> Decoded
+    ) -> Result<Decoded, Rejection> {
         guard !bytes.isEmpty else { return .failure(Rejection(.emptyValue, "the message value is empty")) }
         guard bytes.count <= maxValueBytes else {
             return .failure(Rejection(.tooLarge, "the value is \(bytes.count) bytes; the limit is \(maxValueBytes)"))
@@ -67,14 +82,28 @@ public enum EventDecoder {
                 }
             }
             do throws(Rejection) {
-                return .success(try decode(fields: &fields, now: now))
+                return .success(try body(&fields))
             } catch {
                 return .failure(error)
             }
         }
     }
 
-    private static func decode(fields: inout Fields, now: Timestamp) throws(Rejection) -> Message {
+    /// What `decode(fields:now:)` read: an event of a counted family, or a page event's type and the fields every
+    /// event has (the rest is `page(_:fields:_:)`'s to read, so that the counted families' path stays as small).
+    private enum Decoded {
+        case event(EventRecord)
+        case page(EventTypeName, Common)
+    }
+
+    /// The fields every event has.
+    private struct Common {
+        var eventID: EventText
+        var occurredAt: Timestamp
+        var artist: EventText
+    }
+
+    private static func decode(fields: inout Fields, now: Timestamp) throws(Rejection) -> Decoded {
         let type: EventTypeName
         switch try fields.requiredEnum(.type, .eventTypes) {
         case .success(let known): type = known
@@ -123,14 +152,12 @@ public enum EventDecoder {
                 post: try fields.optionalString(.postID, lengths: 1...128)
             )), unescaped: fields.unescaped))
         case .portfolioView, .sectionView, .blockInteraction, .ctaClick:
-            return .page(try page(type, fields: &fields, eventID: eventID, occurredAt: occurredAt, artist: artist))
+            return .page(type, Common(eventID: eventID, occurredAt: occurredAt, artist: artist))
         }
     }
 
     /// The rest of a page event of `type`: the fields every page event has, then its type's, then `properties`.
-    private static func page(
-        _ type: EventTypeName, fields: inout Fields, eventID: EventText, occurredAt: Timestamp, artist: EventText
-    ) throws(Rejection) -> PageRecord {
+    private static func page(_ type: EventTypeName, fields: inout Fields, _ common: Common) throws(Rejection) -> PageRecord {
         let visitor = try fields.requiredString(.visitorID, lengths: 1...128)
         let portfolio = try fields.id(.portfolioID)
         let session = try fields.optionalString(.sessionID, lengths: 1...128)
@@ -147,7 +174,7 @@ public enum EventDecoder {
         }
         let properties = try fields.properties(.properties)
         return PageRecord(
-            eventID: eventID, occurredAt: occurredAt, artist: artist, visitor: visitor, portfolio: portfolio, session: session,
+            eventID: common.eventID, occurredAt: common.occurredAt, artist: common.artist, visitor: visitor, portfolio: portfolio, session: session,
             country: country, referrer: referrer, kind: kind, properties: properties, unescaped: fields.unescaped)
     }
 
