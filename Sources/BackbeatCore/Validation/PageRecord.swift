@@ -6,16 +6,6 @@ public struct PageRecord: Equatable, Sendable {
         case sectionView(section: EventText)
         case blockInteraction(block: EventText, blockType: EventText, action: EventText)
         case ctaClick(actionType: EventText)
-
-        /// The `type` a message of this kind gives.
-        public var typeName: EventTypeName {
-            switch self {
-            case .portfolioView: .portfolioView
-            case .sectionView: .sectionView
-            case .blockInteraction: .blockInteraction
-            case .ctaClick: .ctaClick
-            }
-        }
     }
 
     public struct Property: Equatable, Sendable {
