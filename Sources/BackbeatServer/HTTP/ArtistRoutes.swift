@@ -312,7 +312,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
         /// Why some days `query` reads have no counts (`RecountNotice`), or nil.
         func countsUnavailable(_ query: Query) -> String? {
-            RecountNotice.counts(gaps, days: RecountNotice.days(of: query.interval), zone: storedZone.name)
+            RecountNotice.counts(gaps, days: query.interval.days, zone: storedZone.name)
         }
 
         /// The listener scope of `query`, or why listeners are not counted: another zone's periods are not whole stored

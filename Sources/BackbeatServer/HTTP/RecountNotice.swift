@@ -22,10 +22,5 @@ enum RecountNotice {
             + "and the sketches of earlier days were kept per day of the zone before (`backbeat artist set-zone` with the archive counts them again)"
     }
 
-    /// The days (half-open) of `interval`, on the artist's local clock.
-    static func days(of interval: QueryInterval) -> Range<Int64> {
-        interval.from.microseconds.floorDiv(86_400_000_000)..<(interval.to.microseconds + 86_399_999_999).floorDiv(86_400_000_000)
-    }
-
     private static func date(_ day: Int64) -> String { RFC3339.formatDate(CivilDate(daysSinceEpoch: day)) }
 }

@@ -53,7 +53,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         // Days a change of the artist's zone could not count again (`RecountNotice`).
         let gaps = queries.zones.gaps(of: artistID), zone = queries.zones[artistID].name
         let listenersUnavailable = RecountNotice.listeners(gaps, days: asOfDay - window..<asOfDay, zone: zone)
-        let countsUnavailable = RecountNotice.counts(gaps, days: RecountNotice.days(of: read), zone: zone)
+        let countsUnavailable = RecountNotice.counts(gaps, days: read.days, zone: zone)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID)) { reads in
             async let dailyRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay, granularity: .day, reads)
             async let listenerCounts = listenersUnavailable != nil
