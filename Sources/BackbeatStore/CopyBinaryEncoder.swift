@@ -167,7 +167,7 @@ struct CopyBinaryEncoder {
         case .revenue:
             numeric(sums.amount)
             int64(sums.integers.0)
-        case .social:
+        case .social, .page:
             int64(sums.integers.0)
         }
     }

@@ -16,6 +16,9 @@ struct DedupOptions: ParsableArguments {
     @Option(name: .customLong("dedup-social-window"), help: "How long of event time social event ids are remembered (env BACKBEAT_DEDUP_SOCIAL_WINDOW; default 30d).")
     var socialWindow: String?
 
+    @Option(name: .customLong("dedup-page-window"), help: "How long of event time page event ids are remembered (env BACKBEAT_DEDUP_PAGE_WINDOW; default 48h).")
+    var pageWindow: String?
+
     /// The spans to remember ids for (nil: dedup off).
     func spans() throws -> DedupSpans? {
         let enabled = try setting(dedup, "BACKBEAT_DEDUP", default: "on", name: "--dedup", expected: "on or off") {
@@ -29,7 +32,9 @@ struct DedupOptions: ParsableArguments {
             revenue: try setting(revenueWindow, "BACKBEAT_DEDUP_REVENUE_WINDOW", default: "30d", name: "--dedup-revenue-window",
                                  expected: expected, parseSpanSeconds),
             social: try setting(socialWindow, "BACKBEAT_DEDUP_SOCIAL_WINDOW", default: "30d", name: "--dedup-social-window",
-                                expected: expected, parseSpanSeconds))
+                                expected: expected, parseSpanSeconds),
+            page: try setting(pageWindow, "BACKBEAT_DEDUP_PAGE_WINDOW", default: "48h", name: "--dedup-page-window",
+                              expected: expected, parseSpanSeconds))
     }
 }
 

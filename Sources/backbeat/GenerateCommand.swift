@@ -60,7 +60,7 @@ struct GenerateCommand: AsyncParsableCommand {
             seed: seed, artists: artists, days: days, start: startDate, invalidFraction: invalidFraction, resendFraction: resendFraction))
         let topicList = topics.split(separator: ",").map(String.init)
         func topic(for type: EventType) -> String {
-            topicList.count == 1 ? topicList[0] : topicList[EventType.allCases.firstIndex(of: type)!]
+            type.topic(among: topicList)!
         }
 
         var written = 0

@@ -39,7 +39,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "Kafka bootstrap servers for --to-kafka.")
     var brokers: String?
 
-    @Option(help: "Topics for stream, revenue and social events with --to-kafka, in that order (one topic: all go there).")
+    @Option(help: "Topics for stream, revenue, social and page events with --to-kafka, in that order (one topic: all go there; three: a page event stops the replay).")
     var topics: String = "streams,revenue,social"
 
     @OptionGroup var dedupOptions: DedupOptions
@@ -53,7 +53,7 @@ struct ReplayCommand: AsyncParsableCommand {
             guard brokers?.isEmpty == false else { throw ValidationError("--to-kafka needs --brokers") }
             guard !dryRun else { throw ValidationError("--to-kafka and --dry-run exclude each other") }
             let count = topics.split(separator: ",").count
-            guard count == 1 || count == 3 else { throw ValidationError("--topics lists one topic or three (streams, revenue, social)") }
+            guard [1, 3, 4].contains(count) else { throw ValidationError("--topics lists one topic, three (streams, revenue, social) or four (and page)") }
         }
     }
 

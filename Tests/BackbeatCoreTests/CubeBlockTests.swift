@@ -8,7 +8,7 @@ import Testing
     static let start = CivilDate(year: 2026, month: 10, day: 1)
 
     static func events(seed: UInt64, count: Int) -> [Event] {
-        var generator = EventGenerator(.init(seed: seed, artists: 5, days: 3, start: start))
+        var generator = EventGenerator(.init(seed: seed, artists: 5, days: 3, start: start, pageFraction: 0.2))
         return (0..<count).compactMap { _ in generator.next().event }
     }
 
@@ -215,6 +215,7 @@ extension Event {
         case .stream(let play): play.artistID
         case .revenue(let revenue): revenue.artistID
         case .social(let social): social.artistID
+        case .page(let page): page.artistID
         }
     }
 }

@@ -12,7 +12,7 @@ import Testing
     /// Two deltas from the generator: the second one lands on the same days (late events once sealed).
     /// `all` is both merged, the truth the answers are checked against.
     static func deltas() -> (first: RollupDelta, second: RollupDelta, all: RollupDelta) {
-        var generator = EventGenerator(.init(seed: 7, artists: 12, days: dayCount, start: start, tracksPerArtist: 6))
+        var generator = EventGenerator(.init(seed: 7, artists: 12, days: dayCount, start: start, tracksPerArtist: 6, pageFraction: 0.2))
         var first = RollupDelta()
         var second = RollupDelta()
         for index in 0..<30_000 {
@@ -68,7 +68,7 @@ import Testing
     /// While events arrive, a sealed day is re-encoded only once its open part has grown to the given share; the
     /// answers are the same whichever days are sealed.
     @Test func aSealedDayIsSealedAgainOnlyOnceItsOpenPartHasGrown() throws {
-        var generator = EventGenerator(.init(seed: 9, artists: 12, days: Self.dayCount, start: Self.start, tracksPerArtist: 6))
+        var generator = EventGenerator(.init(seed: 9, artists: 12, days: Self.dayCount, start: Self.start, tracksPerArtist: 6, pageFraction: 0.2))
         let events = (0..<30_000).compactMap { _ in generator.next().event }
         var memory = CubeMemory()
         var all = RollupDelta()
@@ -218,6 +218,8 @@ import Testing
             for (key, c) in delta.revenue { add(key.hour, key.value(of:), [.money(c.amount), .integer(c.events)]) }
         case .social:
             for (key, count) in delta.social { add(key.hour, key.value(of:), [.integer(count)]) }
+        case .page:
+            for (key, count) in delta.page { add(key.hour, key.value(of:), [.integer(count)]) }
         }
         return sums.map { key, metrics in
             QueryRow(periodStart: key[0].isEmpty ? nil : Timestamp(seconds: Int64(key[0])!), groupValues: Array(key.dropFirst()), metrics: metrics)

@@ -23,7 +23,7 @@ import Testing
                     switch cube.dataset {
                     case .streams: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
                     case .revenue: [sums.amount.micros, Int128(sums.integers.0)]
-                    case .social: [Int128(sums.integers.0)]
+                    case .social, .page: [Int128(sums.integers.0)]
                     }
                 }
                 #expect(read == expected && !read.isEmpty, "\(cube.table): \(read.count) rows read, \(expected.count) expected")
@@ -40,7 +40,7 @@ import Testing
     /// the one the events' delta would make, in every cube and sketch, and the days before the horizon are left out
     /// the same way.
     @Test func pollsAddedAsInternedDeltasMakeTheLayerTheirDeltaMakes() {
-        var generator = EventGenerator(.init(seed: 12, artists: 4, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))
+        var generator = EventGenerator(.init(seed: 12, artists: 4, days: 3, start: CivilDate(year: 2026, month: 10, day: 1), pageFraction: 0.2))
         let events = (0..<6_000).compactMap { _ in generator.next().event }
         var delta = RollupDelta()
         for event in events { delta.add(event) }
@@ -97,7 +97,7 @@ import Testing
                         read[key] = switch cube.dataset {
                         case .streams: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
                         case .revenue: [sums.amount.micros, Int128(sums.integers.0)]
-                        case .social: [Int128(sums.integers.0)]
+                        case .social, .page: [Int128(sums.integers.0)]
                         }
                     }
                 }
@@ -125,7 +125,7 @@ import Testing
 
     /// Five deltas of generated events, as a flush of five partitions holds them, and the valid events.
     static func parts() -> ([RollupDelta], [Event]) {
-        var generator = EventGenerator(.init(seed: 11, artists: 4, days: 3, start: CivilDate(year: 2026, month: 10, day: 1)))
+        var generator = EventGenerator(.init(seed: 11, artists: 4, days: 3, start: CivilDate(year: 2026, month: 10, day: 1), pageFraction: 0.2))
         var parts = Array(repeating: RollupDelta(), count: 5)
         var events: [Event] = []
         for index in 0..<6_000 {
@@ -141,6 +141,7 @@ import Testing
         case .stream: .streams
         case .revenue: .revenue
         case .social: .social
+        case .page: .page
         }
     }
 
@@ -158,6 +159,9 @@ import Testing
         case .social(let social):
             let key = SocialKey(social)
             return (([social.artistID, String(bucket)] + cube.dimensions.map(key.value(of:))).joined(separator: "|"), [Int128(social.count)])
+        case .page(let page):
+            let key = PageKey(page)
+            return (([page.artistID, String(bucket)] + cube.dimensions.map(key.value(of:))).joined(separator: "|"), [1])
         }
     }
 }

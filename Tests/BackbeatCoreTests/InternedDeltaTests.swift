@@ -21,7 +21,7 @@ struct InternedDeltaTests {
     ]
 
     @Test func internedRowsAreTheRowsOfTheDecodedEvents() throws {
-        var generator = EventGenerator(.init(seed: 7, artists: 12, days: 20, start: Self.start, invalidFraction: 0.1, tracksPerArtist: 8))
+        var generator = EventGenerator(.init(seed: 7, artists: 12, days: 20, start: Self.start, invalidFraction: 0.1, tracksPerArtist: 8, pageFraction: 0.2))
         let values = (0..<20_000).map { _ in generator.next().value ?? [] } + Self.handWritten.map { Array($0.utf8) }
         var interned = InternedDelta()
         var expected = RollupDelta()
@@ -51,7 +51,7 @@ struct InternedDeltaTests {
     }
 
     @Test func mergingDeltasAddsWhatOneDeltaOfAllTheLinesAdds() {
-        var generator = EventGenerator(.init(seed: 11, artists: 6, days: 5, start: Self.start, invalidFraction: 0.05, tracksPerArtist: 4))
+        var generator = EventGenerator(.init(seed: 11, artists: 6, days: 5, start: Self.start, invalidFraction: 0.05, tracksPerArtist: 4, pageFraction: 0.2))
         let values = (0..<6_000).map { _ in generator.next().value ?? [] }
         func delta(_ values: ArraySlice<[UInt8]>) -> InternedDelta {
             var delta = InternedDelta()
@@ -79,7 +79,7 @@ struct InternedDeltaTests {
         let zoned = ["artist-0001": "America/Los_Angeles", "artist-0002": "Asia/Kolkata", "artist-0003": "Asia/Kathmandu", "artist-0004": "Pacific/Chatham"]
         let zones = ArtistZones(try zoned.mapValues { try ZoneRulesTests.rules($0) })
         let start = CivilDate(year: 2026, month: 10, day: 20)
-        var generator = EventGenerator(.init(seed: 5, artists: 6, days: 20, start: start, invalidFraction: 0, tracksPerArtist: 4))
+        var generator = EventGenerator(.init(seed: 5, artists: 6, days: 20, start: start, invalidFraction: 0, tracksPerArtist: 4, pageFraction: 0.2))
         let values = (0..<20_000).map { _ in generator.next().value ?? [] }
         var interned = InternedDelta(zones: zones)
         var expected = RollupDelta()
@@ -170,6 +170,9 @@ extension Event {
         case .social(var event):
             event.occurredAt = event.occurredAt + seconds
             self = .social(event)
+        case .page(var event):
+            event.occurredAt = event.occurredAt + seconds
+            self = .page(event)
         }
     }
 }

@@ -174,7 +174,7 @@ import Testing
         #expect(reason(revenue(amount: "1").replacingFirst(#","currency":"EUR""#, with: "")) == .missingField)
     }
 
-    @Test func socialCountBounds() {
+    @Test func countBounds() {
         #expect(reason(social()) == nil)
         #expect(reason(social(#","count":1"#)) == nil)
         #expect(reason(social(#","count":1000000"#)) == nil)

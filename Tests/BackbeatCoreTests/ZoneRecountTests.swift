@@ -24,7 +24,7 @@ import Testing
         let cubes = Dictionary(uniqueKeysWithValues: Cube.all.filter(\.isFull).map { ($0.dataset, $0) })
         for (cell, counters) in delta.streams.rows { rows[key(cell, cubes[.streams]!), default: CubeRowSums()] += CubeRowSums(counters) }
         for (cell, counters) in delta.revenue.rows { rows[key(cell, cubes[.revenue]!), default: CubeRowSums()] += CubeRowSums(counters) }
-        for (cell, count) in delta.social.rows { rows[key(cell, cubes[.social]!), default: CubeRowSums()] += CubeRowSums(socialCount: count) }
+        for (cell, count) in delta.social.rows { rows[key(cell, cubes[.social]!), default: CubeRowSums()] += CubeRowSums(count: count) }
         return rows
     }
 

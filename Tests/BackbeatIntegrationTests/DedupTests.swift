@@ -90,6 +90,7 @@ import Testing
             case .stream: spans.stream
             case .revenue: spans.revenue
             case .social: spans.social
+            case .page: spans.page
             }
             let expires = event.occurredAt.seconds + span
             var partition = partitions["\(message.topic)/\(message.partition)", default: Partition()]

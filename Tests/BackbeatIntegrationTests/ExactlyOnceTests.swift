@@ -12,20 +12,10 @@ import Testing
         let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
         let database = try await TestEnvironment.freshDatabase("crash")
         let workload = Workload(events: 42_000, seed: 7, invalidFraction: 0.01)
-        let kills = 20
-        let chunkSize = workload.messages.count / (kills + 1)
         let service = try await TestEnvironment.withStore(url: database) { store in
             var random = TestRandom()
-            var service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms")
-            for round in 0...kills {
-                // Kill once this instance consumes: a kill before it owns partitions would test nothing.
-                try await service.waitForLog("partitions assigned")
-                let end = round == kills ? workload.messages.count : (round + 1) * chunkSize
-                try workload.publish(round * chunkSize..<end, to: broker.bootstrapServers)
-                guard round < kills else { break }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...1500, using: &random)))
-                service.kill()
-                service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms")
+            let service = try await publishKillingServe(workload, kills: 20, to: broker.bootstrapServers, random: &random) {
+                try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms")
             }
             try await expectGroundTruth(workload, in: store, within: .seconds(120))
             return service

@@ -54,7 +54,7 @@ import Testing
     /// The page family's contract (issue 41): docs/schemas/page.schema.json takes the example message of each type in
     /// docs/schemas/examples and every variant within the documented bounds, and refuses each variant the contract
     /// rejects (a missing required field, an unknown type, a slug out of bounds, properties past their limits); and
-    /// the validator (`EventDecoder.decodeMessage`) takes and refuses the same variants.
+    /// the validator (`EventDecoder.decodeRecord`, a page event) takes and refuses the same variants.
     @Test func thePageSchemaTakesItsExamplesAndRefusesWhatTheContractRejects() throws {
         let variants = FileManager.default.temporaryDirectory.appendingPathComponent("page-variants-\(UInt32.random(in: 0...UInt32.max)).ndjson")
         defer { try? FileManager.default.removeItem(at: variants) }
@@ -133,7 +133,11 @@ import Testing
         for line in lines {
             let variant = try JSONDecoder().decode(Variant.self, from: Data(line.utf8))
             let taken: Bool
-            if case .success(.page) = EventDecoder.decodeMessage(Array(variant.event.utf8), now: now) { taken = true } else { taken = false }
+            if case .success(let record) = EventDecoder.decodeRecord(Array(variant.event.utf8), now: now), case .page = record.details {
+                taken = true
+            } else {
+                taken = false
+            }
             #expect(taken == variant.valid, "the validator \(taken ? "took" : "refused") \(variant.why): \(variant.event)")
         }
     }

@@ -11,7 +11,7 @@ struct CellKey: Hashable, Comparable, Sendable {
 }
 
 /// The measures of one cell. Which fields are used depends on the dataset: streams use `m0` streams, `m1` skips and
-/// `m2` listening ms; revenue uses `amount` (micros) and `m1` events; social uses `m0` count.
+/// `m2` listening ms; revenue uses `amount` (micros) and `m1` events; social uses `m0` count; page uses `m0` events.
 public struct Measures: Equatable, Sendable {
     var m0: Int64 = 0
     var m1: Int64 = 0
@@ -40,8 +40,8 @@ public struct Measures: Equatable, Sendable {
         self.init(m1: counters.events, amount: counters.amount.micros)
     }
 
-    init(socialCount: Int64) {
-        self.init(m0: socialCount)
+    init(count: Int64) {
+        self.init(m0: count)
     }
 
     /// Reads `values`, in the order of `dataset.metrics`.
@@ -55,7 +55,7 @@ public struct Measures: Equatable, Sendable {
         case .revenue:
             amount = values[0].money.micros
             m1 = values[1].integer
-        case .social:
+        case .social, .page:
             m0 = values[0].integer
         }
     }
@@ -65,7 +65,7 @@ public struct Measures: Equatable, Sendable {
         switch dataset {
         case .streams: [.integer(m0), .integer(m1), .integer(m2)]
         case .revenue: [.money(Money(micros: amount)), .integer(m1)]
-        case .social: [.integer(m0)]
+        case .social, .page: [.integer(m0)]
         }
     }
 
@@ -74,7 +74,7 @@ public struct Measures: Equatable, Sendable {
         switch dataset {
         case .streams: (m0 != 0 ? 1 : 0) + (m1 != 0 ? 1 : 0) + (m2 != 0 ? 1 : 0)
         case .revenue: (amount != 0 ? 1 : 0) + (m1 != 0 ? 1 : 0)
-        case .social: m0 != 0 ? 1 : 0
+        case .social, .page: m0 != 0 ? 1 : 0
         }
     }
 }

@@ -44,7 +44,7 @@ extension CubeRowSums {
         case .revenue:
             integers = (measures.m1, 0, 0)
             amount = Money(micros: measures.amount)
-        case .social: integers = (measures.m0, 0, 0)
+        case .social, .page: integers = (measures.m0, 0, 0)
         }
     }
 }

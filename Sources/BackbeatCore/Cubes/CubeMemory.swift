@@ -38,7 +38,8 @@ public struct CubeMemory: Sendable {
         let mapped = DeltaSymbols(delta.values, in: &symbols)
         for (cell, counters) in delta.streams.rows { add(row: cell, mapped, of: .streams, Measures(counters)) }
         for (cell, counters) in delta.revenue.rows { add(row: cell, mapped, of: .revenue, Measures(counters)) }
-        for (cell, count) in delta.social.rows { add(row: cell, mapped, of: .social, Measures(socialCount: count)) }
+        for (cell, count) in delta.social.rows { add(row: cell, mapped, of: .social, Measures(count: count)) }
+        for (cell, count) in delta.page.rows { add(row: cell, mapped, of: .page, Measures(count: count)) }
         delta.forEachPlay { cell, hash in
             guard cell.day >= horizonDay else { return }
             days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].addListener(hash, artist: mapped.ids[Int(cell.artist)], track: mapped.ids[Int(cell.track)])

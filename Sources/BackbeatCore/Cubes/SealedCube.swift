@@ -45,7 +45,7 @@ struct SealedCube: Sendable {
                 case .revenue:
                     Varint.append(signed: measures.amount, to: &bytes)
                     Varint.append(signed: measures.m1, to: &bytes)
-                case .social:
+                case .social, .page:
                     Varint.append(signed: measures.m0, to: &bytes)
                 }
                 nonZero += measures.nonZeroCount(dataset)
@@ -110,7 +110,7 @@ struct SealedCube: Sendable {
                 case .revenue:
                     measures.amount = reader.nextSigned128()
                     measures.m1 = reader.nextSigned()
-                case .social:
+                case .social, .page:
                     measures.m0 = reader.nextSigned()
                 }
                 body(artist, CellKey(hour: hour, d0: d0, d1: d1), measures)

@@ -4,7 +4,8 @@
 ///
 /// The payload is the parsed fields Backbeat uses, in a fixed order, not the message's bytes: a resend may order the
 /// keys differently, escape a character another way or add fields Backbeat ignores, and is still the same event.
-/// Its family is part of it (a revenue event and a stream under one id conflict).
+/// Its family is part of it (a revenue event and a stream under one id conflict). A page event's `properties` are
+/// not (they are not counted).
 public struct EventFingerprint: Hashable, Sendable {
     public var id: UInt64
     public var payload: UInt64
@@ -47,6 +48,29 @@ extension EventRecord {
             payload.add(self, social.action, in: value)
             payload.add(social.count)
             payload.add(self, social.post, in: value)
+        case .page(let page):
+            payload.add(4)
+            switch page.kind {
+            case .portfolioView(let category):
+                payload.add(1)
+                payload.add(self, category, in: value)
+            case .sectionView(let section):
+                payload.add(2)
+                payload.add(self, section, in: value)
+            case .blockInteraction(let block, let blockType, let action):
+                payload.add(3)
+                payload.add(self, block, in: value)
+                payload.add(self, blockType, in: value)
+                payload.add(self, action, in: value)
+            case .ctaClick(let actionType):
+                payload.add(4)
+                payload.add(self, actionType, in: value)
+            }
+            payload.add(self, page.visitor, in: value)
+            payload.add(self, page.portfolio, in: value)
+            payload.add(self, page.session, in: value)
+            payload.add(self, page.country, in: value)
+            payload.add(self, page.referrer, in: value)
         }
         return EventFingerprint(id: id.value, payload: payload.value)
     }

@@ -23,16 +23,34 @@ public enum RevenueSource: String, CaseIterable, Sendable {
     case streaming, download, merch, sync, live, licensing, other
 }
 
-/// The three event families counted today, and their `type` values.
+/// The event families, each on a topic of its own by default (`type` decides the family, not the topic).
 public enum EventType: String, CaseIterable, Sendable {
-    case stream, revenue, social
+    case stream, revenue, social, page
+
+    /// The topic of this family among `topics`: the only one when one topic takes every family, else the one at the
+    /// family's place (stream, revenue, social, page); nil when the list names no topic there.
+    public func topic(among topics: [String]) -> String? {
+        if topics.count == 1 { return topics[0] }
+        let place = Self.allCases.firstIndex(of: self)!
+        return place < topics.count ? topics[place] : nil
+    }
 }
 
-/// Every value `type` may take: a counted family's (`EventType`) or a page event's (`PageEvent.Kind`).
+/// Every value `type` may take: a family's own (stream, revenue, social) or a page event's (`PageEvent.Kind`).
 public enum EventTypeName: String, CaseIterable, Sendable {
     case stream, revenue, social
     case portfolioView = "portfolio_view", sectionView = "section_view", blockInteraction = "block_interaction"
     case ctaClick = "cta_click"
+
+    /// The family of events of this type.
+    public var family: EventType {
+        switch self {
+        case .stream: .stream
+        case .revenue: .revenue
+        case .social: .social
+        case .portfolioView, .sectionView, .blockInteraction, .ctaClick: .page
+        }
+    }
 }
 
 /// Character-class checks shared by validation and query parameter parsing.

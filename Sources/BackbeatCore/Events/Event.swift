@@ -3,6 +3,7 @@ public enum Event: Equatable, Sendable {
     case stream(StreamEvent)
     case revenue(RevenueEvent)
     case social(SocialEvent)
+    case page(PageEvent)
 
     /// The producer's id of the event (what dedup tells resends by).
     public var eventID: String {
@@ -10,6 +11,7 @@ public enum Event: Equatable, Sendable {
         case .stream(let event): event.eventID
         case .revenue(let event): event.eventID
         case .social(let event): event.eventID
+        case .page(let event): event.eventID
         }
     }
 
@@ -19,6 +21,7 @@ public enum Event: Equatable, Sendable {
         case .stream(let event): event.artistID
         case .revenue(let event): event.artistID
         case .social(let event): event.artistID
+        case .page(let event): event.artistID
         }
     }
 
@@ -28,6 +31,7 @@ public enum Event: Equatable, Sendable {
         case .stream(let event): event.occurredAt
         case .revenue(let event): event.occurredAt
         case .social(let event): event.occurredAt
+        case .page(let event): event.occurredAt
         }
     }
 }

@@ -1,4 +1,4 @@
-/// What a visitor did on an artist's portfolio page (docs/events.md, "Page events"): validated, not counted yet.
+/// What a visitor did on an artist's portfolio page (docs/events.md, "Page events").
 public struct PageEvent: Equatable, Sendable {
     /// The four types of page event, with the fields of each.
     public enum Kind: Equatable, Sendable {

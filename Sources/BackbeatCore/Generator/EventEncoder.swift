@@ -42,6 +42,35 @@ public enum EventEncoder {
             string("action", e.action)
             number("count", e.count)
             string("post_id", e.postID)
+        case .page(let e):
+            string("event_id", e.eventID)
+            switch e.kind {
+            case .portfolioView(let category):
+                string("type", EventTypeName.portfolioView.rawValue)
+                string("category", category)
+            case .sectionView(let sectionID):
+                string("type", EventTypeName.sectionView.rawValue)
+                string("section_id", sectionID)
+            case .blockInteraction(let blockID, let blockType, let action):
+                string("type", EventTypeName.blockInteraction.rawValue)
+                string("block_id", blockID)
+                string("block_type", blockType)
+                string("action", action)
+            case .ctaClick(let actionType):
+                string("type", EventTypeName.ctaClick.rawValue)
+                string("action_type", actionType)
+            }
+            string("occurred_at", RFC3339.format(e.occurredAt))
+            string("artist_id", e.artistID)
+            string("visitor_id", e.visitorID)
+            string("portfolio_id", e.portfolioID)
+            string("session_id", e.sessionID)
+            if e.country != "ZZ" { string("country", e.country) }
+            // The host stands for the URL it was read from (a URL without a scheme reads as its host).
+            if e.referrer != PageEvent.directReferrer { string("referrer", e.referrer == PageEvent.unknownReferrer ? "mailto:x@y" : e.referrer) }
+            if !e.properties.isEmpty {
+                fields.append(("properties", "{" + e.properties.map { JSONString.quoted($0.key) + ":" + JSONString.quoted($0.value) }.joined(separator: ",") + "}"))
+            }
         }
         return "{" + fields.map { JSONString.quoted($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }

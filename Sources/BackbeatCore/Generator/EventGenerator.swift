@@ -1,4 +1,4 @@
-/// Deterministic synthetic events of all three families, for demos, tests and benchmarks.
+/// Deterministic synthetic events of every family, for demos, tests and benchmarks.
 ///
 /// The same configuration always yields the same sequence. Popularity is skewed (Zipf-like): the first artists
 /// and tracks get most of the plays, as on a real platform.
@@ -16,12 +16,16 @@ public struct EventGenerator: Sendable {
         /// Fraction (0...1) of messages that resend one of the last `resendDistance` messages (the same bytes, as
         /// a producer's retry sends them), to exercise dedup.
         public var resendFraction: Double
+        /// Fraction (0...1) of valid events that are page events; the rest are streams, revenue and social events
+        /// (8:1:1). At 0 no page event is made and the sequence is the one made before page events existed.
+        public var pageFraction: Double
 
         public init(
             seed: UInt64 = 1, artists: Int = 50, days: Int = 30, start: CivilDate, invalidFraction: Double = 0, tracksPerArtist: Int = 20,
-            resendFraction: Double = 0
+            resendFraction: Double = 0, pageFraction: Double = 0
         ) {
             self.resendFraction = resendFraction
+            self.pageFraction = pageFraction
             self.seed = seed
             self.artists = max(1, artists)
             self.days = max(1, days)
@@ -95,6 +99,18 @@ public struct EventGenerator: Sendable {
         if random.nextUnit() < configuration.invalidFraction {
             return invalidMessage(artist: artist, eventID: eventID, occurredAt: occurredAt)
         }
+        let event: Event
+        if configuration.pageFraction > 0, random.nextUnit() < configuration.pageFraction {
+            event = .page(pageEvent(eventID: eventID, occurredAt: occurredAt, artist: artist))
+        } else {
+            event = familyEvent(eventID: eventID, occurredAt: occurredAt, artist: artist)
+        }
+        let json = EventEncoder.json(event, amountAsNumber: random.next(below: 2) == 0)
+        return Message(topic: event.type, key: artist, value: Array(json.utf8), event: event)
+    }
+
+    /// A stream (80%), revenue (10%) or social (10%) event.
+    private mutating func familyEvent(eventID: String, occurredAt: Timestamp, artist: String) -> Event {
         let roll = random.next(below: 100)
         let event: Event
         if roll < 80 {
@@ -127,8 +143,36 @@ public struct EventGenerator: Sendable {
                 postID: random.next(below: 2) == 0 ? "post-\(random.next(below: 1000))" : nil
             ))
         }
-        let json = EventEncoder.json(event, amountAsNumber: random.next(below: 2) == 0)
-        return Message(topic: event.type, key: artist, value: Array(json.utf8), event: event)
+        return event
+    }
+
+    static let pageSections = ["hero", "releases", "videos", "tour", "merch", "about"]
+    static let blockTypes = ["release", "video", "tour_dates", "merch_link"]
+    static let blockActions = ["play", "expand", "swipe", "share"]
+    static let ctaActions = ["pre_save", "buy_tickets", "follow", "shop"]
+    static let referrers = ["instagram.com", "l.facebook.com", "t.co", "google.com", "open.spotify.com", "(direct)", "(unknown)"]
+
+    /// A page event: views most often, then sections, blocks and, rarely, a call to action clicked.
+    private mutating func pageEvent(eventID: String, occurredAt: Timestamp, artist: String) -> PageEvent {
+        let roll = random.next(below: 100)
+        let kind: PageEvent.Kind
+        if roll < 55 {
+            kind = .portfolioView(category: random.next(below: 2) == 0 ? "music" : nil)
+        } else if roll < 80 {
+            kind = .sectionView(sectionID: pick(Self.pageSections))
+        } else if roll < 95 {
+            let block = random.next(below: 12)
+            kind = .blockInteraction(blockID: "blk-\(block)", blockType: Self.blockTypes[Int(block) % Self.blockTypes.count], action: pick(Self.blockActions))
+        } else {
+            kind = .ctaClick(actionType: pick(Self.ctaActions))
+        }
+        let visitor = random.next(below: 20_000)
+        return PageEvent(
+            eventID: eventID, occurredAt: occurredAt, artistID: artist, visitorID: "v-\(visitor)",
+            portfolioID: random.next(below: 4) == 0 ? "pf-tour" : "pf-main", kind: kind,
+            sessionID: random.next(below: 10) == 0 ? nil : "s-\(visitor)-\(occurredAt.seconds / 1800)",
+            country: random.next(below: 20) == 0 ? "ZZ" : pick(Self.countries), referrer: pick(Self.referrers),
+            properties: random.next(below: 3) == 0 ? [PageEvent.Property("utm_source", pick(["newsletter", "ig_bio", "ad"]))] : [])
     }
 
     private mutating func invalidMessage(artist: String, eventID: String, occurredAt: Timestamp) -> Message {
@@ -159,6 +203,7 @@ extension Event {
         case .stream: .stream
         case .revenue: .revenue
         case .social: .social
+        case .page: .page
         }
     }
 }

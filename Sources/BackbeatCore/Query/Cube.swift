@@ -46,14 +46,22 @@ public struct Cube: Equatable, Sendable {
         Cube(table: "revenue_hourly", dataset: .revenue, grain: .quarterHour, dimensions: [.source, .currency, .platform, .trackID]),
         Cube(table: "social_by_artist_day", dataset: .social, grain: .day, dimensions: [.platform, .action]),
         Cube(table: "social_hourly", dataset: .social, grain: .quarterHour, dimensions: [.platform, .action]),
+        Cube(table: "page_by_artist_day", dataset: .page, grain: .day, dimensions: [.portfolioID, .eventType]),
+        Cube(table: "page_by_artist_day_cta", dataset: .page, grain: .day, dimensions: [.portfolioID, .actionType]),
+        Cube(table: "page_by_artist_day_interaction", dataset: .page, grain: .day, dimensions: [.blockType, .action]),
+        Cube(table: "page_by_artist_day_section", dataset: .page, grain: .day, dimensions: [.portfolioID, .sectionID]),
+        Cube(table: "page_by_artist_day_block", dataset: .page, grain: .day, dimensions: [.portfolioID, .blockID]),
+        Cube(table: "page_hourly", dataset: .page, grain: .quarterHour,
+             dimensions: [.portfolioID, .eventType, .sectionID, .blockID, .blockType, .action, .actionType, .referrer, .country]),
     ]
 
     /// The cubes written besides the full-dimension tables.
     public static var derived: [Cube] { all.filter { !$0.isFull } }
 
-    /// Whether this is a full-dimension table, by quarter hour (written from the delta directly).
+    /// Whether this is a full-dimension table, by quarter hour (written from the delta directly): the only cubes kept
+    /// by quarter hour.
     public var isFull: Bool {
-        table == "stream_hourly" || table == "revenue_hourly" || table == "social_hourly"
+        grain == .quarterHour
     }
 
     /// The full dimensions by day (`<dataset>_daily`, migration 0015): the detail by (local) day, then the daily

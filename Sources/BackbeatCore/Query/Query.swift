@@ -1,6 +1,6 @@
 /// The datasets a query can read, each with its dimensions and metrics.
 public enum Dataset: String, CaseIterable, Sendable {
-    case streams, revenue, social
+    case streams, revenue, social, page
 
     /// Dimensions a query may group by or filter on.
     public var dimensions: [Dimension] {
@@ -8,6 +8,7 @@ public enum Dataset: String, CaseIterable, Sendable {
         case .streams: [.artistID, .trackID, .platform, .country, .ageRange, .gender]
         case .revenue: [.artistID, .source, .currency, .platform, .trackID]
         case .social: [.artistID, .platform, .action]
+        case .page: [.artistID, .portfolioID, .eventType, .sectionID, .blockID, .blockType, .action, .actionType, .referrer, .country]
         }
     }
 
@@ -17,6 +18,7 @@ public enum Dataset: String, CaseIterable, Sendable {
         case .streams: [.streams, .skips, .listeningMs]
         case .revenue: [.amount, .events]
         case .social: [.count]
+        case .page: [.events]
         }
     }
 }
@@ -28,6 +30,16 @@ public enum Dimension: String, CaseIterable, Sendable {
     case platform, country
     case ageRange = "age_range"
     case gender, source, currency, action
+    /// A page event's type (portfolio_view, section_view, block_interaction, cta_click).
+    case eventType = "type"
+    case portfolioID = "portfolio_id"
+    case sectionID = "section_id"
+    case blockID = "block_id"
+    case blockType = "block_type"
+    /// A cta_click's `action_type` (a block_interaction's is `action`).
+    case actionType = "action_type"
+    /// The host a page event's visitor came from (`PageEvent.referrer`).
+    case referrer
 
     /// Whether `value` could ever be stored in this dimension (filters with impossible values are 400s).
     public func accepts(_ value: String) -> Bool {
@@ -39,7 +51,11 @@ public enum Dimension: String, CaseIterable, Sendable {
         case .ageRange: AgeRange(rawValue: value) != nil
         case .gender: Gender(rawValue: value) != nil
         case .source: RevenueSource(rawValue: value) != nil
-        case .action: Identifiers.isSlug(value, digits: false)
+        case .action, .blockType, .actionType: Identifiers.isSlug(value, digits: false)
+        case .eventType: EventTypeName(rawValue: value)?.family == .page
+        case .portfolioID: Identifiers.isID(value)
+        case .sectionID, .blockID: Identifiers.isID(value)
+        case .referrer: ReferrerHost.isStored(value)
         }
     }
 }

@@ -104,7 +104,7 @@ public enum CubeBlock {
         case .revenue:
             for row in 0..<count { rows.sums[row].amount = Money(micros: try reader.signed128()) }
             for row in 0..<count { rows.sums[row].integers.0 = try reader.signed() }
-        case .social:
+        case .social, .page:
             for row in 0..<count { rows.sums[row].integers.0 = try reader.signed() }
         }
         guard reader.isAtEnd else { throw FormatError(description: "bytes after the block's last column") }
@@ -213,7 +213,7 @@ public enum CubeBlock {
         case .revenue:
             for row in sorted { Varint.append(signed: sums[row].amount.micros, to: &bytes) }
             for row in sorted { Varint.append(signed: sums[row].integers.0, to: &bytes) }
-        case .social:
+        case .social, .page:
             for row in sorted { Varint.append(signed: sums[row].integers.0, to: &bytes) }
         }
         return bytes

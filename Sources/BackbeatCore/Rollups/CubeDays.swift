@@ -21,6 +21,7 @@ public struct ArtistDayRows: Sendable {
     private let streams: Grouped<StreamCell, StreamCounters>
     private let revenue: Grouped<RevenueCell, RevenueCounters>
     private let social: Grouped<SocialCell, Int64>
+    private let page: Grouped<PageCell, Int64>
 
     public init(_ delta: InternedDelta) {
         self.init(CombinedDeltas([delta]))
@@ -31,6 +32,7 @@ public struct ArtistDayRows: Sendable {
         streams = Grouped(combined.deltas.map(\.streams), ids: combined.ids, zero: StreamCounters()) { $0 += $1 }
         revenue = Grouped(combined.deltas.map(\.revenue), ids: combined.ids, zero: RevenueCounters()) { $0 += $1 }
         social = Grouped(combined.deltas.map(\.social), ids: combined.ids, zero: 0) { $0 += $1 }
+        page = Grouped(combined.deltas.map(\.page), ids: combined.ids, zero: 0) { $0 += $1 }
     }
 
     /// The rows `cube` gains from the delta, one `CubeDay` per artist and day, in no particular order: a full
@@ -47,7 +49,8 @@ public struct ArtistDayRows: Sendable {
         switch cube.dataset {
         case .streams: streams.forEachDay(of: cube, CubeRowSums.init, body)
         case .revenue: revenue.forEachDay(of: cube, CubeRowSums.init, body)
-        case .social: social.forEachDay(of: cube, CubeRowSums.init(socialCount:), body)
+        case .social: social.forEachDay(of: cube, CubeRowSums.init(count:), body)
+        case .page: page.forEachDay(of: cube, CubeRowSums.init(count:), body)
         }
     }
 

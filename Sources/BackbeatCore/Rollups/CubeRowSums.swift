@@ -1,5 +1,5 @@
 /// The summed measures of a cube's row: the dataset's integer metrics in order (streams, skips, listening ms;
-/// revenue events; social count) and, for revenue, the amount.
+/// revenue events; social count; page events) and, for revenue, the amount.
 public struct CubeRowSums: Equatable, Sendable {
     public var integers: (Int64, Int64, Int64) = (0, 0, 0)
     public var amount: Money = .zero
@@ -21,9 +21,9 @@ public struct CubeRowSums: Equatable, Sendable {
         amount = counters.amount
     }
 
-    /// A social row's measure: the count.
-    public init(socialCount: Int64) {
-        integers = (socialCount, 0, 0)
+    /// The one measure of a social row (its count) or a page row (its events).
+    public init(count: Int64) {
+        integers = (count, 0, 0)
     }
 
     /// The sums of a row whose `dataset` metrics (`Dataset.metrics` order) are `values`.
@@ -33,7 +33,7 @@ public struct CubeRowSums: Equatable, Sendable {
         case .revenue:
             if case .money(let amount) = values[0] { self.amount = amount }
             integers.0 = values[1].integer
-        case .social: integers.0 = values[0].integer
+        case .social, .page: integers.0 = values[0].integer
         }
     }
 
@@ -42,7 +42,7 @@ public struct CubeRowSums: Equatable, Sendable {
         switch dataset {
         case .streams: [.integer(integers.0), .integer(integers.1), .integer(integers.2)]
         case .revenue: [.money(amount), .integer(integers.0)]
-        case .social: [.integer(integers.0)]
+        case .social, .page: [.integer(integers.0)]
         }
     }
 

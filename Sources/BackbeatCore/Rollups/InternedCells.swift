@@ -71,7 +71,7 @@ public struct StreamCell: InternedRowKey {
         case .country: .id(country)
         case .ageRange: .ageRange(ageRange)
         case .gender: .gender(gender)
-        case .source, .currency, .action: .none
+        default: .none
         }
     }
 
@@ -105,7 +105,7 @@ public struct RevenueCell: InternedRowKey {
         case .currency: .id(currency)
         case .platform: .id(platform)
         case .trackID: .id(track)
-        case .country, .ageRange, .gender, .action: .none
+        default: .none
         }
     }
 
@@ -145,6 +145,56 @@ public struct SocialCell: InternedRowKey {
 
     public func hash(seed: UInt64) -> UInt64 {
         TableHash.mix(TableHash.mix(seed, UInt64(artist) << 32 | UInt64(platform)), UInt64(bitPattern: quarter) << 32 ^ UInt64(action))
+    }
+}
+
+/// A page event's row: every value is an id (a field a type does not have is "").
+public struct PageCell: InternedRowKey {
+    public var artist: UInt32
+    public var quarter: Int64
+    public var portfolio: UInt32
+    /// The id of the type's name (`EventTypeName.rawValue`).
+    public var type: UInt32
+    public var section: UInt32
+    public var block: UInt32
+    public var blockType: UInt32
+    public var action: UInt32
+    public var actionType: UInt32
+    public var referrer: UInt32
+    public var country: UInt32
+
+    public func value(of dimension: Dimension) -> InternedValue {
+        switch dimension {
+        case .artistID: .id(artist)
+        case .portfolioID: .id(portfolio)
+        case .eventType: .id(type)
+        case .sectionID: .id(section)
+        case .blockID: .id(block)
+        case .blockType: .id(blockType)
+        case .action: .id(action)
+        case .actionType: .id(actionType)
+        case .referrer: .id(referrer)
+        case .country: .id(country)
+        default: .none
+        }
+    }
+
+    public func remapped(_ ids: [UInt32]) -> PageCell {
+        var cell = self
+        (cell.artist, cell.portfolio, cell.type, cell.section, cell.block) =
+            (ids[Int(artist)], ids[Int(portfolio)], ids[Int(type)], ids[Int(section)], ids[Int(block)])
+        (cell.blockType, cell.action, cell.actionType, cell.referrer, cell.country) =
+            (ids[Int(blockType)], ids[Int(action)], ids[Int(actionType)], ids[Int(referrer)], ids[Int(country)])
+        return cell
+    }
+
+    public func hash(seed: UInt64) -> UInt64 {
+        var hash = TableHash.mix(seed, UInt64(artist) << 32 | UInt64(portfolio))
+        hash = TableHash.mix(hash, UInt64(type) << 32 | UInt64(section))
+        hash = TableHash.mix(hash, UInt64(block) << 32 | UInt64(blockType))
+        hash = TableHash.mix(hash, UInt64(action) << 32 | UInt64(actionType))
+        hash = TableHash.mix(hash, UInt64(referrer) << 32 | UInt64(country))
+        return TableHash.mix(hash, UInt64(bitPattern: quarter))
     }
 }
 

@@ -6,6 +6,8 @@ public struct InternedDelta: Sendable {
     public private(set) var streams = CellTable<StreamCell, StreamCounters>()
     public private(set) var revenue = CellTable<RevenueCell, RevenueCounters>()
     public private(set) var social = CellTable<SocialCell, Int64>()
+    /// Page events, counted.
+    public private(set) var page = CellTable<PageCell, Int64>()
     /// The listener of each play with a `listener_id`, by track and day: the unique-listener sketches are built
     /// from these when they are read (`listeners`), one sort instead of a sketch update per play.
     private var plays: [ListenedPlay] = []
@@ -27,15 +29,16 @@ public struct InternedDelta: Sendable {
         streams = CellTable(capacity: other.streams.count)
         revenue = CellTable(capacity: other.revenue.count)
         social = CellTable(capacity: other.social.count)
+        page = CellTable(capacity: other.page.count)
         plays.reserveCapacity(other.plays.count)
     }
 
     public var isEmpty: Bool {
-        streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty && plays.isEmpty
+        streams.isEmpty && revenue.isEmpty && social.isEmpty && page.isEmpty && rejected.isEmpty && plays.isEmpty
     }
 
     /// Rows of the full-dimension tables: one per cell.
-    public var rowCount: Int { streams.count + revenue.count + social.count }
+    public var rowCount: Int { streams.count + revenue.count + social.count + page.count }
 
     /// Plays kept for the listener sketches.
     public var playCount: Int { plays.count }
@@ -74,6 +77,26 @@ public struct InternedDelta: Sendable {
         case .social(let social):
             let cell = SocialCell(artist: artist, quarter: quarter, platform: id(social.platform, record, value), action: id(social.action, record, value))
             self.social.update(cell, initial: 0) { $0 += social.count }
+        case .page(let page):
+            let empty = values.id(UnsafeRawBufferPointer(start: nil, count: 0))
+            var cell = PageCell(
+                artist: artist, quarter: quarter, portfolio: id(page.portfolio, record, value), type: empty, section: empty, block: empty,
+                blockType: empty, action: empty, actionType: empty, referrer: id(page.referrer, record, value),
+                country: id(page.country, record, value))
+            switch page.kind {
+            case .portfolioView:
+                cell.type = values.id(EventTypeName.portfolioView.rawValue)
+            case .sectionView(let section):
+                cell.type = values.id(EventTypeName.sectionView.rawValue)
+                cell.section = id(section, record, value)
+            case .blockInteraction(let block, let blockType, let action):
+                cell.type = values.id(EventTypeName.blockInteraction.rawValue)
+                (cell.block, cell.blockType, cell.action) = (id(block, record, value), id(blockType, record, value), id(action, record, value))
+            case .ctaClick(let actionType):
+                cell.type = values.id(EventTypeName.ctaClick.rawValue)
+                cell.actionType = id(actionType, record, value)
+            }
+            self.page.update(cell, initial: 0) { $0 += 1 }
         }
         return true
     }
@@ -101,6 +124,11 @@ public struct InternedDelta: Sendable {
         case .social:
             let cell = SocialCell(artist: artist, quarter: quarter, platform: id(.platform), action: id(.action))
             social.update(cell, initial: 0) { $0 += sums.integers.0 }
+        case .page:
+            let cell = PageCell(
+                artist: artist, quarter: quarter, portfolio: id(.portfolioID), type: id(.eventType), section: id(.sectionID), block: id(.blockID),
+                blockType: id(.blockType), action: id(.action), actionType: id(.actionType), referrer: id(.referrer), country: id(.country))
+            page.update(cell, initial: 0) { $0 += sums.integers.0 }
         }
     }
 
@@ -118,6 +146,7 @@ public struct InternedDelta: Sendable {
         for (cell, counters) in other.streams.rows { streams.update(cell.remapped(ids), initial: StreamCounters()) { $0 += counters } }
         for (cell, counters) in other.revenue.rows { revenue.update(cell.remapped(ids), initial: RevenueCounters()) { $0 += counters } }
         for (cell, count) in other.social.rows { social.update(cell.remapped(ids), initial: 0) { $0 += count } }
+        for (cell, count) in other.page.rows { page.update(cell.remapped(ids), initial: 0) { $0 += count } }
         plays.reserveCapacity(plays.count + other.plays.count)
         for play in other.plays { plays.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
         rejected.append(contentsOf: other.rejected)
@@ -133,6 +162,7 @@ public struct InternedDelta: Sendable {
         for (cell, _) in streams.rows { note(cell.artist, cell.quarter) }
         for (cell, _) in revenue.rows { note(cell.artist, cell.quarter) }
         for (cell, _) in social.rows { note(cell.artist, cell.quarter) }
+        for (cell, _) in page.rows { note(cell.artist, cell.quarter) }
         var days = ArtistDays()
         for (artist, span) in spans.enumerated() {
             if let span { days.insert(values[UInt32(artist)], days: span) }

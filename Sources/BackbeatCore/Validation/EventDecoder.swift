@@ -22,38 +22,12 @@ public enum EventDecoder {
     public static let nullValue = Rejection(.emptyValue, "the message value is null")
 
     /// Validates the bytes of a (non-null) value, judging `occurred_at` against `now`, and leaves its
-    /// strings in `bytes` (`EventRecord`). A page event is validated by its own rules and, valid, rejected as
-    /// `unknown_type`: page events are not counted yet (`decodeMessage` gives them).
+    /// strings in `bytes` (`EventRecord`).
     public static func decodeRecord(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<EventRecord, Rejection> {
         scanning(bytes) { fields throws(Rejection) in
             switch try decode(fields: &fields, now: now) {
             case .event(let record): return record
-            case .page(let type, let common):
-                _ = try page(type, fields: &fields, common)
-                throw Rejection(.unknownType, "type \"\(type.rawValue)\" is a page event: valid, but page events are not counted yet")
-            }
-        }
-    }
-
-    /// A validated message: an event of a family counted today, or a page event.
-    public enum Message: Equatable, Sendable {
-        case event(EventRecord)
-        case page(PageRecord)
-    }
-
-    /// `decodeMessage(bytes:now:)` of a message value that may be null.
-    public static func decodeMessage(_ value: [UInt8]?, now: Timestamp) -> Result<Message, Rejection> {
-        guard let value else { return .failure(nullValue) }
-        return value.withUnsafeBytes { decodeMessage(bytes: $0, now: now) }
-    }
-
-    /// Validates the bytes of a (non-null) value of any `type` the contract names, judging `occurred_at` against
-    /// `now`, and leaves its strings in `bytes`.
-    public static func decodeMessage(bytes: UnsafeRawBufferPointer, now: Timestamp) -> Result<Message, Rejection> {
-        scanning(bytes) { fields throws(Rejection) in
-            switch try decode(fields: &fields, now: now) {
-            case .event(let record): return .event(record)
-            case .page(let type, let common): return .page(try page(type, fields: &fields, common))
+            case .page(let type, let common): return try page(type, fields: &fields, common)
             }
         }
     }
@@ -89,8 +63,9 @@ public enum EventDecoder {
         }
     }
 
-    /// What `decode(fields:now:)` read: an event of a counted family, or a page event's type and the fields every
-    /// event has (the rest is `page(_:fields:_:)`'s to read, so that the counted families' path stays as small).
+    /// What `decode(fields:now:)` read: an event of the stream, revenue or social family, or a page event's type and
+    /// the fields every event has (the rest is `page(_:fields:_:)`'s to read, so that the other families' path stays
+    /// as small: measured, docs/performance.md).
     private enum Decoded {
         case event(EventRecord)
         case page(EventTypeName, Common)
@@ -157,13 +132,13 @@ public enum EventDecoder {
     }
 
     /// The rest of a page event of `type`: the fields every page event has, then its type's, then `properties`.
-    private static func page(_ type: EventTypeName, fields: inout Fields, _ common: Common) throws(Rejection) -> PageRecord {
+    private static func page(_ type: EventTypeName, fields: inout Fields, _ common: Common) throws(Rejection) -> EventRecord {
         let visitor = try fields.requiredString(.visitorID, lengths: 1...128)
         let portfolio = try fields.id(.portfolioID)
         let session = try fields.optionalString(.sessionID, lengths: 1...128)
         let country = try fields.optionalCode(.country, length: 2) ?? .unknownCountry
         let referrer = try fields.referrer(.referrer)
-        let kind: PageRecord.Kind
+        let kind: EventRecord.PageDetails.Kind
         switch type {
         case .portfolioView: kind = .portfolioView(category: try fields.optionalLetterSlug(.category))
         case .sectionView: kind = .sectionView(section: try fields.id(.sectionID))
@@ -173,9 +148,9 @@ public enum EventDecoder {
         case .stream, .revenue, .social: preconditionFailure("\(type) is not a page event")
         }
         let properties = try fields.properties(.properties)
-        return PageRecord(
-            eventID: common.eventID, occurredAt: common.occurredAt, artist: common.artist, visitor: visitor, portfolio: portfolio, session: session,
-            country: country, referrer: referrer, kind: kind, properties: properties, unescaped: fields.unescaped)
+        return EventRecord(eventID: common.eventID, occurredAt: common.occurredAt, artist: common.artist, details: .page(.init(
+            kind: kind, visitor: visitor, portfolio: portfolio, session: session, country: country, referrer: referrer, properties: properties
+        )), unescaped: fields.unescaped)
     }
 
     /// The most members a page event's `properties` may have.
@@ -407,7 +382,7 @@ private struct Fields {
 
     /// A page event's `properties` (absent or null: none): an object of at most `maxProperties` members, each key
     /// 1-`maxPropertyKeyBytes` bytes and each value a string of at most `maxPropertyValueBytes` bytes, no key twice.
-    mutating func properties(_ field: EventField) throws(Rejection) -> [PageRecord.Property] {
+    mutating func properties(_ field: EventField) throws(Rejection) -> [EventRecord.PageDetails.Property] {
         guard let member = member(field), member.kind != .null else { return [] }
         guard member.kind == .object else {
             throw Rejection(.invalidType, "\(field.name) must be an object, not a \(member.kind.typeName)")
@@ -428,7 +403,7 @@ private struct Fields {
         guard count <= EventDecoder.maxProperties else {
             throw Rejection(.tooManyProperties, "\(field.name) has \(count) members; the limit is \(EventDecoder.maxProperties)")
         }
-        var properties: [PageRecord.Property] = []
+        var properties: [EventRecord.PageDetails.Property] = []
         properties.reserveCapacity(members.count)
         for (index, inner) in members.enumerated() {
             let key = memberText(inner.key.shifted(by: start), hasEscapes: inner.keyHasEscapes)
@@ -447,7 +422,7 @@ private struct Fields {
             guard value.bytes <= EventDecoder.maxPropertyValueBytes else {
                 throw Rejection(.propertyValueTooLong, "\(field.name).\(name) is \(value.bytes) bytes; the limit is \(EventDecoder.maxPropertyValueBytes)")
             }
-            properties.append(PageRecord.Property(key: key.text, value: value.text))
+            properties.append(EventRecord.PageDetails.Property(key: key.text, value: value.text))
         }
         return properties
     }

@@ -55,6 +55,7 @@ public struct EventRecord: Equatable, Sendable {
         case stream(StreamDetails)
         case revenue(RevenueDetails)
         case social(SocialDetails)
+        case page(PageDetails)
     }
 
     public struct StreamDetails: Equatable, Sendable {
@@ -86,11 +87,40 @@ public struct EventRecord: Equatable, Sendable {
         public var post: EventText?
     }
 
+    /// A page event's fields besides the three every event has (docs/events.md, "Page events").
+    public struct PageDetails: Equatable, Sendable {
+        /// The type, with the fields of each.
+        public enum Kind: Equatable, Sendable {
+            case portfolioView(category: EventText?)
+            case sectionView(section: EventText)
+            case blockInteraction(block: EventText, blockType: EventText, action: EventText)
+            case ctaClick(actionType: EventText)
+        }
+
+        /// One member of `properties`.
+        public struct Property: Equatable, Sendable {
+            public var key: EventText
+            public var value: EventText
+        }
+
+        public var kind: Kind
+        public var visitor: EventText
+        public var portfolio: EventText
+        public var session: EventText?
+        /// Absent country: "ZZ" (`EventText.unknownCountry`).
+        public var country: EventText
+        /// The referrer's host, lower case (in `unescaped`), or `EventText.directReferrer` / `.unknownReferrer`.
+        public var referrer: EventText
+        /// Validated and archived, not counted (nor part of a resend's fingerprint).
+        public var properties: [Property]
+    }
+
     public var eventID: EventText
     public var occurredAt: Timestamp
     public var artist: EventText
     public var details: Details
-    /// The decoded bytes of the fields written with escapes, back to back (empty for nearly every event).
+    /// The decoded bytes of the fields written with escapes (and a page event's referrer host), back to back (empty for
+    /// nearly every event).
     var unescaped: [UInt8]
 
     /// Calls `body` with the UTF-8 bytes of `text`, one of this record's fields, decoded from `value`.
@@ -126,6 +156,19 @@ public struct EventRecord: Equatable, Sendable {
                 eventID: eventID, occurredAt: occurredAt, artistID: artistID, platform: string(social.platform, in: value),
                 action: string(social.action, in: value), count: social.count, postID: social.post.map { string($0, in: value) }
             ))
+        case .page(let page):
+            let kind: PageEvent.Kind = switch page.kind {
+            case .portfolioView(let category): .portfolioView(category: category.map { string($0, in: value) })
+            case .sectionView(let section): .sectionView(sectionID: string(section, in: value))
+            case .blockInteraction(let block, let blockType, let action):
+                .blockInteraction(blockID: string(block, in: value), blockType: string(blockType, in: value), action: string(action, in: value))
+            case .ctaClick(let actionType): .ctaClick(actionType: string(actionType, in: value))
+            }
+            return .page(PageEvent(
+                eventID: eventID, occurredAt: occurredAt, artistID: artistID, visitorID: string(page.visitor, in: value),
+                portfolioID: string(page.portfolio, in: value), kind: kind, sessionID: page.session.map { string($0, in: value) },
+                country: string(page.country, in: value), referrer: string(page.referrer, in: value),
+                properties: page.properties.map { PageEvent.Property(string($0.key, in: value), string($0.value, in: value)) }))
         }
     }
 }

@@ -35,6 +35,14 @@ enum ReferrerHost {
         return lowered
     }
 
+    /// Whether `text` is a referrer as page events store it: a host as `host(of:)` gives it, or
+    /// `PageEvent.directReferrer` or `.unknownReferrer`.
+    static func isStored(_ text: String) -> Bool {
+        if text == PageEvent.directReferrer || text == PageEvent.unknownReferrer { return true }
+        var text = text
+        return text.withUTF8 { bytes in host(of: UnsafeRawBufferPointer(bytes)).map { $0.elementsEqual(bytes) } ?? false }
+    }
+
     private static let slash = UInt8(ascii: "/")
     private static let question = UInt8(ascii: "?")
     private static let hash = UInt8(ascii: "#")

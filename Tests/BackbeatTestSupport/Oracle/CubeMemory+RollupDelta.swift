@@ -9,6 +9,7 @@ extension CubeMemory {
         }
         for (key, counters) in delta.revenue { add(row: key, of: .revenue, [.money(counters.amount), .integer(counters.events)]) }
         for (key, count) in delta.social { add(row: key, of: .social, [.integer(count)]) }
+        for (key, count) in delta.page { add(row: key, of: .page, [.integer(count)]) }
         for (key, sketch) in delta.artistListeners {
             addListeners(artistID: key.artistID, trackID: nil, day: key.day, sketch)
         }

@@ -15,16 +15,12 @@ extension EventDecoder {
 }
 
 extension EventDecoder {
-    /// Decodes `value` into a `PageEvent` of Strings (`decodeMessage`); a valid event of a counted family is refused
-    /// here as `unknown_type`, the mirror of what `decodeRecord` does with page events.
+    /// Decodes `value` into a `PageEvent` of Strings (`decode`); a valid event of another family is refused here as
+    /// `unknown_type`.
     public static func decodePage(_ value: [UInt8], now: Timestamp) -> Result<PageEvent, Rejection> {
-        value.withUnsafeBytes { bytes in
-            decodeMessage(bytes: bytes, now: now).flatMap { message in
-                switch message {
-                case .page(let record): .success(record.event(in: bytes))
-                case .event: .failure(Rejection(.unknownType, "not a page event"))
-                }
-            }
+        decode(value, now: now).flatMap { event in
+            if case .page(let page) = event { return .success(page) }
+            return .failure(Rejection(.unknownType, "not a page event"))
         }
     }
 }

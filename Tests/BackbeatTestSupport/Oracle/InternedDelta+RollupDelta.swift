@@ -22,6 +22,15 @@ extension InternedDelta {
                 action: values[cell.action])
             delta.social[key, default: 0] += count
         }
+        for (cell, count) in page.rows {
+            let key = PageKey(
+                artistID: values[cell.artist], hour: HourBucket(hoursSinceEpoch: cell.quarter.floorDiv(4)),
+                values: Dataset.page.dimensions.dropFirst().map { dimension in
+                    guard case .id(let id) = cell.value(of: dimension) else { return "" }
+                    return values[id]
+                })
+            delta.page[key, default: 0] += count
+        }
         let listeners = self.listeners
         for (cell, sketch) in listeners.artists {
             delta.artistListeners[ArtistDay(artistID: values[cell.artist], day: cell.day)] = sketch

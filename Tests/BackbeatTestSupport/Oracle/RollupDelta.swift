@@ -6,6 +6,7 @@ public struct RollupDelta: Sendable {
     public var streams: [StreamKey: StreamCounters] = [:]
     public var revenue: [RevenueKey: RevenueCounters] = [:]
     public var social: [SocialKey: Int64] = [:]
+    public var page: [PageKey: Int64] = [:]
     /// Unique listeners per artist and day, and per track and day (plays with a `listener_id` only).
     public var artistListeners: [ArtistDay: HyperLogLog] = [:]
     public var trackListeners: [TrackDay: HyperLogLog] = [:]
@@ -14,12 +15,12 @@ public struct RollupDelta: Sendable {
     public init() {}
 
     public var isEmpty: Bool {
-        streams.isEmpty && revenue.isEmpty && social.isEmpty && rejected.isEmpty && artistListeners.isEmpty
+        streams.isEmpty && revenue.isEmpty && social.isEmpty && page.isEmpty && rejected.isEmpty && artistListeners.isEmpty
     }
 
     /// Number of rows a flush of this delta writes.
     public var rowCount: Int {
-        streams.count + revenue.count + social.count + rejected.count + artistListeners.count + trackListeners.count
+        streams.count + revenue.count + social.count + page.count + rejected.count + artistListeners.count + trackListeners.count
     }
 
     /// Adds one valid event.
@@ -37,6 +38,8 @@ public struct RollupDelta: Sendable {
             self.revenue[RevenueKey(revenue), default: RevenueCounters()] += RevenueCounters(amount: revenue.amount, events: 1)
         case .social(let social):
             self.social[SocialKey(social), default: 0] += social.count
+        case .page(let page):
+            self.page[PageKey(page), default: 0] += 1
         }
     }
 
@@ -51,6 +54,7 @@ public struct RollupDelta: Sendable {
         for (key, counters) in other.streams { streams[key, default: StreamCounters()] += counters }
         for (key, counters) in other.revenue { revenue[key, default: RevenueCounters()] += counters }
         for (key, count) in other.social { social[key, default: 0] += count }
+        for (key, count) in other.page { page[key, default: 0] += count }
         for (key, sketch) in other.artistListeners { artistListeners[key, default: HyperLogLog()].formUnion(sketch) }
         for (key, sketch) in other.trackListeners { trackListeners[key, default: HyperLogLog()].formUnion(sketch) }
         rejected.append(contentsOf: other.rejected)

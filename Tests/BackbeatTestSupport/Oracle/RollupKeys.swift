@@ -131,6 +131,40 @@ public struct SocialKey: Hashable, Sendable {
     }
 }
 
+/// The dimensions of a row of the hourly page rollup: every dimension of `Dataset.page`, "" where the event's type
+/// has none.
+public struct PageKey: Hashable, Sendable {
+    public let artistID: String
+    public let hour: HourBucket
+    /// `Dimension.eventType` onwards, in `Dataset.page.dimensions` order (after `artist_id`).
+    public let values: [String]
+
+    public init(_ event: PageEvent) {
+        var values: [Dimension: String] = [
+            .portfolioID: event.portfolioID, .referrer: event.referrer, .country: event.country]
+        switch event.kind {
+        case .portfolioView: values[.eventType] = EventTypeName.portfolioView.rawValue
+        case .sectionView(let sectionID):
+            values[.eventType] = EventTypeName.sectionView.rawValue
+            values[.sectionID] = sectionID
+        case .blockInteraction(let blockID, let blockType, let action):
+            values[.eventType] = EventTypeName.blockInteraction.rawValue
+            (values[.blockID], values[.blockType], values[.action]) = (blockID, blockType, action)
+        case .ctaClick(let actionType):
+            values[.eventType] = EventTypeName.ctaClick.rawValue
+            values[.actionType] = actionType
+        }
+        self.init(artistID: event.artistID, hour: HourBucket(containing: event.occurredAt),
+                  values: Dataset.page.dimensions.dropFirst().map { values[$0] ?? "" })
+    }
+
+    public init(artistID: String, hour: HourBucket, values: [String]) {
+        self.artistID = artistID
+        self.hour = hour
+        self.values = values
+    }
+}
+
 /// The key of a row of a full-dimension hourly rollup: the artist, the hour and a value for every dimension, so that
 /// cubes (stored or in memory) are cut from the hourly rows by one rule.
 public protocol HourlyRowKey: Hashable {
@@ -150,7 +184,7 @@ extension StreamKey: HourlyRowKey {
         case .country: country
         case .ageRange: ageRange.rawValue
         case .gender: gender.rawValue
-        case .source, .currency, .action: ""
+        default: ""
         }
     }
 }
@@ -164,8 +198,16 @@ extension RevenueKey: HourlyRowKey {
         case .currency: currency
         case .platform: platform
         case .trackID: trackID
-        case .country, .ageRange, .gender, .action: ""
+        default: ""
         }
+    }
+}
+
+extension PageKey: HourlyRowKey {
+    /// This row's value of `dimension` ("" for a dimension page events do not have).
+    public func value(of dimension: Dimension) -> String {
+        guard dimension != .artistID else { return artistID }
+        return Dataset.page.dimensions.dropFirst().firstIndex(of: dimension).map { values[$0 - 1] } ?? ""
     }
 }
 

@@ -1,0 +1,88 @@
+import BackbeatCore
+import BackbeatKafka
+import BackbeatTestSupport
+import Foundation
+import Testing
+
+/// Page events (issue 41) through Kafka and `backbeat serve`, with kills: counted exactly once in `page_hourly`, and
+/// `POST /v1/query` on the `page` dataset answers what the events add up to, from memory and from PostgreSQL alone.
+@Suite(.serialized) struct PageAnalyticsTests {
+    @Test(.seeded) func pageEventsThroughKafkaWithKillsAreCountedOnceAndAnswered() async throws {
+        let broker = try DevBroker(topics: ["streams", "revenue", "social", "page"], partitions: 4)
+        let database = try await TestEnvironment.freshDatabase("page")
+        let workload = Workload(events: 12_000, seed: 41, invalidFraction: 0.01, pageFraction: 0.5)
+        let pageEvents = workload.messages.compactMap { message -> PageEvent? in
+            if case .page(let page) = message.event { page } else { nil }
+        }
+        #expect(pageEvents.count > 5_000, "half the workload is page events")
+        let topics = ["--topics", "streams,revenue,social,page"]
+        let service = try await TestEnvironment.withStore(url: database) { store in
+            var random = TestRandom()
+            let service = try await publishKillingServe(workload, kills: 5, to: broker.bootstrapServers, random: &random) {
+                try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, flushInterval: "200ms", arguments: topics)
+            }
+            try await expectGroundTruth(workload, in: store, within: .seconds(120))
+            return service
+        }
+        #expect(!workload.truth.page.isEmpty)
+        try await service.waitUntilHealthy()
+        let fromPostgres = try ServiceProcess(
+            brokers: broker.bootstrapServers, postgresURL: database, group: "page-postgres-only", arguments: ["--topics", "idle", "--memory-days", "0"])
+        try await fromPostgres.waitUntilHealthy()
+        for base in [service.baseURL, fromPostgres.baseURL] {
+            try await Self.expectAnswers(base, pageEvents)
+        }
+        #expect(service.terminate() == 0)
+        #expect(fromPostgres.terminate() == 0)
+        withExtendedLifetime(broker) {}
+    }
+
+    /// Queries of each page cube's shape (views by type and day, sections, CTA clicks, interactions by block type and
+    /// action, referrers), each against the events summed here.
+    static func expectAnswers(_ base: String, _ events: [PageEvent]) async throws {
+        let artist = "artist-0001"
+        let start = RFC3339.parseInstant("2026-10-01")!, end = RFC3339.parseInstant("2026-10-11")!
+        let mine = events.filter { $0.artistID == artist && $0.occurredAt >= start && $0.occurredAt < end }
+        func day(_ event: PageEvent) -> String { RFC3339.formatDate(CivilDate(daysSinceEpoch: event.occurredAt.daysSinceEpoch)) + "T00:00:00Z" }
+        func type(_ event: PageEvent) -> String {
+            switch event.kind {
+            case .portfolioView: "portfolio_view"
+            case .sectionView: "section_view"
+            case .blockInteraction: "block_interaction"
+            case .ctaClick: "cta_click"
+            }
+        }
+        let cases: [(body: String, key: ([String: Any]) -> String, expected: [String: Int])] = [
+            (#"{"dataset":"page","from":"2026-10-01","to":"2026-10-11","granularity":"day","group_by":["type"],"filters":{"artist_id":["\#(artist)"],"portfolio_id":["pf-main"]}}"#,
+             { "\($0["period_start"]!)|\($0["type"]!)" },
+             mine.filter { $0.portfolioID == "pf-main" }.reduce(into: [:]) { $0["\(day($1))|\(type($1))", default: 0] += 1 }),
+            (#"{"dataset":"page","from":"2026-10-01","to":"2026-10-11","group_by":["section_id"],"filters":{"artist_id":["\#(artist)"],"portfolio_id":["pf-tour"]}}"#,
+             { "\($0["section_id"]!)" },
+             mine.filter { $0.portfolioID == "pf-tour" }.reduce(into: [:]) { counts, event in
+                 if case .sectionView(let section) = event.kind { counts[section, default: 0] += 1 } else { counts["", default: 0] += 1 }
+             }),
+            (#"{"dataset":"page","from":"2026-10-01","to":"2026-10-11","group_by":["action_type"],"filters":{"artist_id":["\#(artist)"],"type":["cta_click"]}}"#,
+             { "\($0["action_type"]!)" },
+             mine.reduce(into: [:]) { counts, event in if case .ctaClick(let action) = event.kind { counts[action, default: 0] += 1 } }),
+            (#"{"dataset":"page","from":"2026-10-01","to":"2026-10-11","group_by":["block_type","action"],"filters":{"artist_id":["\#(artist)"]}}"#,
+             { "\($0["block_type"]!)|\($0["action"]!)" },
+             mine.reduce(into: [:]) { counts, event in
+                 if case .blockInteraction(_, let blockType, let action) = event.kind { counts["\(blockType)|\(action)", default: 0] += 1 } else { counts["|", default: 0] += 1 }
+             }),
+            (#"{"dataset":"page","from":"2026-10-01T00:00:00Z","to":"2026-10-03T12:00:00Z","granularity":"hour","group_by":["referrer","country"],"filters":{"artist_id":["\#(artist)"]}}"#,
+             { "\($0["period_start"]!)|\($0["referrer"]!)|\($0["country"]!)" },
+             mine.filter { $0.occurredAt < RFC3339.parseInstant("2026-10-03T12:00:00Z")! }.reduce(into: [:]) { counts, event in
+                 let hour = RFC3339.format(Timestamp(seconds: event.occurredAt.seconds.floorDiv(3600) * 3600))
+                 counts["\(hour)|\(event.referrer)|\(event.country)", default: 0] += 1
+             }),
+        ]
+        for (body, key, expected) in cases {
+            let reply = try await HTTP.post(base + "/v1/query", json: body)
+            #expect(reply.status == 200, "\(body): \(reply.text)")
+            let rows = try #require((try reply.json() as? [String: Any])?["rows"] as? [[String: Any]])
+            // A series by period holds every group in every period, zeros included: the events summed here have none.
+            let read = Dictionary(rows.map { (key($0), $0["events"] as? Int ?? -1) }, uniquingKeysWith: { _, _ in -2 }).filter { $0.value != 0 }
+            #expect(read == expected && !expected.isEmpty, "\(base): \(body): \(read.count) rows, \(expected.count) expected")
+        }
+    }
+}
