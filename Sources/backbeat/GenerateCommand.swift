@@ -30,15 +30,21 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(help: "With --brokers: publish at most this many events per second, evenly (default: as fast as the broker takes them).")
     var rate: Double?
 
-    @Option(help: "Topics for stream, revenue and social events, in that order (one topic: all go there).")
-    var topics: String = "streams,revenue,social"
+    @Option(name: .customLong("page-fraction"), help: "Fraction (0-1) of valid events that are page events (docs/events.md, \"Page events\"); 0 makes the same events as before page events existed.")
+    var pageFraction: Double = 0
+
+    @Option(help: "Topics for stream, revenue, social and page events, in that order (one topic: all go there; the page topic is needed only with --page-fraction).")
+    var topics: String = "streams,revenue,social,page"
 
     func validate() throws {
         guard [out, brokers, archive].compactMap({ $0 }).count == 1 else { throw ValidationError("give exactly one of --out, --archive and --brokers") }
         guard partitions >= 1 else { throw ValidationError("--partitions must be >= 1") }
         guard events >= 0, artists >= 1, days >= 1 else { throw ValidationError("--events must be >= 0, --artists and --days >= 1") }
         guard (0...1).contains(invalidFraction) else { throw ValidationError("--invalid-fraction must be between 0 and 1") }
-        guard [1, 3].contains(topics.split(separator: ",").count) else { throw ValidationError("--topics takes one or three topics") }
+        guard (0...1).contains(pageFraction) else { throw ValidationError("--page-fraction must be between 0 and 1") }
+        let topicCount = topics.split(separator: ",").count
+        guard [1, 3, 4].contains(topicCount) else { throw ValidationError("--topics takes one, three or four topics") }
+        guard topicCount != 3 || pageFraction == 0 else { throw ValidationError("--page-fraction needs a fourth topic in --topics, for page events") }
         guard ["artist", "event", "none"].contains(keys) else { throw ValidationError("--keys is artist, event or none") }
         guard (0...1).contains(resendFraction) else { throw ValidationError("--resend-fraction must be between 0 and 1") }
         if let rate {
@@ -57,7 +63,8 @@ struct GenerateCommand: AsyncParsableCommand {
             startDate = CivilDate(daysSinceEpoch: today - Int64(days))
         }
         var generator = EventGenerator(.init(
-            seed: seed, artists: artists, days: days, start: startDate, invalidFraction: invalidFraction, resendFraction: resendFraction))
+            seed: seed, artists: artists, days: days, start: startDate, invalidFraction: invalidFraction, resendFraction: resendFraction,
+            pageFraction: pageFraction))
         let topicList = topics.split(separator: ",").map(String.init)
         func topic(for type: EventType) -> String {
             type.topic(among: topicList)!

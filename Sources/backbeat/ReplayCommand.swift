@@ -40,7 +40,7 @@ struct ReplayCommand: AsyncParsableCommand {
     var brokers: String?
 
     @Option(help: "Topics for stream, revenue, social and page events with --to-kafka, in that order (one topic: all go there; three: a page event stops the replay).")
-    var topics: String = "streams,revenue,social"
+    var topics: String = "streams,revenue,social,page"
 
     @OptionGroup var dedupOptions: DedupOptions
     @OptionGroup var database: DatabaseOptions

@@ -183,13 +183,15 @@ import Testing
         #expect(refused.output.contains("replay the archive's earlier segments first"), "\(refused.output)")
     }
 
-    /// `generate --archive` into a fresh directory, with the `Workload` of the same events.
+    /// `generate --archive` into a fresh directory, with the `Workload` of the same events (a third of the valid ones
+    /// page events).
     static func generateArchive(seed: UInt64, events: Int = 12_000) throws -> (directory: String, workload: Workload) {
         let directory = NSTemporaryDirectory() + "backbeat-archive-\(UInt32.random(in: 0...UInt32.max))"
         let generated = try ReplayTests.run(["generate", "--events", String(events), "--seed", String(seed), "--artists", "8", "--days", "10",
-                                             "--start", "2026-10-01", "--invalid-fraction", "0.01", "--archive", directory])
+                                             "--start", "2026-10-01", "--invalid-fraction", "0.01", "--page-fraction", "0.3",
+                                             "--archive", directory])
         #expect(generated.status == 0, "\(generated.output)")
-        return (directory, Workload(events: events, seed: seed, invalidFraction: 0.01))
+        return (directory, Workload(events: events, seed: seed, invalidFraction: 0.01, pageFraction: 0.3))
     }
 
     static func decompress(_ path: String) throws -> [UInt8] {

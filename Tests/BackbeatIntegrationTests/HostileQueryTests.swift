@@ -12,7 +12,7 @@ import Testing
     static var paths: [String] {
         var paths: [String] = []
         let artist = "artist-0001"
-        let endpoints = ["streams", "platforms", "demographics", "tracks/top", "revenue", "social", "summary"]
+        let endpoints = ["streams", "platforms", "demographics", "tracks/top", "revenue", "social", "summary", "page", "page/sections", "page/ctas"]
         for endpoint in endpoints {
             paths.append("artists/\(artist)/\(endpoint)")  // missing parameters
             for value in injections {
@@ -20,6 +20,7 @@ import Testing
                 paths.append("artists/\(artist)/\(endpoint)?from=\(escaped)&to=2026-10-11")
                 paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&granularity=\(escaped)&limit=\(escaped)&as_of=\(escaped)")
                 paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&platform=\(escaped)&track_id=\(escaped)&currency=\(escaped)")
+                paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&portfolio_id=\(escaped)")
                 paths.append("artists/\(escaped)/\(endpoint)?from=2026-10-01&to=2026-10-11")
                 paths.append("artists/\(artist)/\(endpoint)?from=2026-10-01&to=2026-10-11&tz=\(escaped)")
                 paths.append("artists/\(artist)/\(endpoint)?from=\(escaped)&to=2026-10-11&tz=Asia/Tokyo")
@@ -59,6 +60,7 @@ import Testing
             let quoted = String(decoding: try! JSONSerialization.data(withJSONObject: [value], options: [.fragmentsAllowed]), as: UTF8.self)
             bodies.append(#"{"dataset":"streams","from":"2026-10-01","to":"2026-10-11","group_by":\#(quoted),"filters":{"artist_id":\#(quoted)}}"#)
             bodies.append(#"{"dataset":\#(quoted.dropFirst().dropLast()),"from":"2026-10-01","to":"2026-10-11"}"#)
+            bodies.append(#"{"dataset":"page","from":"2026-10-01","to":"2026-10-11","group_by":["referrer"],"filters":{"referrer":\#(quoted),"type":\#(quoted)}}"#)
         }
         return bodies
     }

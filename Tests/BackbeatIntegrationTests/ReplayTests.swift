@@ -9,13 +9,14 @@ import Testing
 /// `backbeat replay` applies files exactly once: again and again, compressed or not, and up to the damage in a
 /// damaged file.
 @Suite(.serialized) struct ReplayTests {
-    /// Writes the generator's events to `name` in a fresh directory (zstd when it ends in .zst).
+    /// Writes the generator's events to `name` in a fresh directory (zstd when it ends in .zst), a third of the valid
+    /// ones page events.
     static func generate(_ name: String, events: Int = 30_000) throws -> String {
         let directory = NSTemporaryDirectory() + "backbeat-replay-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/" + name
         let result = try run(["generate", "--events", String(events), "--seed", "5", "--artists", "8", "--days", "10",
-                              "--start", "2026-10-01", "--invalid-fraction", "0.01", "--out", path])
+                              "--start", "2026-10-01", "--invalid-fraction", "0.01", "--page-fraction", "0.3", "--out", path])
         #expect(result.status == 0, "\(result.output)")
         return path
     }
@@ -153,14 +154,14 @@ import Testing
 
     @Test func republishingToKafkaFillsAFreshClusterThatServeIngestsExactly() async throws {
         let plain = try Self.generate("republish.ndjson", events: 20_000)
-        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 4)
+        let broker = try DevBroker(topics: ["streams", "revenue", "social", "page"], partitions: 4)
         let result = try Self.run(["replay", "--to-kafka", "--brokers", broker.bootstrapServers, plain])
         #expect(result.status == 0, "\(result.output)")
         let (truth, invalid) = try Self.truth(ofPlainFile: plain)
         #expect(result.output.contains("\(invalid) rejected"), "\(result.output)")
 
         let database = try await TestEnvironment.freshDatabase("republished")
-        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database)
+        let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: ["--topics", "streams,revenue,social,page"])
         try await service.waitUntilHealthy()
         let lines = try Data(contentsOf: URL(fileURLWithPath: plain)).filter { $0 == UInt8(ascii: "\n") }.count
         try await TestEnvironment.withStore(url: database) { store in

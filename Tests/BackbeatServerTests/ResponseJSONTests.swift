@@ -30,6 +30,15 @@ import Testing
             try Self.same(SocialResponse(
                 series: [SocialPoint(period_start: "p", platform: text, action: "follow", count: number)],
                 totals: [SocialTotal(platform: text, action: "unfollow", count: -number)]))
+            try Self.same(PageResponse(
+                series: [PagePoint(period_start: text, counts: PageCounts(views: number, section_views: 1, interactions: 0, cta_clicks: -number))],
+                totals: PageCounts(views: number, section_views: 2, interactions: 3, cta_clicks: 4),
+                counts_unavailable: index.isMultiple(of: 2) ? nil : text))
+            try Self.same(PageSectionsResponse(
+                sections: [PageSectionViews(section_id: text, views: number)], blocks: [PageBlockInteractions(block_id: text, interactions: 1)],
+                interactions: [PageInteraction(block_type: text, action: "play", events: number)]))
+            try Self.same(PageCTAsResponse(
+                series: [PageCTAPoint(period_start: "p", action_type: text, clicks: number)], totals: [PageCTATotal(action_type: text, clicks: -number)]))
             try Self.same(SummaryRoute<BackbeatRequestContext>.SummaryResponse(
                 artist_id: text, as_of: "2026-10-11", monthly_listeners: number, streams_28d: 1, streams_prev_28d: 2,
                 growth_percent: index.isMultiple(of: 2) ? nil : share * 100, revenue_this_month: [CurrencyTotal(currency: "USD", amount: "1")],

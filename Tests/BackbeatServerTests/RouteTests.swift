@@ -23,6 +23,7 @@ import Testing
     static let artistRoutes: [(path: String, query: String)] = [
         ("streams", range + "&granularity=day"), ("platforms", range), ("demographics", range), ("tracks/top", range + "&limit=5"),
         ("revenue", range + "&granularity=week"), ("social", range + "&granularity=all"), ("summary", "as_of=2026-10-11"),
+        ("page", range + "&granularity=day&portfolio_id=pf-main"), ("page/sections", range + "&limit=3"), ("page/ctas", range + "&granularity=week"),
     ]
 
     @Test func everyRouteAnswersItsCallerAndRefusesEveryoneElse() async throws {
@@ -79,6 +80,22 @@ import Testing
                 let series = try #require((try JSONSerialization.jsonObject(with: Data(streams.utf8)) as? [String: Any])?["series"] as? [[String: Any]])
                 let answered = Dictionary(uniqueKeysWithValues: series.map { ($0["period_start"] as? String ?? "", $0["streams"] as? Int ?? -1) })
                 #expect(answered == Self.streamsPerDay(events, artist: Self.artist), "streams per day")
+                // And the page's: views per day of the artist's main page, clicks per action type.
+                let (_, page) = try await get("/v1/artists/\(Self.artist)/page?\(Self.range)&granularity=day&portfolio_id=pf-main", Self.adminToken)
+                let points = try #require((try JSONSerialization.jsonObject(with: Data(page.utf8)) as? [String: Any])?["series"] as? [[String: Any]])
+                var views: [String: Int] = [:]
+                for case .page(let event) in events where event.artistID == Self.artist && event.portfolioID == "pf-main" {
+                    if case .portfolioView = event.kind { views[RFC3339.formatDate(CivilDate(daysSinceEpoch: event.occurredAt.daysSinceEpoch)) + "T00:00:00Z", default: 0] += 1 }
+                }
+                #expect(Dictionary(uniqueKeysWithValues: points.map { ($0["period_start"] as? String ?? "", $0["views"] as? Int ?? -1) }).filter { $0.value > 0 } == views && !views.isEmpty)
+                let (_, ctas) = try await get("/v1/artists/\(Self.artist)/page/ctas?\(Self.range)&granularity=all", Self.adminToken)
+                let clicks = try #require((try JSONSerialization.jsonObject(with: Data(ctas.utf8)) as? [String: Any])?["totals"] as? [[String: Any]])
+                var expectedClicks: [String: Int] = [:]
+                for case .page(let event) in events where event.artistID == Self.artist {
+                    if case .ctaClick(let action) = event.kind { expectedClicks[action, default: 0] += 1 }
+                }
+                #expect(Dictionary(uniqueKeysWithValues: clicks.map { ($0["action_type"] as? String ?? "", $0["clicks"] as? Int ?? -1) }) == expectedClicks)
+                #expect(clicks.map { $0["clicks"] as? Int ?? 0 } == clicks.map { $0["clicks"] as? Int ?? 0 }.sorted(by: >), "most clicks first")
 
                 // The artist list: everyone for the admin, oneself for an artist, 400 and 401 as above.
                 #expect(try await get("/v1/artists?limit=10", Self.adminToken).1.contains("artist-0002"))
@@ -124,7 +141,8 @@ import Testing
     // MARK: - Data
 
     static func events() -> [Event] {
-        var generator = EventGenerator(.init(seed: 3, artists: 3, days: 10, start: CivilDate(year: 2026, month: 10, day: 1), tracksPerArtist: 5))
+        var generator = EventGenerator(.init(
+            seed: 3, artists: 3, days: 10, start: CivilDate(year: 2026, month: 10, day: 1), tracksPerArtist: 5, pageFraction: 0.3))
         return (0..<3_000).compactMap { _ in generator.next().event }
     }
 

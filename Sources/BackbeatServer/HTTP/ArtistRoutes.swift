@@ -13,6 +13,9 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         artist.get("tracks/top", use: topTracks)
         artist.get("revenue", use: revenue)
         artist.get("social", use: social)
+        artist.get("page", use: page)
+        artist.get("page/sections", use: pageSections)
+        artist.get("page/ctas", use: pageCTAs)
     }
 
     // MARK: - Endpoints
@@ -217,7 +220,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     /// The answer `shape` makes of a series and its totals: the series read (one read: no database snapshot needed
     /// beyond its statement's own), the totals summed from it.
-    private func seriesAndTotals(
+    func seriesAndTotals(
         _ request: Request, _ context: Context, _ series: Query, _ totals: Query, _ regrouping: ZoneRegrouping?,
         _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some JSONWritable
     ) async throws -> Response {
@@ -331,7 +334,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     /// The `ArtistRequest` of `request`; a query string naming anything other than `from`, `to`, `tz`, `granularity`
     /// (when the endpoint takes one) and `alsoTaking` is refused.
-    private func artistRequest(
+    func artistRequest(
         _ dataset: Dataset, _ request: Request, _ context: Context, granularity: Granularity? = nil, alsoTaking more: [String] = []
     ) async throws -> ArtistRequest {
         let artistID = try artistIDParameter(context)
@@ -381,7 +384,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         return try await reads.listenersPerPeriodAndInAll(scope, granularity: granularity, regroupedBy: regrouping?.periodOfStoredDay)
     }
 
-    private func build(_ builder: QueryBuilder) throws -> Query {
+    func build(_ builder: QueryBuilder) throws -> Query {
         do {
             return try builder.build()
         } catch {
@@ -390,7 +393,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     }
 
     /// The answer to `query`, in another zone's periods with `regrouping`.
-    private func answer(_ query: Query, _ reads: QueryService.Reads, _ regrouping: ZoneRegrouping? = nil) async throws -> [QueryRow] {
+    func answer(_ query: Query, _ reads: QueryService.Reads, _ regrouping: ZoneRegrouping? = nil) async throws -> [QueryRow] {
         do {
             if let regrouping { return try await reads.answer(query, regrouped: regrouping) }
             return try await reads.answer(query)

@@ -126,3 +126,65 @@ extension SummaryRoute.SummaryResponse: JSONWritable {
         }
     }
 }
+
+extension PageCounts {
+    /// The four counts as members of the object being written.
+    func writeMembers(to json: inout JSONWriter) {
+        json.member("views", views)
+        json.member("section_views", section_views)
+        json.member("interactions", interactions)
+        json.member("cta_clicks", cta_clicks)
+    }
+}
+
+extension PageResponse: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.objects("series", series) { json, point in
+                json.member("period_start", point.period_start)
+                point.counts.writeMembers(to: &json)
+            }
+            json.key("totals")
+            json.object { json in totals.writeMembers(to: &json) }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
+        }
+    }
+}
+
+extension PageSectionsResponse: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.objects("sections", sections) { json, section in
+                json.member("section_id", section.section_id)
+                json.member("views", section.views)
+            }
+            json.objects("blocks", blocks) { json, block in
+                json.member("block_id", block.block_id)
+                json.member("interactions", block.interactions)
+            }
+            json.objects("interactions", interactions) { json, interaction in
+                json.member("block_type", interaction.block_type)
+                json.member("action", interaction.action)
+                json.member("events", interaction.events)
+            }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
+        }
+    }
+}
+
+extension PageCTAsResponse: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.objects("series", series) { json, point in
+                json.member("period_start", point.period_start)
+                json.member("action_type", point.action_type)
+                json.member("clicks", point.clicks)
+            }
+            json.objects("totals", totals) { json, total in
+                json.member("action_type", total.action_type)
+                json.member("clicks", total.clicks)
+            }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
+        }
+    }
+}

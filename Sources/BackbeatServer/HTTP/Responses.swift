@@ -215,3 +215,95 @@ struct QueryResponse: ResponseEncodable {
         try container.encode(rows.map { Row(query: query, row: $0, zone: zone) }, forKey: DynamicKey(stringValue: "rows"))
     }
 }
+
+/// Page events of each type: a period's or the interval's.
+struct PageCounts: Codable, Equatable {
+    var views: Int64 = 0
+    var section_views: Int64 = 0
+    var interactions: Int64 = 0
+    var cta_clicks: Int64 = 0
+
+    /// Adds `events` of the page event type named `type`.
+    mutating func add(_ events: Int64, of type: String) {
+        switch EventTypeName(rawValue: type) {
+        case .portfolioView: views += events
+        case .sectionView: section_views += events
+        case .blockInteraction: interactions += events
+        case .ctaClick: cta_clicks += events
+        case .stream, .revenue, .social, nil: break
+        }
+    }
+}
+
+struct PagePoint: Codable, Equatable {
+    var period_start: String
+    var counts: PageCounts
+
+    init(period_start: String, counts: PageCounts) {
+        self.period_start = period_start
+        self.counts = counts
+    }
+
+    // Flat in JSON: `{"period_start": ..., "views": ..., ...}`.
+    private enum CodingKeys: String, CodingKey { case period_start }
+
+    init(from decoder: any Decoder) throws {
+        period_start = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .period_start)
+        counts = try PageCounts(from: decoder)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(period_start, forKey: .period_start)
+        try counts.encode(to: encoder)
+    }
+}
+
+struct PageResponse: ResponseCodable {
+    var series: [PagePoint]
+    var totals: PageCounts
+    /// The days of the answer whose counts are incomplete (`RecountGaps`).
+    var counts_unavailable: String? = nil
+}
+
+struct PageSectionViews: Codable {
+    var section_id: String
+    var views: Int64
+}
+
+struct PageBlockInteractions: Codable {
+    var block_id: String
+    var interactions: Int64
+}
+
+struct PageInteraction: Codable {
+    var block_type: String
+    var action: String
+    var events: Int64
+}
+
+struct PageSectionsResponse: ResponseCodable {
+    var sections: [PageSectionViews]
+    var blocks: [PageBlockInteractions]
+    var interactions: [PageInteraction]
+    /// The days of the answer whose counts are incomplete (`RecountGaps`).
+    var counts_unavailable: String? = nil
+}
+
+struct PageCTAPoint: Codable {
+    var period_start: String
+    var action_type: String
+    var clicks: Int64
+}
+
+struct PageCTATotal: Codable {
+    var action_type: String
+    var clicks: Int64
+}
+
+struct PageCTAsResponse: ResponseCodable {
+    var series: [PageCTAPoint]
+    var totals: [PageCTATotal]
+    /// The days of the answer whose counts are incomplete (`RecountGaps`).
+    var counts_unavailable: String? = nil
+}

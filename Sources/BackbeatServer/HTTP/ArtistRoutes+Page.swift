@@ -1,0 +1,111 @@
+import BackbeatCore
+import Hummingbird
+
+/// The page endpoints under `/v1/artists/{artist_id}/page` (docs/api.md, "Page"): an artist's portfolio pages, read
+/// from the `page` dataset's cubes, each optionally for one page (`portfolio_id`).
+extension ArtistRoutes {
+    /// Page events per period, by type (views, section views, block interactions, CTA clicks), with totals.
+    @Sendable func page(_ request: Request, context: Context) async throws -> Response {
+        let (artist, query, totalsQuery) = try await series(by: .eventType, request, context)
+        let periods = artist.periodTexts(query)
+        return try await seriesAndTotals(request, context, query, totalsQuery, artist.regrouping) { rows, totals in
+            var periods = periods
+            var series: [PagePoint] = []
+            var place: [String: Int] = [:]
+            for row in rows {
+                let start = periods.text(row.periodStart)
+                if place[start] == nil {
+                    place[start] = series.count
+                    series.append(PagePoint(period_start: start, counts: PageCounts()))
+                }
+                series[place[start]!].counts.add(row.metrics[0].integer, of: row.groupValues[0])
+            }
+            var inAll = PageCounts()
+            for row in totals { inAll.add(row.metrics[0].integer, of: row.groupValues[0]) }
+            return PageResponse(series: series, totals: inAll, counts_unavailable: artist.countsUnavailable(query))
+        }
+    }
+
+    /// The sections viewed, the blocks interacted with and the interactions by block type and action over the
+    /// interval, most first, each list at most `limit` long.
+    @Sendable func pageSections(_ request: Request, context: Context) async throws -> Response {
+        let artist = try await artistRequest(.page, request, context, alsoTaking: [Dimension.portfolioID.rawValue, "limit"])
+        let limit = try Self.listLimit(request)
+        let base = Self.onePortfolio(artist.builder, request)
+        func ranked(by dimensions: [Dimension]) throws -> Query {
+            var builder = base
+            builder.groupBy = dimensions.map(\.rawValue)
+            return try build(builder)
+        }
+        let sections = try ranked(by: [.sectionID])
+        let blocks = try ranked(by: [.blockID])
+        let interactions = try ranked(by: [.blockType, .action])
+        let regrouping = artist.regrouping
+        return try EncodedAnswer.response(to: request, try await queries.answer(
+            key: request.answerKey, over: sections.interval, plan: try await queries.plan(context, for: sections)
+        ) { reads in
+            async let sectionRows = answer(sections, reads, regrouping)
+            async let blockRows = answer(blocks, reads, regrouping)
+            async let interactionRows = answer(interactions, reads, regrouping)
+            return EncodedAnswer.written(PageSectionsResponse(
+                sections: Self.ranked(try await sectionRows, limit).map { PageSectionViews(section_id: $0.groupValues[0], views: $0.metrics[0].integer) },
+                blocks: Self.ranked(try await blockRows, limit).map { PageBlockInteractions(block_id: $0.groupValues[0], interactions: $0.metrics[0].integer) },
+                interactions: Self.ranked(try await interactionRows, limit).map {
+                    PageInteraction(block_type: $0.groupValues[0], action: $0.groupValues[1], events: $0.metrics[0].integer)
+                },
+                counts_unavailable: artist.countsUnavailable(sections)))
+        })
+    }
+
+    /// Calls to action clicked per period and action type, with totals.
+    @Sendable func pageCTAs(_ request: Request, context: Context) async throws -> Response {
+        let (artist, query, totalsQuery) = try await series(by: .actionType, request, context)
+        let periods = artist.periodTexts(query)
+        return try await seriesAndTotals(request, context, query, totalsQuery, artist.regrouping) { rows, totals in
+            var periods = periods
+            // Every other type's events have no action type: their group ("") is not a call to action.
+            return PageCTAsResponse(
+                series: rows.filter { !$0.groupValues[0].isEmpty }.map {
+                    PageCTAPoint(period_start: periods.text($0.periodStart), action_type: $0.groupValues[0], clicks: $0.metrics[0].integer)
+                },
+                totals: Self.ranked(totals, .max).map { PageCTATotal(action_type: $0.groupValues[0], clicks: $0.metrics[0].integer) },
+                counts_unavailable: artist.countsUnavailable(query))
+        }
+    }
+
+    /// A page series grouped by `dimension` (by day unless the request says another granularity) and its totals over
+    /// the interval.
+    private func series(by dimension: Dimension, _ request: Request, _ context: Context) async throws -> (ArtistRequest, Query, Query) {
+        let artist = try await artistRequest(.page, request, context, granularity: .day, alsoTaking: [Dimension.portfolioID.rawValue])
+        var builder = Self.onePortfolio(artist.builder, request)
+        builder.groupBy = [dimension.rawValue]
+        var totals = builder
+        totals.granularity = Granularity.all.rawValue
+        return (artist, try build(builder), try build(totals))
+    }
+
+    /// `builder` filtered on the request's `portfolio_id`, when it names one.
+    private static func onePortfolio(_ builder: QueryBuilder, _ request: Request) -> QueryBuilder {
+        var builder = builder
+        if let portfolio = request.uri.queryParameters.get(Dimension.portfolioID.rawValue) {
+            builder.filters.append((Dimension.portfolioID.rawValue, [portfolio]))
+        }
+        return builder
+    }
+
+    /// The `limit` of a ranked list: 1-1000, 20 when absent.
+    private static func listLimit(_ request: Request) throws -> Int {
+        guard let text = request.uri.queryParameters.get("limit") else { return 20 }
+        guard let limit = Int(text), (1...1000).contains(limit) else {
+            throw APIError(QueryError(.invalidParameter, "limit must be an integer from 1 to 1000"))
+        }
+        return limit
+    }
+
+    /// The rows with a value (a group of "" holds the events of the types without this dimension), most events
+    /// first, then by value, at most `limit`.
+    private static func ranked(_ rows: [QueryRow], _ limit: Int) -> [QueryRow] {
+        let kept = rows.filter { !$0.groupValues.allSatisfy(\.isEmpty) && $0.metrics[0].integer != 0 }
+        return Array(kept.sorted { ($1.metrics[0], $0.groupValues.joined(separator: "\u{0}")) < ($0.metrics[0], $1.groupValues.joined(separator: "\u{0}")) }.prefix(limit))
+    }
+}
