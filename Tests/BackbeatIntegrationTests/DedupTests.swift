@@ -11,9 +11,10 @@ import Testing
 /// the archive; an event under a counted id with other fields is rejected; one older than the window is counted.
 @Suite(.serialized) struct DedupTests {
     static let partitions: Int32 = 8
-    /// The windows the instances run with: short for social, so that many events arrive beyond it.
-    static let spans = DedupSpans(stream: 48 * 3600, revenue: 30 * 86400, social: 12 * 3600)
-    static let arguments = ["--dedup-stream-window", "48h", "--dedup-revenue-window", "30d", "--dedup-social-window", "12h"]
+    /// The windows the instances run with: short for social and page events, so that many events arrive beyond them.
+    static let spans = DedupSpans(stream: 48 * 3600, revenue: 30 * 86400, social: 12 * 3600, page: 6 * 3600)
+    static let arguments = ["--dedup-stream-window", "48h", "--dedup-revenue-window", "30d", "--dedup-social-window", "12h",
+                            "--dedup-page-window", "6h"]
 
     /// A message as published: to an explicit partition (its event id's, as a producer keying by event id would: a
     /// resend goes where its event went, and the dev broker's partitions, which keep about 5 MB each, fill evenly),
@@ -26,11 +27,12 @@ import Testing
         var event: Event?
     }
 
-    /// 90,000 generated messages over three days, with 9,000 resends of earlier ones (half the same bytes, half with
+    /// 90,000 generated messages over three days (a fifth of the valid ones page events), with 9,000 resends of earlier ones (half the same bytes, half with
     /// white space and a field Backbeat ignores added) and 1,000 events under an earlier event's id with an
     /// `occurred_at` ten seconds apart, each up to 20,000 messages after the one it copies.
     static func messages() -> [Published] {
-        var generator = EventGenerator(.init(seed: 39, artists: 12, days: 3, start: CivilDate(year: 2026, month: 10, day: 1), invalidFraction: 0.005))
+        var generator = EventGenerator(.init(
+            seed: 39, artists: 12, days: 3, start: CivilDate(year: 2026, month: 10, day: 1), invalidFraction: 0.005, pageFraction: 0.2))
         var random = TestRandom(seed: 39, stream: "dedup")
         var published: [Published] = []
         for _ in 0..<90_000 {
@@ -124,12 +126,12 @@ import Testing
         #expect(expected.counted.count > 89_000 && expected.counted.count < 99_000)
         let truth = Workload(messages: expected.counted.map { EventGenerator.Message(topic: .stream, key: $0.artistID, value: nil, event: $0) })
 
-        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: Self.partitions)
+        let broker = try DevBroker(topics: ["streams", "revenue", "social", "page"], partitions: Self.partitions)
         let database = try await TestEnvironment.freshDatabase("dedup")
         let archives = (0..<2).map { NSTemporaryDirectory() + "backbeat-dedup-archive-\($0)-\(UInt32.random(in: 0...UInt32.max))" }
         func start(_ instance: Int) throws -> ServiceProcess {
             try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, group: "dedup", flushInterval: "200ms",
-                               arguments: Self.arguments + ["--archive-dir", archives[instance]])
+                               arguments: Self.arguments + ["--archive-dir", archives[instance], "--topics", "streams,revenue,social,page"])
         }
         let third = messages.count / 3
         var first = try start(0)
@@ -280,7 +282,7 @@ import Testing
             // waiting for a flush (none once everything is stored).
             let dedup = try #require(status["dedup"] as? [String: Any])
             let ids = try #require(dedup["ids"] as? Int), bytes = try #require(dedup["bytes"] as? Int)
-            #expect(bytes >= ids * 24 && bytes <= ids * 128 + 1_024 * 24 * Int(Self.partitions) * 3, "\(dedup)")
+            #expect(bytes >= ids * 24 && bytes <= ids * 128 + 1_024 * 24 * Int(Self.partitions) * 4, "\(dedup)")
             remembered += ids
             for partition in try #require(status["partitions"] as? [[String: Any]]) {
                 let name = "\(partition["topic"] ?? "")/\(partition["partition"] ?? "")"
@@ -292,7 +294,7 @@ import Testing
                 conflicts += topic["conflicting_event_ids"] as? Int ?? 0
             }
         }
-        #expect(seen.count == 3 * Int(Self.partitions))
+        #expect(seen.count == 4 * Int(Self.partitions))
         #expect(seen.values.reduce(0) { $0 + ($1["stored_offset"] as? Int ?? 0) } == messages)
         for (name, newest) in expected.newest {
             #expect(seen[name]?["newest_event_time"] as? String == RFC3339.format(Timestamp(seconds: newest)), "\(name)")

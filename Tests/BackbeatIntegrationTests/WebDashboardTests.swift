@@ -11,14 +11,14 @@ import Testing
     static let artifacts = TestEnvironment.packageRoot.appendingPathComponent(".build/artifacts")
 
     @Test func thePageShowsTheAPIsNumbersAtDesktopAndPhoneWidths() async throws {
-        let broker = try DevBroker(topics: ["streams", "revenue", "social"], partitions: 3)
+        let broker = try DevBroker(topics: ["streams", "revenue", "social", "page"], partitions: 3)
         let database = try await TestEnvironment.freshDatabase("web")
         let today = CivilDate(daysSinceEpoch: Timestamp.wallClock().daysSinceEpoch)
         // Events over the last two weeks, ending yesterday, so that they are inside every window the page shows.
-        let workload = Workload(events: 12_000, seed: 5, artists: 4, days: 14, start: CivilDate(daysSinceEpoch: today.daysSinceEpoch - 14))
+        let workload = Workload(events: 12_000, seed: 5, artists: 4, days: 14, start: CivilDate(daysSinceEpoch: today.daysSinceEpoch - 14), pageFraction: 0.2)
         let half = workload.messages.count / 2
         let service = try ServiceProcess(brokers: broker.bootstrapServers, postgresURL: database, arguments: [
-            "--web-dir", TestEnvironment.packageRoot.appendingPathComponent("dashboards/web").path])
+            "--web-dir", TestEnvironment.packageRoot.appendingPathComponent("dashboards/web").path, "--topics", "streams,revenue,social,page"])
         try await service.waitUntilHealthy()
         // As a database that kept hours before migration 0025: its quarter hours begin ten days ago (read by the
         // service when a read in another zone first needs them, below).
@@ -147,5 +147,19 @@ import Testing
         let tracks = (try await HTTP.get(base + "tracks/top?from=\(from)&to=\(to)&limit=10").json() as! [String: Any])["tracks"] as! [[String: Any]]
         #expect(!tracks.isEmpty)
         #expect(page.pairs("data-track", "data-streams") == tracks.map { ("\($0["track_id"]!)", "\($0["streams"]!)") })
+
+        // The page panel: views per day (a day without any at zero), the sections and the calls to action, as the API.
+        let views = try await HTTP.get(base + "page?from=\(from)&to=\(to)&granularity=day").json() as! [String: Any]
+        let viewTotal = (views["totals"] as! [String: Any])["views"] as! Int
+        #expect(page.value(of: "page-total") == "\(viewTotal)" && viewTotal > 0)
+        let perDay = Dictionary(uniqueKeysWithValues: (views["series"] as! [[String: Any]]).map { (String(($0["period_start"] as! String).dropFirst(5).prefix(5)), $0["views"] as! Int) })
+        let viewBars = page.part(from: "page-chart", to: "</svg>").matches(#"<title>(\d\d-\d\d): ([\d,]+)</title>"#)
+        #expect(viewBars.count == 28 && viewBars.allSatisfy { Int($0[1].replacingOccurrences(of: ",", with: "")) == perDay[$0[0]] ?? 0 }, "\(artist): \(viewBars)")
+        let sections = (try await HTTP.get(base + "page/sections?from=\(from)&to=\(to)&limit=8").json() as! [String: Any])["sections"] as! [[String: Any]]
+        let shownSections = page.part(from: "page-sections-chart", to: "</svg>").matches(#"data-label="([^"]*)" data-value="(\d+)""#).map { "\($0[0]) \($0[1])" }
+        #expect(shownSections == sections.map { "\($0["section_id"]!) \($0["views"]!)" } && !sections.isEmpty)
+        let ctas = (try await HTTP.get(base + "page/ctas?from=\(from)&to=\(to)&granularity=all").json() as! [String: Any])["totals"] as! [[String: Any]]
+        let shownCTAs = page.part(from: "page-ctas-chart", to: "</svg>").matches(#"data-label="([^"]*)" data-value="(\d+)""#).map { "\($0[0]) \($0[1])" }
+        #expect(shownCTAs == ctas.map { "\($0["action_type"]!) \($0["clicks"]!)" } && !ctas.isEmpty)
     }
 }

@@ -333,6 +333,25 @@ async function refreshSocial(range) {
   drawRows($("social-chart"), [...byPlatform].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value));
 }
 
+// The artist's portfolio pages: views per period (every period drawn, those without views at zero), the sections most
+// viewed and the calls to action most clicked.
+async function refreshPage(range) {
+  const granularity = spanDays(range) > 92 ? "month" : "day";
+  const from = day(range.from), to = day(range.to);
+  const [page, sections, ctas] = await Promise.all([
+    api(artistPath("page", { from, to, granularity })),
+    api(artistPath("page/sections", { from, to, limit: 8 })),
+    api(artistPath("page/ctas", { from, to, granularity: "all" })),
+  ]);
+  const views = new Map(page.series.map((p) => [p.period_start.slice(0, 10), p.views]));
+  const points = periodStarts(range, granularity).map((start) => ({ start, value: views.get(start) || 0 }));
+  drawColumns($("page-chart"), points, (p) => periodLabel(p.start, granularity));
+  setNumber("page-total", page.totals.views,
+    `${integer.format(page.totals.views)} views in range, by ${granularity} · ${integer.format(page.totals.cta_clicks)} clicks`);
+  drawRows($("page-sections-chart"), sections.sections.map((s) => ({ label: s.section_id, value: s.views })));
+  drawRows($("page-ctas-chart"), ctas.totals.map((c) => ({ label: c.action_type, value: c.clicks })));
+}
+
 // The artist's reporting zone, which its days are counted in, and the choice of reading them in the viewer's.
 async function refreshZone() {
   state.zone = (await api(artistPath("zone"))).zone;
@@ -354,7 +373,7 @@ async function refresh() {
     await refreshZone();
     const range = currentRange();
     await Promise.all([refreshSummary(), refreshStreams(range), refreshPlatforms(range), refreshTopTracks(range),
-      refreshDemographics(range), refreshRevenue(range), refreshSocial(range)]);
+      refreshDemographics(range), refreshRevenue(range), refreshSocial(range), refreshPage(range)]);
     status.className = "";
     status.textContent = `${state.artist}, ${day(range.from)} to ${day(addDays(range.to, -1))} in ${readZone()} · updated ${new Date().toLocaleTimeString()}`;
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
