@@ -16,6 +16,11 @@ let benchmarks: @Sendable () -> Void = {
     let now = Timestamp(seconds: 1_900_000_000)
     let records: [EventRecord] = values.compactMap { try? EventDecoder.decodeRecord($0, now: now).get() }
     precondition(records.count == values.count, "the generator's messages are valid")
+    // Page events alone (docs/events.md, "Page events"): views, sections, blocks and calls to action.
+    var pageGenerator = EventGenerator(.init(seed: 9, artists: 200, days: 35, start: CivilDate(year: 2026, month: 9, day: 1), pageFraction: 1))
+    let pageValues: [[UInt8]] = (0..<1000).map { _ in pageGenerator.next().value! }
+    let pageRecords: [EventRecord] = pageValues.compactMap { try? EventDecoder.decodeRecord($0, now: now).get() }
+    precondition(pageRecords.count == pageValues.count, "the generator's page messages are valid")
     let listenerHashes: [Int64] = (0..<1000).map { MurmurHash3.hash64("listener-\($0)") }
     let partition = TopicPartition(topic: "streams", partition: 0)
     let poll = values.enumerated().map { index, value in
@@ -32,6 +37,20 @@ let benchmarks: @Sendable () -> Void = {
         var delta = InternedDelta()
         for index in benchmark.scaledIterations {
             values[index % values.count].withUnsafeBytes { delta.add(records[index % records.count], in: $0) }
+        }
+        blackHole(delta)
+    }
+
+    Benchmark("Parse and validate a page event (\(pageValues.reduce(0) { $0 + $1.count } / pageValues.count) bytes on average)") { benchmark in
+        for index in benchmark.scaledIterations {
+            blackHole(EventDecoder.decodeRecord(pageValues[index % pageValues.count], now: now))
+        }
+    }
+
+    Benchmark("Add a decoded page event to a partition's interned delta") { benchmark in
+        var delta = InternedDelta()
+        for index in benchmark.scaledIterations {
+            pageValues[index % pageValues.count].withUnsafeBytes { delta.add(pageRecords[index % pageRecords.count], in: $0) }
         }
         blackHole(delta)
     }
