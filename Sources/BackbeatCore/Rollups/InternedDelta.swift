@@ -17,6 +17,25 @@ public struct InternedDelta: Sendable {
     /// The local clock of each artist id met so far (nil: not met yet; an artist in UTC has UTC's, whose one stretch
     /// holds every instant); unused when every artist is in UTC.
     private var clocks: [LocalClock?] = []
+    /// The ids of "" and of the page events' type names, interned at the first page event: the same for the delta's
+    /// life, so not looked up per event.
+    private var pageIDs: PageIDs?
+
+    private struct PageIDs {
+        let empty: UInt32
+        let portfolioView: UInt32
+        let sectionView: UInt32
+        let blockInteraction: UInt32
+        let ctaClick: UInt32
+
+        init(_ values: inout ValueDictionary) {
+            empty = values.id(UnsafeRawBufferPointer(start: nil, count: 0))
+            portfolioView = values.id(EventTypeName.portfolioView.rawValue)
+            sectionView = values.id(EventTypeName.sectionView.rawValue)
+            blockInteraction = values.id(EventTypeName.blockInteraction.rawValue)
+            ctaClick = values.id(EventTypeName.ctaClick.rawValue)
+        }
+    }
 
     public init(zones: ArtistZones = .allUTC) {
         self.zones = zones
@@ -78,22 +97,24 @@ public struct InternedDelta: Sendable {
             let cell = SocialCell(artist: artist, quarter: quarter, platform: id(social.platform, record, value), action: id(social.action, record, value))
             self.social.update(cell, initial: 0) { $0 += social.count }
         case .page(let page):
-            let empty = values.id(UnsafeRawBufferPointer(start: nil, count: 0))
+            let ids: PageIDs
+            if let known = pageIDs { ids = known } else { ids = PageIDs(&values); pageIDs = ids }
+            let empty = ids.empty
             var cell = PageCell(
                 artist: artist, quarter: quarter, portfolio: id(page.portfolio, record, value), type: empty, section: empty, block: empty,
                 blockType: empty, action: empty, actionType: empty, referrer: id(page.referrer, record, value),
                 country: id(page.country, record, value))
             switch page.kind {
             case .portfolioView:
-                cell.type = values.id(EventTypeName.portfolioView.rawValue)
+                cell.type = ids.portfolioView
             case .sectionView(let section):
-                cell.type = values.id(EventTypeName.sectionView.rawValue)
+                cell.type = ids.sectionView
                 cell.section = id(section, record, value)
             case .blockInteraction(let block, let blockType, let action):
-                cell.type = values.id(EventTypeName.blockInteraction.rawValue)
+                cell.type = ids.blockInteraction
                 (cell.block, cell.blockType, cell.action) = (id(block, record, value), id(blockType, record, value), id(action, record, value))
             case .ctaClick(let actionType):
-                cell.type = values.id(EventTypeName.ctaClick.rawValue)
+                cell.type = ids.ctaClick
                 cell.actionType = id(actionType, record, value)
             }
             self.page.update(cell, initial: 0) { $0 += 1 }

@@ -382,12 +382,13 @@ private struct Fields {
 
     /// A page event's `properties` (absent or null: none): an object of at most `maxProperties` members, each key
     /// 1-`maxPropertyKeyBytes` bytes and each value a string of at most `maxPropertyValueBytes` bytes, no key twice.
-    mutating func properties(_ field: EventField) throws(Rejection) -> [EventRecord.PageDetails.Property] {
-        guard let member = member(field), member.kind != .null else { return [] }
+    /// Answers the object's bytes, validated; its members are read again only when an `Event` is made
+    /// (`EventRecord.PageDetails.properties(in:)`), so that a record holds no reference.
+    mutating func properties(_ field: EventField) throws(Rejection) -> EventText? {
+        guard let member = member(field), member.kind != .null else { return nil }
         guard member.kind == .object else {
             throw Rejection(.invalidType, "\(field.name) must be an object, not a \(member.kind.typeName)")
         }
-        let start = member.value.lowerBound
         let object = UnsafeRawBufferPointer(rebasing: bytes[member.value])
         var members: [JSONMember] = []
         var count = 0
@@ -403,14 +404,15 @@ private struct Fields {
         guard count <= EventDecoder.maxProperties else {
             throw Rejection(.tooManyProperties, "\(field.name) has \(count) members; the limit is \(EventDecoder.maxProperties)")
         }
-        var properties: [EventRecord.PageDetails.Property] = []
-        properties.reserveCapacity(members.count)
+        func decodedBytes(_ range: Range<Int>, hasEscapes: Bool) -> Int {
+            hasEscapes ? JSONScanner.unescapedBytes(UnsafeRawBufferPointer(rebasing: object[range])).count : range.count
+        }
         for (index, inner) in members.enumerated() {
-            let key = memberText(inner.key.shifted(by: start), hasEscapes: inner.keyHasEscapes)
+            let keyBytes = decodedBytes(inner.key, hasEscapes: inner.keyHasEscapes)
             let name = JSONScanner.clip(JSONScanner.string(inner.key, hasEscapes: inner.keyHasEscapes, in: object))
-            guard key.bytes > 0 else { throw Rejection(.invalidValue, "a key of \(field.name) is empty") }
-            guard key.bytes <= EventDecoder.maxPropertyKeyBytes else {
-                throw Rejection(.propertyKeyTooLong, "the \(field.name) key \"\(name)\" is \(key.bytes) bytes; the limit is \(EventDecoder.maxPropertyKeyBytes)")
+            guard keyBytes > 0 else { throw Rejection(.invalidValue, "a key of \(field.name) is empty") }
+            guard keyBytes <= EventDecoder.maxPropertyKeyBytes else {
+                throw Rejection(.propertyKeyTooLong, "the \(field.name) key \"\(name)\" is \(keyBytes) bytes; the limit is \(EventDecoder.maxPropertyKeyBytes)")
             }
             if members[..<index].contains(where: { JSONScanner.sameKey($0, inner, in: object) }) {
                 throw Rejection(.duplicateField, "the \(field.name) key \"\(name)\" appears more than once")
@@ -418,21 +420,12 @@ private struct Fields {
             guard inner.kind == .string else {
                 throw Rejection(.invalidType, "\(field.name).\(name) must be a string, not a \(inner.kind.typeName)")
             }
-            let value = memberText(inner.value.shifted(by: start), hasEscapes: inner.valueHasEscapes)
-            guard value.bytes <= EventDecoder.maxPropertyValueBytes else {
-                throw Rejection(.propertyValueTooLong, "\(field.name).\(name) is \(value.bytes) bytes; the limit is \(EventDecoder.maxPropertyValueBytes)")
+            let valueBytes = decodedBytes(inner.value, hasEscapes: inner.valueHasEscapes)
+            guard valueBytes <= EventDecoder.maxPropertyValueBytes else {
+                throw Rejection(.propertyValueTooLong, "\(field.name).\(name) is \(valueBytes) bytes; the limit is \(EventDecoder.maxPropertyValueBytes)")
             }
-            properties.append(EventRecord.PageDetails.Property(key: key.text, value: value.text))
         }
-        return properties
-    }
-
-    /// A key's or string value's bytes in `bytes` as a text, decoded into `unescaped` when written with escapes, and
-    /// how many UTF-8 bytes it has.
-    private mutating func memberText(_ range: Range<Int>, hasEscapes: Bool) -> (text: EventText, bytes: Int) {
-        guard hasEscapes else { return (EventText(range, in: .value), range.count) }
-        let decoded = JSONScanner.unescapedBytes(UnsafeRawBufferPointer(rebasing: bytes[range]))
-        return (keep(decoded), decoded.count)
+        return EventText(member.value, in: .value)
     }
 
     mutating func optionalCode(_ field: EventField, length: Int) throws(Rejection) -> EventText? {

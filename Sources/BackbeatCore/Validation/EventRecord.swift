@@ -97,12 +97,6 @@ public struct EventRecord: Equatable, Sendable {
             case ctaClick(actionType: EventText)
         }
 
-        /// One member of `properties`.
-        public struct Property: Equatable, Sendable {
-            public var key: EventText
-            public var value: EventText
-        }
-
         public var kind: Kind
         public var visitor: EventText
         public var portfolio: EventText
@@ -111,8 +105,24 @@ public struct EventRecord: Equatable, Sendable {
         public var country: EventText
         /// The referrer's host, lower case (in `unescaped`), or `EventText.directReferrer` / `.unknownReferrer`.
         public var referrer: EventText
-        /// Validated and archived, not counted (nor part of a resend's fingerprint).
-        public var properties: [Property]
+        /// The `properties` object's bytes in the value (absent or null: nil), validated; archived, not counted
+        /// (nor part of a resend's fingerprint). A span, not the members, so that a record holds no reference and is
+        /// copied as plain memory: `properties(in:)` reads the members.
+        public var properties: EventText?
+
+        /// The members of `properties`, in the order written, decoded from `value`.
+        public func properties(in value: UnsafeRawBufferPointer) -> [PageEvent.Property] {
+            guard let properties else { return [] }
+            let object = UnsafeRawBufferPointer(rebasing: value[properties.range])
+            var members: [PageEvent.Property] = []
+            // Validated by the decoder: the object scans again.
+            try? JSONScanner.scanMembers(object) { member in
+                members.append(PageEvent.Property(
+                    JSONScanner.string(member.key, hasEscapes: member.keyHasEscapes, in: object),
+                    JSONScanner.string(member.value, hasEscapes: member.valueHasEscapes, in: object)))
+            }
+            return members
+        }
     }
 
     public var eventID: EventText
@@ -168,7 +178,7 @@ public struct EventRecord: Equatable, Sendable {
                 eventID: eventID, occurredAt: occurredAt, artistID: artistID, visitorID: string(page.visitor, in: value),
                 portfolioID: string(page.portfolio, in: value), kind: kind, sessionID: page.session.map { string($0, in: value) },
                 country: string(page.country, in: value), referrer: string(page.referrer, in: value),
-                properties: page.properties.map { PageEvent.Property(string($0.key, in: value), string($0.value, in: value)) }))
+                properties: page.properties(in: value)))
         }
     }
 }
