@@ -45,8 +45,11 @@ struct InternedDeltaTests {
         #expect(delta.streams == expected.streams)
         #expect(delta.revenue == expected.revenue)
         #expect(delta.social == expected.social)
+        #expect(delta.page == expected.page && !expected.page.isEmpty)
         #expect(delta.artistListeners == expected.artistListeners)
         #expect(delta.trackListeners == expected.trackListeners)
+        #expect(delta.artistVisitors == expected.artistVisitors && !expected.artistVisitors.isEmpty)
+        #expect(delta.pageVisitors == expected.pageVisitors && expected.pageVisitors.count > expected.artistVisitors.count)
         #expect(delta.rowCount == expected.rowCount)
     }
 

@@ -25,6 +25,11 @@ public struct CombinedDeltas: Sendable {
         ArtistDayRows(self)
     }
 
+    /// The unique visitors per artist and day, and per page and day, of every delta's page events.
+    public func visitors() -> InternedDelta.Listeners {
+        InternedDelta.visitors(of: deltas, ids: ids)
+    }
+
     /// The unique listeners per artist and day, and per track and day, of every delta's plays.
     public func listeners() -> InternedDelta.Listeners {
         InternedDelta.listeners(of: deltas, ids: ids)

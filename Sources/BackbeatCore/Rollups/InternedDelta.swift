@@ -11,6 +11,9 @@ public struct InternedDelta: Sendable {
     /// The listener of each play with a `listener_id`, by track and day: the unique-listener sketches are built
     /// from these when they are read (`listeners`), one sort instead of a sketch update per play.
     private var plays: [ListenedPlay] = []
+    /// The visitor of each page event, by page (`portfolio_id`, in the place of a play's track) and day: the
+    /// unique-visitor sketches are built from these as the listeners' are.
+    private var visits: [ListenedPlay] = []
     public var rejected: [RejectedMessage] = []
     /// The zones whose local time events are placed in (`ArtistZones`).
     public let zones: ArtistZones
@@ -50,10 +53,11 @@ public struct InternedDelta: Sendable {
         social = CellTable(capacity: other.social.count)
         page = CellTable(capacity: other.page.count)
         plays.reserveCapacity(other.plays.count)
+        visits.reserveCapacity(other.visits.count)
     }
 
     public var isEmpty: Bool {
-        streams.isEmpty && revenue.isEmpty && social.isEmpty && page.isEmpty && rejected.isEmpty && plays.isEmpty
+        streams.isEmpty && revenue.isEmpty && social.isEmpty && page.isEmpty && rejected.isEmpty && plays.isEmpty && visits.isEmpty
     }
 
     /// Rows of the full-dimension tables: one per cell.
@@ -118,6 +122,7 @@ public struct InternedDelta: Sendable {
                 cell.actionType = id(actionType, record, value)
             }
             self.page.update(cell, initial: 0) { $0 += 1 }
+            visits.append(ListenedPlay(cell: TrackDayCell(artist: artist, track: cell.portfolio, day: day), hash: page.visitorHash))
         }
         return true
     }
@@ -170,6 +175,8 @@ public struct InternedDelta: Sendable {
         for (cell, count) in other.page.rows { page.update(cell.remapped(ids), initial: 0) { $0 += count } }
         plays.reserveCapacity(plays.count + other.plays.count)
         for play in other.plays { plays.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
+        visits.reserveCapacity(visits.count + other.visits.count)
+        for visit in other.visits { visits.append(ListenedPlay(cell: visit.cell.remapped(ids), hash: visit.hash)) }
         rejected.append(contentsOf: other.rejected)
     }
 
@@ -209,15 +216,28 @@ extension InternedDelta {
     /// The unique listeners per artist and day, and per track and day, of the plays added.
     public var listeners: Listeners { Self.listeners(sorting: plays) }
 
+    /// The unique visitors of the page events added per artist and day, and per page (`TrackDayCell.track` holds the
+    /// `portfolio_id`) and day.
+    public var visitors: Listeners { Self.listeners(sorting: visits) }
+
     /// The unique listeners of the plays of several deltas, their ids made ids of one dictionary (`ids[d]` maps
     /// those of `deltas[d]`, as `CombinedDeltas` holds them).
     static func listeners(of deltas: [InternedDelta], ids: [[UInt32]]) -> Listeners {
-        var plays: [ListenedPlay] = []
-        plays.reserveCapacity(deltas.reduce(0) { $0 + $1.plays.count })
+        sketches(of: deltas, \.plays, ids: ids)
+    }
+
+    /// The unique visitors of the page events of several deltas (as `listeners(of:ids:)`).
+    static func visitors(of deltas: [InternedDelta], ids: [[UInt32]]) -> Listeners {
+        sketches(of: deltas, \.visits, ids: ids)
+    }
+
+    private static func sketches(of deltas: [InternedDelta], _ hashes: KeyPath<InternedDelta, [ListenedPlay]>, ids: [[UInt32]]) -> Listeners {
+        var all: [ListenedPlay] = []
+        all.reserveCapacity(deltas.reduce(0) { $0 + $1[keyPath: hashes].count })
         for (delta, ids) in zip(deltas, ids) {
-            for play in delta.plays { plays.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
+            for play in delta[keyPath: hashes] { all.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
         }
-        return listeners(sorting: plays)
+        return listeners(sorting: all)
     }
 
     /// One sort, by artist, day, track, then hash: a track day's plays are then a run, and an artist day's plays are

@@ -149,7 +149,8 @@ public enum EventDecoder {
         }
         let properties = try fields.properties(.properties)
         return EventRecord(eventID: common.eventID, occurredAt: common.occurredAt, artist: common.artist, details: .page(.init(
-            kind: kind, visitor: visitor, portfolio: portfolio, session: session, country: country, referrer: referrer, properties: properties
+            kind: kind, visitor: visitor, visitorHash: fields.withBytes(of: visitor) { MurmurHash3.hash64($0) }, portfolio: portfolio,
+            session: session, country: country, referrer: referrer, properties: properties
         )), unescaped: fields.unescaped)
     }
 

@@ -99,6 +99,8 @@ public struct EventRecord: Equatable, Sendable {
 
         public var kind: Kind
         public var visitor: EventText
+        /// The hash of `visitor_id` (`MurmurHash3.hash64` of its bytes): what the unique-visitor sketches count.
+        public var visitorHash: Int64
         public var portfolio: EventText
         public var session: EventText?
         /// Absent country: "ZZ" (`EventText.unknownCountry`).

@@ -38,6 +38,13 @@ extension InternedDelta {
         for (cell, sketch) in listeners.tracks {
             delta.trackListeners[TrackDay(artistID: values[cell.artist], trackID: values[cell.track], day: cell.day)] = sketch
         }
+        let visitors = self.visitors
+        for (cell, sketch) in visitors.artists {
+            delta.artistVisitors[ArtistDay(artistID: values[cell.artist], day: cell.day)] = sketch
+        }
+        for (cell, sketch) in visitors.tracks {
+            delta.pageVisitors[TrackDay(artistID: values[cell.artist], trackID: values[cell.track], day: cell.day)] = sketch
+        }
         delta.rejected = rejected
         return delta
     }

@@ -10,6 +10,10 @@ public struct RollupDelta: Sendable {
     /// Unique listeners per artist and day, and per track and day (plays with a `listener_id` only).
     public var artistListeners: [ArtistDay: HyperLogLog] = [:]
     public var trackListeners: [TrackDay: HyperLogLog] = [:]
+    /// Unique visitors of page events per artist and day, and per page and day (`TrackDay.trackID` holds the
+    /// `portfolio_id`).
+    public var artistVisitors: [ArtistDay: HyperLogLog] = [:]
+    public var pageVisitors: [TrackDay: HyperLogLog] = [:]
     public var rejected: [RejectedMessage] = []
 
     public init() {}
@@ -40,6 +44,10 @@ public struct RollupDelta: Sendable {
             self.social[SocialKey(social), default: 0] += social.count
         case .page(let page):
             self.page[PageKey(page), default: 0] += 1
+            let hash = MurmurHash3.hash64(page.visitorID)
+            let day = page.occurredAt.daysSinceEpoch
+            artistVisitors[ArtistDay(artistID: page.artistID, day: day), default: HyperLogLog()].add(hash: hash)
+            pageVisitors[TrackDay(artistID: page.artistID, trackID: page.portfolioID, day: day), default: HyperLogLog()].add(hash: hash)
         }
     }
 
@@ -57,6 +65,8 @@ public struct RollupDelta: Sendable {
         for (key, count) in other.page { page[key, default: 0] += count }
         for (key, sketch) in other.artistListeners { artistListeners[key, default: HyperLogLog()].formUnion(sketch) }
         for (key, sketch) in other.trackListeners { trackListeners[key, default: HyperLogLog()].formUnion(sketch) }
+        for (key, sketch) in other.artistVisitors { artistVisitors[key, default: HyperLogLog()].formUnion(sketch) }
+        for (key, sketch) in other.pageVisitors { pageVisitors[key, default: HyperLogLog()].formUnion(sketch) }
         rejected.append(contentsOf: other.rejected)
     }
 }
