@@ -33,8 +33,26 @@ struct AggregateTable: Sendable {
     static let artistListeners = AggregateTable(listeners: "artist_listeners_daily", days: "artist_listeners_days", months: "artist_listeners_months")
     static let trackListeners = AggregateTable(listeners: "track_listeners_daily", days: "track_listeners_days", months: "track_listeners_months")
 
-    /// Every stored aggregate: the cubes and the listener sketches.
-    static let all: [AggregateTable] = Cube.all.map(AggregateTable.init) + [artistListeners, trackListeners]
+    static let artistVisitors = AggregateTable(listeners: "artist_visitors_daily", days: "artist_visitors_days", months: "artist_visitors_months")
+    static let pageVisitors = AggregateTable(listeners: "page_visitors_daily", days: "page_visitors_days", months: "page_visitors_months")
+
+    /// Every stored aggregate: the cubes and the sketches.
+    static let all: [AggregateTable] = Cube.all.map(AggregateTable.init) + SketchFamily.all.flatMap { [$0.artists, $0.keyed] }
+}
+
+/// One kind of distinct count kept as sketches (HyperLogLog), per artist-day and per keyed day (migrations 0018,
+/// 0020, 0028): the unique listeners of plays (per track) and the unique visitors of page events (per page).
+struct SketchFamily: Sendable {
+    /// An artist's sketch per day (a row of `column`).
+    var artists: AggregateTable
+    /// An artist's sketches per key and day: the day's keys in `key`, their sketches in `column`, two arrays.
+    var keyed: AggregateTable
+    var column: String
+    var key: String
+
+    static let listeners = SketchFamily(artists: .artistListeners, keyed: .trackListeners, column: "listeners", key: "track_id")
+    static let visitors = SketchFamily(artists: .artistVisitors, keyed: .pageVisitors, column: "visitors", key: "portfolio_id")
+    static let all = [listeners, visitors]
 }
 
 extension Cube {

@@ -132,6 +132,7 @@ extension Store {
         // One cube's blocks are made ahead of the one being written, no more: a flush holds two cubes' at most.
         let values = deltas.values
         async let listeners = computed { deltas.listeners() }
+        async let visitors = computed { deltas.visitors() }
         let rows = await computed { deltas.artistDayRows() }
         let blocks = { (cube: Cube) in Task { await computed { StagedBlock.blocks(rows, of: cube, values: values) } } }
         var next = blocks(Cube.all[0])
@@ -144,14 +145,13 @@ extension Store {
             if cube.isFull { for block in made { written.insert(block.artistID, days: block.day...block.day) } }
         }
         if !written.isEmpty { try await announceChanges(to: written, on: connection) }
-        let sketches = await listeners
-        guard !sketches.artists.isEmpty else { return }
-        let artists = sketches.artists.map { ArtistListenersDay(artistID: values[$0.key.artist], day: $0.key.day, sketch: $0.value) }
-        let tracks = TrackListenersDay.days(of: sketches.tracks, values: values)
-        try await mergeListeners(
-            artists: artists, into: AggregateTable.artistListeners.days, tracks: tracks, into: AggregateTable.trackListeners.days,
-            partitioned: true, on: connection)
-        try await mergeMonths(artists: artists, tracks: tracks, rolledTo: rolledTo, on: connection)
+        for (family, sketches) in [(SketchFamily.listeners, await listeners), (.visitors, await visitors)] where !sketches.artists.isEmpty {
+            let artists = sketches.artists.map { ArtistListenersDay(artistID: values[$0.key.artist], day: $0.key.day, sketch: $0.value) }
+            let keyed = TrackListenersDay.days(of: sketches.tracks, values: values)
+            try await mergeSketches(
+                family, artists: artists, into: family.artists.days, tracks: keyed, into: family.keyed.days, partitioned: true, on: connection)
+            try await mergeMonths(family, artists: artists, tracks: keyed, rolledTo: rolledTo, on: connection)
+        }
     }
 
     /// COPYs `rows` into `table` (`append`) under a savepoint; answers false, with none of them written, when one of

@@ -35,17 +35,17 @@ struct ArtistListenersDay {
 }
 
 extension Store {
-    /// Unions the sketches of `artists` into `artistTable` and of `tracks` into `trackTable` (their `_days` tables,
-    /// `partitioned` by month, or their `_months`, where `day` is a month's first day), one row per artist and day
-    /// (`writeListeners`).
-    func mergeListeners(
-        artists: [ArtistListenersDay], into artistTable: String, tracks: [TrackListenersDay], into trackTable: String,
+    /// Unions the sketches of `artists` into `artistTable` and of `tracks` (the family's keys) into `trackTable`
+    /// (their `_days` tables, `partitioned` by month, or their `_months`, where `day` is a month's first day), one row
+    /// per artist and day (`writeListeners`).
+    func mergeSketches(
+        _ family: SketchFamily, artists: [ArtistListenersDay], into artistTable: String, tracks: [TrackListenersDay], into trackTable: String,
         partitioned: Bool, on connection: PostgresConnection
     ) async throws {
         try await writeListeners(
             artists, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: artistTable, partitioned: partitioned,
-            stagedAs: "artist_id text, day date, listeners bytea",
-            columns: ["artist_id", "day", "listeners"], merging: Self.mergeArtistListeners(into: artistTable), on: connection
+            stagedAs: "artist_id text, day date, \(family.column) bytea",
+            columns: ["artist_id", "day", family.column], merging: Self.mergeArtistSketches(family, into: artistTable), on: connection
         ) { day, _, copy in
             copy.text(day.artistID)
             copy.day(day.day)
@@ -54,8 +54,8 @@ extension Store {
         }
         try await writeListeners(
             tracks, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: trackTable, partitioned: partitioned,
-            stagedAs: "artist_id text, day date, track_id text[], listeners bytea[]", columns: ["artist_id", "day", "track_id", "listeners"],
-            merging: Self.mergeTrackListeners(into: trackTable), on: connection
+            stagedAs: "artist_id text, day date, \(family.key) text[], \(family.column) bytea[]", columns: ["artist_id", "day", family.key, family.column],
+            merging: Self.mergeKeyedSketches(family, into: trackTable), on: connection
         ) { day, sketchType, copy in
             copy.text(day.artistID)
             copy.day(day.day)
@@ -104,26 +104,28 @@ extension Store {
         return UInt32(try rows[0].decode(Int64.self))
     }
 
-    private static func mergeArtistListeners(into table: String) -> (String) -> String {
-        { stage in """
-            INSERT INTO \(table) (artist_id, day, listeners)
-            SELECT artist_id, day, listeners::hll FROM \(stage) ORDER BY date_trunc('month', day), artist_id, day
-            ON CONFLICT (artist_id, day) DO UPDATE SET listeners = hll_union(\(table).listeners, excluded.listeners)
+    private static func mergeArtistSketches(_ family: SketchFamily, into table: String) -> (String) -> String {
+        let sketch = family.column
+        return { stage in """
+            INSERT INTO \(table) (artist_id, day, \(sketch))
+            SELECT artist_id, day, \(sketch)::hll FROM \(stage) ORDER BY date_trunc('month', day), artist_id, day
+            ON CONFLICT (artist_id, day) DO UPDATE SET \(sketch) = hll_union(\(table).\(sketch), excluded.\(sketch))
             """ }
     }
 
-    private static func mergeTrackListeners(into table: String) -> (String) -> String {
-        { stage in """
-            INSERT INTO \(table) (artist_id, day, track_id, listeners)
-            SELECT artist_id, day, track_id, listeners::hll[] FROM \(stage) ORDER BY date_trunc('month', day), artist_id, day
-            ON CONFLICT (artist_id, day) DO UPDATE SET (track_id, listeners) = (
-                SELECT array_agg(track_id), array_agg(listeners) FROM (
-                    SELECT track_id, hll_union_agg(listeners) AS listeners FROM (
-                        SELECT * FROM unnest(\(table).track_id, \(table).listeners)
+    private static func mergeKeyedSketches(_ family: SketchFamily, into table: String) -> (String) -> String {
+        let (key, sketch) = (family.key, family.column)
+        return { stage in """
+            INSERT INTO \(table) (artist_id, day, \(key), \(sketch))
+            SELECT artist_id, day, \(key), \(sketch)::hll[] FROM \(stage) ORDER BY date_trunc('month', day), artist_id, day
+            ON CONFLICT (artist_id, day) DO UPDATE SET (\(key), \(sketch)) = (
+                SELECT array_agg(key), array_agg(sketch) FROM (
+                    SELECT key, hll_union_agg(sketch) AS sketch FROM (
+                        SELECT * FROM unnest(\(table).\(key), \(table).\(sketch))
                         UNION ALL
-                        SELECT * FROM unnest(excluded.track_id, excluded.listeners)
-                    ) AS stored(track_id, listeners)
-                    GROUP BY track_id
+                        SELECT * FROM unnest(excluded.\(key), excluded.\(sketch))
+                    ) AS stored(key, sketch)
+                    GROUP BY key
                 ) AS unioned)
             """ }
     }

@@ -121,7 +121,7 @@ extension Store {
 
     /// The first day of the earliest month any dashboard cube or listener sketch stores (nil: none stored).
     private func firstStoredMonth(on connection: PostgresConnection) async throws -> Int64? {
-        let tables = Cube.derived.map { AggregateTable($0).days } + [AggregateTable.artistListeners.days, AggregateTable.trackListeners.days]
+        let tables = Cube.derived.map { AggregateTable($0).days } + SketchFamily.all.flatMap { [$0.artists.days, $0.keyed.days] }
         let firsts = tables.map { "(SELECT min(day) FROM \($0))" }.joined(separator: ", ")
         let rows = try await connection.query(PostgresQuery(unsafeSQL: """
             SELECT (date_trunc('month', least(\(firsts)))::date - date '1970-01-01')::bigint
@@ -157,26 +157,28 @@ extension Store {
             if let sum = current { blocks.append(StagedBlock(artistID: sum.artist, day: month, block: CubeBlock.encode(sum.rows, of: cube))) }
             try await append(blocks, to: months, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
         }
-        let artists = AggregateTable.artistListeners, tracks = AggregateTable.trackListeners
-        for table in [artists, tracks] {
-            try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table.months!) WHERE day = date '1970-01-01' + \(month)"), logger: logger)
-        }
         let days = "day >= date '1970-01-01' + \(month) AND day < date '1970-01-01' + \(end)"
-        try await connection.query(PostgresQuery(unsafeSQL: """
-            INSERT INTO \(artists.months!) (artist_id, day, listeners)
-            SELECT artist_id, date '1970-01-01' + \(month), hll_union_agg(listeners) FROM \(artists.days) WHERE \(days)
-            GROUP BY artist_id
-            """), logger: logger)
-        try await connection.query(PostgresQuery(unsafeSQL: """
-            INSERT INTO \(tracks.months!) (artist_id, day, track_id, listeners)
-            SELECT artist_id, date '1970-01-01' + \(month), array_agg(track_id ORDER BY track_id), array_agg(listeners ORDER BY track_id)
-            FROM (
-                SELECT d.artist_id, t.track_id, hll_union_agg(t.listeners) AS listeners
-                FROM \(tracks.days) d, unnest(d.track_id, d.listeners) AS t(track_id, listeners) WHERE \(days)
-                GROUP BY 1, 2
-            ) per_track
-            GROUP BY artist_id
-            """), logger: logger)
+        for family in SketchFamily.all {
+            let (artists, keyed, key, sketch) = (family.artists, family.keyed, family.key, family.column)
+            for table in [artists, keyed] {
+                try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table.months!) WHERE day = date '1970-01-01' + \(month)"), logger: logger)
+            }
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                INSERT INTO \(artists.months!) (artist_id, day, \(sketch))
+                SELECT artist_id, date '1970-01-01' + \(month), hll_union_agg(\(sketch)) FROM \(artists.days) WHERE \(days)
+                GROUP BY artist_id
+                """), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                INSERT INTO \(keyed.months!) (artist_id, day, \(key), \(sketch))
+                SELECT artist_id, date '1970-01-01' + \(month), array_agg(key ORDER BY key), array_agg(sketch ORDER BY key)
+                FROM (
+                    SELECT d.artist_id, t.key, hll_union_agg(t.sketch) AS sketch
+                    FROM \(keyed.days) d, unnest(d.\(key), d.\(sketch)) AS t(key, sketch) WHERE \(days)
+                    GROUP BY 1, 2
+                ) per_key
+                GROUP BY artist_id
+                """), logger: logger)
+        }
     }
 
     /// Merges the rows of `blocks` (a flush's blocks of `cube`, by artist-day) that fall in a rolled month (before
@@ -189,9 +191,11 @@ extension Store {
         try await mergeBlocks(monthly, of: cube, into: months, on: connection)
     }
 
-    /// Unions the sketches of `artists` and `tracks` (a flush's, by artist-day) that fall in a rolled month (before
-    /// `rolledTo`) into the month rows of the listener sketches.
-    func mergeMonths(artists: [ArtistListenersDay], tracks: [TrackListenersDay], rolledTo: Int64?, on connection: PostgresConnection) async throws {
+    /// Unions the sketches of `artists` and `tracks` (a flush's of `family`, by artist-day) that fall in a rolled month
+    /// (before `rolledTo`) into the family's month rows.
+    func mergeMonths(
+        _ family: SketchFamily, artists: [ArtistListenersDay], tracks: [TrackListenersDay], rolledTo: Int64?, on connection: PostgresConnection
+    ) async throws {
         guard let rolledTo else { return }
         var artistMonths: [ArtistDayKey: HyperLogLog] = [:]
         for day in artists where day.day < rolledTo {
@@ -203,14 +207,14 @@ extension Store {
             for (track, sketch) in zip(day.tracks, day.sketches) { trackMonths[key, default: [:]][track, default: HyperLogLog()].formUnion(sketch) }
         }
         guard !artistMonths.isEmpty || !trackMonths.isEmpty else { return }
-        try await mergeListeners(
-            artists: artistMonths.map { ArtistListenersDay(artistID: $0.key.artistID, day: $0.key.day, sketch: $0.value) },
-            into: AggregateTable.artistListeners.months!,
+        try await mergeSketches(
+            family, artists: artistMonths.map { ArtistListenersDay(artistID: $0.key.artistID, day: $0.key.day, sketch: $0.value) },
+            into: family.artists.months!,
             tracks: trackMonths.map { key, sketches in
                 let ordered = sketches.keys.sorted()
                 return TrackListenersDay(artistID: key.artistID, day: key.day, tracks: ordered, sketches: ordered.map { sketches[$0]! })
             },
-            into: AggregateTable.trackListeners.months!, partitioned: false, on: connection)
+            into: family.keyed.months!, partitioned: false, on: connection)
     }
 }
 

@@ -30,7 +30,7 @@ extension Store {
         }
         guard let cubesKeptFrom else { return outcome }
         var cubes: [(view: String, stored: String, months: String?)] = Cube.derived.map { ($0.table, AggregateTable($0).days, AggregateTable($0).months) }
-        cubes += [AggregateTable.artistListeners, .trackListeners].map { ($0.name, $0.days, $0.months) }
+        cubes += SketchFamily.all.flatMap { [$0.artists, $0.keyed] }.map { ($0.name, $0.days, $0.months) }
         cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable, nil) }
         for (view, stored, months) in cubes {
             for (partition, monthEnd) in try await monthPartitions(of: stored) where monthEnd <= cubesKeptFrom {

@@ -18,6 +18,9 @@ struct GroundTruth: Equatable {
     /// artist|day -> listener sketch bytes, and artist|track|day -> listener sketch bytes
     var artistListeners: [String: [UInt8]] = [:]
     var trackListeners: [String: [UInt8]] = [:]
+    /// artist|day -> visitor sketch bytes, and artist|portfolio|day -> visitor sketch bytes (page events)
+    var artistVisitors: [String: [UInt8]] = [:]
+    var pageVisitors: [String: [UInt8]] = [:]
 
     private var revenueMicros: [String: Int128] = [:]
     private var revenueEvents: [String: Int64] = [:]
@@ -25,6 +28,7 @@ struct GroundTruth: Equatable {
     static func == (lhs: GroundTruth, rhs: GroundTruth) -> Bool {
         lhs.streams == rhs.streams && lhs.revenue == rhs.revenue && lhs.social == rhs.social && lhs.page == rhs.page
             && lhs.artistListeners == rhs.artistListeners && lhs.trackListeners == rhs.trackListeners
+            && lhs.artistVisitors == rhs.artistVisitors && lhs.pageVisitors == rhs.pageVisitors
     }
 
     init() {}
@@ -32,8 +36,15 @@ struct GroundTruth: Equatable {
     init(_ events: [Event]) {
         var artistSketches: [String: HyperLogLog] = [:]
         var trackSketches: [String: HyperLogLog] = [:]
+        var artistVisitorSketches: [String: HyperLogLog] = [:]
+        var pageVisitorSketches: [String: HyperLogLog] = [:]
         for event in events {
             add(event)
+            if case .page(let page) = event {
+                let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: page.occurredAt.seconds.floorDiv(86_400)))
+                artistVisitorSketches[page.artistID + "|" + day, default: HyperLogLog()].add(page.visitorID)
+                pageVisitorSketches[page.artistID + "|" + page.portfolioID + "|" + day, default: HyperLogLog()].add(page.visitorID)
+            }
             if case .stream(let play) = event, let listener = play.listenerID {
                 let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: play.occurredAt.seconds.floorDiv(86_400)))
                 artistSketches[play.artistID + "|" + day, default: HyperLogLog()].add(listener)
@@ -42,6 +53,8 @@ struct GroundTruth: Equatable {
         }
         artistListeners = artistSketches.mapValues { $0.serialized() }
         trackListeners = trackSketches.mapValues { $0.serialized() }
+        artistVisitors = artistVisitorSketches.mapValues { $0.serialized() }
+        pageVisitors = pageVisitorSketches.mapValues { $0.serialized() }
     }
 
     mutating func add(_ event: Event) {
@@ -84,6 +97,8 @@ struct GroundTruth: Equatable {
         result.page = page.filter { keep(hourDay($0.key)) }
         result.artistListeners = artistListeners.filter { keep(dateDay($0.key)) }
         result.trackListeners = trackListeners.filter { keep(dateDay($0.key)) }
+        result.artistVisitors = artistVisitors.filter { keep(dateDay($0.key)) }
+        result.pageVisitors = pageVisitors.filter { keep(dateDay($0.key)) }
         return result
     }
 
@@ -126,6 +141,14 @@ struct GroundTruth: Equatable {
             .decode((String, String, String, String).self) {
             truth.trackListeners[artist + "|" + track + "|" + day] = Store.bytes(fromHexText: hex)
         }
+        for try await (artist, day, hex) in try await client.query("SELECT artist_id, day::text, visitors::text FROM artist_visitors_daily")
+            .decode((String, String, String).self) {
+            truth.artistVisitors[artist + "|" + day] = Store.bytes(fromHexText: hex)
+        }
+        for try await (artist, page, day, hex) in try await client.query("SELECT artist_id, portfolio_id, day::text, visitors::text FROM page_visitors_daily")
+            .decode((String, String, String, String).self) {
+            truth.pageVisitors[artist + "|" + page + "|" + day] = Store.bytes(fromHexText: hex)
+        }
         return truth
     }
 
@@ -134,7 +157,7 @@ struct GroundTruth: Equatable {
         func count<V: Equatable>(_ a: [String: V], _ b: [String: V]) -> Int {
             Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.count
         }
-        return "streams rows differing: \(count(streams, other.streams)) of \(streams.count), revenue: \(count(revenue, other.revenue)) of \(revenue.count), social: \(count(social, other.social)) of \(social.count), page: \(count(page, other.page)) of \(page.count), artist listener days: \(count(artistListeners, other.artistListeners)) of \(artistListeners.count), track listener days: \(count(trackListeners, other.trackListeners)) of \(trackListeners.count)"
+        return "streams rows differing: \(count(streams, other.streams)) of \(streams.count), revenue: \(count(revenue, other.revenue)) of \(revenue.count), social: \(count(social, other.social)) of \(social.count), page: \(count(page, other.page)) of \(page.count), artist listener days: \(count(artistListeners, other.artistListeners)) of \(artistListeners.count), track listener days: \(count(trackListeners, other.trackListeners)) of \(trackListeners.count), artist visitor days: \(count(artistVisitors, other.artistVisitors)) of \(artistVisitors.count), page visitor days: \(count(pageVisitors, other.pageVisitors)) of \(pageVisitors.count)"
     }
 }
 
