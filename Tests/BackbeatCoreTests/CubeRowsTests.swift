@@ -33,6 +33,8 @@ import Testing
             for part in parts { merged.merge(part) }
             let sameListeners = read.artists == merged.artistListeners && read.tracks == merged.trackListeners
             #expect(sameListeners && !read.artists.isEmpty && !read.tracks.isEmpty)
+            let visitors = layer.visitors
+            #expect(visitors.artists == merged.artistVisitors && visitors.tracks == merged.pageVisitors && !visitors.tracks.isEmpty)
         }
     }
 
@@ -59,6 +61,10 @@ import Testing
             }
             let listeners = oneByOne.listeners, expected = fromDelta.listeners
             #expect(listeners.artists == expected.artists && listeners.tracks == expected.tracks && !listeners.tracks.isEmpty)
+            // The visitors of the page events, per artist-day and page-day, as the oracle counts them.
+            let visitors = oneByOne.visitors
+            let expectedArtists = delta.artistVisitors.filter { $0.key.day >= horizon }, expectedPages = delta.pageVisitors.filter { $0.key.day >= horizon }
+            #expect(visitors.artists == expectedArtists && visitors.tracks == expectedPages && !expectedPages.isEmpty)
             #expect(oneByOne.dayRange == fromDelta.dayRange)
         }
     }

@@ -72,7 +72,7 @@ extension CubeMemory {
         var result: [Timestamp?: HyperLogLog] = [:]
         for day in scope.days {
             guard let bucket = days[day] else { continue }
-            let sketch = track.map { bucket.trackSketch(ArtistTrack(artist: artist, track: $0)) } ?? bucket.artistSketch(artist)
+            let sketch = track.map { bucket.listeners.keyedSketch(ArtistTrack(artist: artist, track: $0)) } ?? bucket.listeners.artistSketch(artist)
             guard let sketch else { continue }
             let period: Timestamp? = granularity == .all ? nil : granularity.periodStart(of: Timestamp(seconds: day * 86_400))
             result[period, default: HyperLogLog()].formUnion(sketch)
@@ -87,7 +87,7 @@ extension CubeMemory {
         for trackID in trackIDs {
             guard let track = symbols.existingID(trackID) else { continue }
             for day in range {
-                guard let sketch = days[day]?.trackSketch(ArtistTrack(artist: artist, track: track)) else { continue }
+                guard let sketch = days[day]?.listeners.keyedSketch(ArtistTrack(artist: artist, track: track)) else { continue }
                 result[trackID, default: HyperLogLog()].formUnion(sketch)
             }
         }

@@ -18,18 +18,19 @@ extension CubeMemory {
 
     /// Every listener sketch held, per artist and day and per track and day, sealed and open parts unioned: for a
     /// flush's in-flight layer, the sketches of the batch it holds.
-    public var listeners: (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) {
+    public var listeners: (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) { sketches(\.listeners) }
+
+    /// Every visitor sketch held, per artist and day and per page and day (`TrackDay.trackID` holds the page), as
+    /// `listeners`.
+    public var visitors: (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) { sketches(\.visitors) }
+
+    private func sketches(_ family: KeyPath<DayBucket, DaySketches>) -> (artists: [ArtistDay: HyperLogLog], tracks: [TrackDay: HyperLogLog]) {
         var artists: [ArtistDay: HyperLogLog] = [:]
         var tracks: [TrackDay: HyperLogLog] = [:]
         for (day, bucket) in days {
-            for sketches in [bucket.sealedArtistListeners?.unpacked() ?? [:], bucket.artistListeners] {
-                for (artist, sketch) in sketches { artists[ArtistDay(artistID: symbols[artist], day: day), default: HyperLogLog()].formUnion(sketch) }
-            }
-            for sketches in [bucket.sealedTrackListeners?.unpacked() ?? [:], bucket.trackListeners] {
-                for (key, sketch) in sketches {
-                    tracks[TrackDay(artistID: symbols[key.artist], trackID: symbols[key.track], day: day), default: HyperLogLog()].formUnion(sketch)
-                }
-            }
+            bucket[keyPath: family].forEach(
+                artist: { artists[ArtistDay(artistID: symbols[$0], day: day), default: HyperLogLog()].formUnion($1) },
+                keyed: { tracks[TrackDay(artistID: symbols[$0.artist], trackID: symbols[$0.track], day: day), default: HyperLogLog()].formUnion($1) })
         }
         return (artists, tracks)
     }

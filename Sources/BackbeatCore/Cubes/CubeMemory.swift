@@ -42,7 +42,11 @@ public struct CubeMemory: Sendable {
         for (cell, count) in delta.page.rows { add(row: cell, mapped, of: .page, Measures(count: count)) }
         delta.forEachPlay { cell, hash in
             guard cell.day >= horizonDay else { return }
-            days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].addListener(hash, artist: mapped.ids[Int(cell.artist)], track: mapped.ids[Int(cell.track)])
+            days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].listeners.add(hash, artist: mapped.ids[Int(cell.artist)], key: mapped.ids[Int(cell.track)])
+        }
+        delta.forEachVisit { cell, hash in
+            guard cell.day >= horizonDay else { return }
+            days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].visitors.add(hash, artist: mapped.ids[Int(cell.artist)], key: mapped.ids[Int(cell.track)])
         }
     }
 
@@ -81,12 +85,10 @@ public struct CubeMemory: Sendable {
                     target.open[index][ids[Int(artist)], default: [:]][mapped, default: Measures()] += measures
                 }
             }
-            for sketches in [bucket.sealedArtistListeners?.unpacked() ?? [:], bucket.artistListeners] {
-                for (artist, sketch) in sketches { target.addListeners(artist: ids[Int(artist)], track: nil, sketch) }
-            }
-            for sketches in [bucket.sealedTrackListeners?.unpacked() ?? [:], bucket.trackListeners] {
-                for (key, sketch) in sketches { target.addListeners(artist: ids[Int(key.artist)], track: ids[Int(key.track)], sketch) }
-            }
+            bucket.listeners.forEach(artist: { target.listeners.add(artist: ids[Int($0)], key: nil, $1) },
+                                     keyed: { target.listeners.add(artist: ids[Int($0.artist)], key: ids[Int($0.track)], $1) })
+            bucket.visitors.forEach(artist: { target.visitors.add(artist: ids[Int($0)], key: nil, $1) },
+                                    keyed: { target.visitors.add(artist: ids[Int($0.artist)], key: ids[Int($0.track)], $1) })
             days[day] = target
         }
     }
@@ -104,10 +106,21 @@ public struct CubeMemory: Sendable {
 
     /// Unions `sketch` into the listeners of an artist's (or, with `trackID`, a track's) day.
     public mutating func addListeners(artistID: String, trackID: String?, day: Int64, _ sketch: HyperLogLog) {
+        addSketch(\.listeners, artistID: artistID, key: trackID, day: day, sketch)
+    }
+
+    /// Unions `sketch` into the visitors of an artist's (or, with `pageID`, a page's) day.
+    public mutating func addVisitors(artistID: String, pageID: String?, day: Int64, _ sketch: HyperLogLog) {
+        addSketch(\.visitors, artistID: artistID, key: pageID, day: day, sketch)
+    }
+
+    private mutating func addSketch(
+        _ family: WritableKeyPath<DayBucket, DaySketches>, artistID: String, key: String?, day: Int64, _ sketch: HyperLogLog
+    ) {
         guard day >= horizonDay else { return }
         let artist = symbols.id(artistID)
-        let track = trackID.map { symbols.id($0) }
-        days[day, default: DayBucket(cubeCount: Self.cubes.count)].addListeners(artist: artist, track: track, sketch)
+        let key = key.map { symbols.id($0) }
+        days[day, default: DayBucket(cubeCount: Self.cubes.count)][keyPath: family].add(artist: artist, key: key, sketch)
     }
 
     private mutating func add(cube index: Int, day: Int64, artist: UInt32, cell: CellKey, _ measures: Measures) {
@@ -177,22 +190,6 @@ public struct CubeMemory: Sendable {
             }
         }
         return (bytes, cells)
-    }
-}
-
-extension DayBucket {
-    /// Adds one listener's hash to the day's sketches of `artist` and of its `track`.
-    mutating func addListener(_ hash: Int64, artist: UInt32, track: UInt32) {
-        artistListeners[artist, default: HyperLogLog()].add(hash: hash)
-        trackListeners[ArtistTrack(artist: artist, track: track), default: HyperLogLog()].add(hash: hash)
-    }
-
-    mutating func addListeners(artist: UInt32, track: UInt32?, _ sketch: HyperLogLog) {
-        if let track {
-            trackListeners[ArtistTrack(artist: artist, track: track), default: HyperLogLog()].formUnion(sketch)
-        } else {
-            artistListeners[artist, default: HyperLogLog()].formUnion(sketch)
-        }
     }
 }
 

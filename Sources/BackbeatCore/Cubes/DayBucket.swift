@@ -1,22 +1,21 @@
-/// An artist and a track, as dictionary ids: the key of the per-track listener sketches.
+/// An artist and a track (or a page), as dictionary ids: the key of the per-track listener sketches (the per-page
+/// visitor sketches).
 struct ArtistTrack: Hashable, Sendable {
     var artist: UInt32
     var track: UInt32
 }
 
 /// Everything held in memory for one UTC day: each cube's cells, open (mutable, for days still taking events)
-/// and sealed (compact, read in place), plus the day's listener sketches.
+/// and sealed (compact, read in place), plus the day's listener and visitor sketches.
 ///
 /// A sealed day that receives late events keeps them in its open part; the next sealing merges both.
 struct DayBucket: Sendable {
     var open: [[UInt32: OpenCells]]
     var sealed: [SealedCube?]
-    /// Listener sketches added since the day was last sealed.
-    var artistListeners: [UInt32: HyperLogLog] = [:]
-    var trackListeners: [ArtistTrack: HyperLogLog] = [:]
-    /// Listener sketches as of the last sealing.
-    var sealedArtistListeners: PackedSketches<UInt32>?
-    var sealedTrackListeners: PackedSketches<ArtistTrack>?
+    /// The unique listeners of plays, per artist and per track.
+    var listeners = DaySketches()
+    /// The unique visitors of page events, per artist and per page.
+    var visitors = DaySketches()
 
     init(cubeCount: Int) {
         open = Array(repeating: [:], count: cubeCount)
@@ -24,7 +23,7 @@ struct DayBucket: Sendable {
     }
 
     /// Whether some cube cells or sketches are not yet sealed.
-    var hasOpenCells: Bool { open.contains { !$0.isEmpty } || !artistListeners.isEmpty || !trackListeners.isEmpty }
+    var hasOpenCells: Bool { open.contains { !$0.isEmpty } || listeners.hasOpen || visitors.hasOpen }
 
     /// Open cells per sealed cell (infinity when nothing is sealed yet).
     var openShare: Double {
@@ -41,25 +40,7 @@ struct DayBucket: Sendable {
             for cells in cube.values { total += cells.count * 96 }
         }
         for cube in sealed { total += cube?.byteCount ?? 0 }
-        total += artistListeners.values.reduce(0) { $0 + $1.byteCount + 48 } + trackListeners.values.reduce(0) { $0 + $1.byteCount + 48 }
-        total += (sealedArtistListeners?.byteCount ?? 0) + (sealedTrackListeners?.byteCount ?? 0)
-        return total
-    }
-
-    /// The day's listeners of `artist`, sealed and open.
-    func artistSketch(_ artist: UInt32) -> HyperLogLog? {
-        Self.combine(sealedArtistListeners?[artist], artistListeners[artist])
-    }
-
-    /// The day's listeners of a track, sealed and open.
-    func trackSketch(_ key: ArtistTrack) -> HyperLogLog? {
-        Self.combine(sealedTrackListeners?[key], trackListeners[key])
-    }
-
-    private static func combine(_ sealed: HyperLogLog?, _ open: HyperLogLog?) -> HyperLogLog? {
-        guard var sealed else { return open }
-        if let open { sealed.formUnion(open) }
-        return sealed
+        return total + listeners.byteCount + visitors.byteCount
     }
 
     /// Encodes every cube's open cells (merged with what was sealed before) into its sealed form.
@@ -74,20 +55,8 @@ struct DayBucket: Sendable {
             sealed[index] = SealedCube(cells, dataset: cubes[index].dataset, hourly: cubes[index].grain == .hour, dimensionCount: cubes[index].dimensions.count)
             open[index] = [:]
         }
-        if !artistListeners.isEmpty {
-            sealedArtistListeners = PackedSketches(Self.merging(sealedArtistListeners?.unpacked(), artistListeners))
-            artistListeners = [:]
-        }
-        if !trackListeners.isEmpty {
-            sealedTrackListeners = PackedSketches(Self.merging(sealedTrackListeners?.unpacked(), trackListeners))
-            trackListeners = [:]
-        }
-    }
-
-    private static func merging<Key>(_ sealed: [Key: HyperLogLog]?, _ open: [Key: HyperLogLog]) -> [Key: HyperLogLog] {
-        guard var merged = sealed else { return open }
-        for (key, sketch) in open { merged[key, default: HyperLogLog()].formUnion(sketch) }
-        return merged
+        listeners.seal()
+        visitors.seal()
     }
 
     /// Calls `body` with every cell of cube `index` for `artist` (every artist when nil), sealed and open.

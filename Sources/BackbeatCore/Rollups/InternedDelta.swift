@@ -71,6 +71,12 @@ public struct InternedDelta: Sendable {
         for play in plays { body(play.cell, play.hash) }
     }
 
+    /// Each page event, in the order added: its page's day (`TrackDayCell.track` holds the page) and the visitor's
+    /// hash.
+    public func forEachVisit(_ body: (TrackDayCell, Int64) -> Void) {
+        for visit in visits { body(visit.cell, visit.hash) }
+    }
+
     /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`), on its artist's local quarter hour and
     /// day.
     /// With `days`, only an event whose local day is one of them is added; answers whether the event was added.

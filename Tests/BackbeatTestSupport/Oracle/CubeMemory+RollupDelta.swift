@@ -16,6 +16,8 @@ extension CubeMemory {
         for (key, sketch) in delta.trackListeners {
             addListeners(artistID: key.artistID, trackID: key.trackID, day: key.day, sketch)
         }
+        for (key, sketch) in delta.artistVisitors { addVisitors(artistID: key.artistID, pageID: nil, day: key.day, sketch) }
+        for (key, sketch) in delta.pageVisitors { addVisitors(artistID: key.artistID, pageID: key.trackID, day: key.day, sketch) }
     }
 
     /// Adds one full hourly row's `values` (in the order of the dataset's metrics) to every cube of `dataset`.
