@@ -49,9 +49,11 @@ struct SketchFamily: Sendable {
     var keyed: AggregateTable
     var column: String
     var key: String
+    /// What the family's sketches count, as the core names it.
+    var kind: ListenerScope.Kind
 
-    static let listeners = SketchFamily(artists: .artistListeners, keyed: .trackListeners, column: "listeners", key: "track_id")
-    static let visitors = SketchFamily(artists: .artistVisitors, keyed: .pageVisitors, column: "visitors", key: "portfolio_id")
+    static let listeners = SketchFamily(artists: .artistListeners, keyed: .trackListeners, column: "listeners", key: "track_id", kind: .listeners)
+    static let visitors = SketchFamily(artists: .artistVisitors, keyed: .pageVisitors, column: "visitors", key: "portfolio_id", kind: .visitors)
     static let all = [listeners, visitors]
 }
 

@@ -2,7 +2,7 @@ import BackbeatCore
 import PostgresNIO
 
 extension Store {
-    /// The union of the daily listener sketches of `scope` per period of `granularity` (keyed by period start;
+    /// The union of the daily sketches of `scope` (listeners or visitors) per period of `granularity` (keyed by period start;
     /// nil for `all`), as `hll_union_agg` computes it, so that memory and PostgreSQL can be unioned further. Asked by
     /// month or in all, whole months come from the month rows (migration 0020).
     public func listenerSketches(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: HyperLogLog] {
@@ -13,7 +13,8 @@ extension Store {
         let wholeMonths = [.month, .all].contains(granularity)
         var result: [Timestamp?: HyperLogLog] = [:]
         try await readSketches(
-            artistID: scope.artistID, trackIDs: scope.trackID.map { [$0] }, days: scope.days, wholeMonths: wholeMonths, key: period
+            scope.kind == .listeners ? .listeners : .visitors, artistID: scope.artistID, trackIDs: scope.trackID.map { [$0] }, days: scope.days,
+            wholeMonths: wholeMonths, key: period
         ) { start, sketch in
             result[start.flatMap(Int64.init).map { Timestamp(seconds: $0) }] = sketch
         }
@@ -24,18 +25,18 @@ extension Store {
     public func trackListenerSketches(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: HyperLogLog] {
         guard !trackIDs.isEmpty, days.lowerBound < days.upperBound else { return [:] }
         var result: [String: HyperLogLog] = [:]
-        try await readSketches(artistID: artistID, trackIDs: trackIDs, days: days, wholeMonths: true, key: "track_id") { track, sketch in
+        try await readSketches(.listeners, artistID: artistID, trackIDs: trackIDs, days: days, wholeMonths: true, key: "track_id") { track, sketch in
             if let track { result[track] = sketch }
         }
         return result
     }
 
-    /// Reads the unions of the listener sketches of `artistID` over `days` (of `trackIDs`' when given, else the
-    /// artist's own), one per value of `key` (SQL text over `day` and `track_id`), each handed to `receive`. With
+    /// Reads the unions of `family`'s sketches of `artistID` over `days` (of `trackIDs`' when given: the family's keys,
+    /// else the artist's own), one per value of `key` (SQL text over `day` and `track_id`), each handed to `receive`. With
     /// `wholeMonths`, the months inside `days` that have month rows are read from them, the other days from the day
     /// rows (`readingMonthRows`).
     private func readSketches(
-        artistID: String, trackIDs: [String]?, days: Range<Int64>, wholeMonths: Bool, key: String,
+        _ family: SketchFamily, artistID: String, trackIDs: [String]?, days: Range<Int64>, wholeMonths: Bool, key: String,
         _ receive: (String?, HyperLogLog) -> Void
     ) async throws {
         let unions = try await readingMonthRows(of: wholeMonths ? days : nil) { months in
@@ -50,19 +51,19 @@ extension Store {
             if let trackIDs {
                 binds.append(trackIDs)
                 source = { table in """
-                    SELECT d.day, t.track_id, t.listeners FROM \(table) d, unnest(d.track_id, d.listeners) AS t(track_id, listeners)
+                    SELECT d.day, t.track_id, t.sketch FROM \(table) d, unnest(d.\(family.key), d.\(family.column)) AS t(track_id, sketch)
                     WHERE d.artist_id = $1 AND t.track_id = ANY($6::text[])
                     """ }
             } else {
-                source = { table in "SELECT day, NULL::text AS track_id, listeners FROM \(table) WHERE artist_id = $1" }
+                source = { table in "SELECT day, NULL::text AS track_id, \(family.column) AS sketch FROM \(table) WHERE artist_id = $1" }
             }
-            let tables = trackIDs == nil ? AggregateTable.artistListeners : AggregateTable.trackListeners
+            let tables = trackIDs == nil ? family.artists : family.keyed
             var rows = source(tables.days) + " AND " + range(2, 3)
             if months != nil, let monthTable = tables.months {
                 rows += " AND (day < date '1970-01-01' + $4::integer OR day >= date '1970-01-01' + $5::integer)\nUNION ALL " + source(monthTable) + " AND " + range(4, 5)
             }
             let sql = """
-                SELECT \(key), hll_union_agg(listeners), (SELECT (rolled_to - date '1970-01-01')::bigint FROM month_rolls)
+                SELECT \(key), hll_union_agg(sketch), (SELECT (rolled_to - date '1970-01-01')::bigint FROM month_rolls)
                 FROM (\(rows)) AS sketches GROUP BY 1
                 """
             var unions: [(String?, HyperLogLog)] = []

@@ -67,15 +67,15 @@ extension Store {
             }
         }
 
-        for try await (artist, day, stored) in try await connection.query("""
-            SELECT artist_id, (day - date '1970-01-01')::bigint, listeners FROM artist_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
-            """, logger: logger).decode((String, Int64, ByteBuffer).self) {
-            memory.addListeners(artistID: artist, trackID: nil, day: day, try Self.sketch(stored))
-        }
-        for try await (artist, track, day, stored) in try await connection.query("""
-            SELECT artist_id, track_id, (day - date '1970-01-01')::bigint, listeners FROM track_listeners_daily\(unescaped: artistJoin) WHERE day >= \(from)::date
-            """, logger: logger).decode((String, String, Int64, ByteBuffer).self) {
-            memory.addListeners(artistID: artist, trackID: track, day: day, try Self.sketch(stored))
+        // Each family's sketches: an artist's of a day (no key), then each key's (a track's, a page's).
+        for family in SketchFamily.all {
+            for try await (artist, key, day, stored) in try await connection.query(PostgresQuery(unsafeSQL: """
+                SELECT artist_id, NULL::text, (day - date '1970-01-01')::bigint, \(family.column) FROM \(family.artists.name)\(artistJoin) WHERE day >= $1::date
+                UNION ALL
+                SELECT artist_id, \(family.key), (day - date '1970-01-01')::bigint, \(family.column) FROM \(family.keyed.name)\(artistJoin) WHERE day >= $1::date
+                """, binds: Self.binds(from)), logger: logger).decode((String, String?, Int64, ByteBuffer).self) {
+                memory.addSketch(family.kind, artistID: artist, key: key, day: day, try Self.sketch(stored))
+            }
         }
         return StoredSnapshot(offsets: offsets, memory: memory)
     }

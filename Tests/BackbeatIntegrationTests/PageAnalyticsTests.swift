@@ -76,6 +76,18 @@ import Testing
                  counts["\(hour)|\(event.referrer)|\(event.country)", default: 0] += 1
              }),
         ]
+        // Unique visitors of the main page per day and in all, within the sketches' error of the exact counts.
+        let pageReply = try await HTTP.get(base + "/v1/artists/\(artist)/page?from=2026-10-01&to=2026-10-11&granularity=day&portfolio_id=pf-main")
+        #expect(pageReply.status == 200, "\(pageReply.text)")
+        let answer = try #require(try pageReply.json() as? [String: Any])
+        let main = mine.filter { $0.portfolioID == "pf-main" }
+        var perDay: [String: Set<String>] = [:]
+        for event in main { perDay[day(event), default: []].insert(event.visitorID) }
+        func close(_ estimate: Int?, _ exact: Int) -> Bool { estimate.map { abs($0 - exact) <= max(1, exact / 50) } ?? false }
+        let points = try #require(answer["series"] as? [[String: Any]])
+        #expect(points.count == perDay.count && points.allSatisfy { close($0["visitors"] as? Int, perDay[$0["period_start"] as! String]?.count ?? -9) }, "\(points)")
+        let totalVisitors = (answer["totals"] as? [String: Any])?["visitors"] as? Int
+        #expect(close(totalVisitors, Set(main.map(\.visitorID)).count), "\(String(describing: totalVisitors)) visitors, \(Set(main.map(\.visitorID)).count) exact")
         for (body, key, expected) in cases {
             let reply = try await HTTP.post(base + "/v1/query", json: body)
             #expect(reply.status == 200, "\(body): \(reply.text)")

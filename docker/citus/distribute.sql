@@ -28,6 +28,8 @@ SELECT create_distributed_table('page_by_artist_day_section_days', 'artist_id', 
 SELECT create_distributed_table('page_by_artist_day_block_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('track_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('artist_visitors_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_visitors_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_partitions', 'artist_id', colocate_with => 'stream_hourly_days');
 -- The month rows (migration 0020), by artist like the days they sum.
 SELECT create_distributed_table('streams_by_artist_hour_months', 'artist_id', colocate_with => 'stream_hourly_days');
@@ -44,6 +46,8 @@ SELECT create_distributed_table('page_by_artist_day_section_months', 'artist_id'
 SELECT create_distributed_table('page_by_artist_day_block_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_listeners_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('track_listeners_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('artist_visitors_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_visitors_months', 'artist_id', colocate_with => 'stream_hourly_days');
 -- The daily rows retention rolls the hourly detail into (partitioned by month like the cubes).
 SELECT create_distributed_table('stream_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('revenue_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');

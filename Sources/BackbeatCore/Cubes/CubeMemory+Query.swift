@@ -61,7 +61,7 @@ extension CubeMemory {
         }
     }
 
-    /// The union of the listener sketches of `scope` per period of `granularity` (nil key for `all`).
+    /// The union of the sketches of `scope` (listeners or visitors) per period of `granularity` (nil key for `all`).
     public func listenerSketches(_ scope: ListenerScope, granularity: Granularity) -> [Timestamp?: HyperLogLog] {
         guard let artist = symbols.existingID(scope.artistID) else { return [:] }
         var track: UInt32?
@@ -72,7 +72,8 @@ extension CubeMemory {
         var result: [Timestamp?: HyperLogLog] = [:]
         for day in scope.days {
             guard let bucket = days[day] else { continue }
-            let sketch = track.map { bucket.listeners.keyedSketch(ArtistTrack(artist: artist, track: $0)) } ?? bucket.listeners.artistSketch(artist)
+            let sketches = scope.kind == .listeners ? bucket.listeners : bucket.visitors
+            let sketch = track.map { sketches.keyedSketch(ArtistTrack(artist: artist, track: $0)) } ?? sketches.artistSketch(artist)
             guard let sketch else { continue }
             let period: Timestamp? = granularity == .all ? nil : granularity.periodStart(of: Timestamp(seconds: day * 86_400))
             result[period, default: HyperLogLog()].formUnion(sketch)

@@ -106,20 +106,20 @@ public struct CubeMemory: Sendable {
 
     /// Unions `sketch` into the listeners of an artist's (or, with `trackID`, a track's) day.
     public mutating func addListeners(artistID: String, trackID: String?, day: Int64, _ sketch: HyperLogLog) {
-        addSketch(\.listeners, artistID: artistID, key: trackID, day: day, sketch)
+        addSketch(.listeners, artistID: artistID, key: trackID, day: day, sketch)
     }
 
     /// Unions `sketch` into the visitors of an artist's (or, with `pageID`, a page's) day.
     public mutating func addVisitors(artistID: String, pageID: String?, day: Int64, _ sketch: HyperLogLog) {
-        addSketch(\.visitors, artistID: artistID, key: pageID, day: day, sketch)
+        addSketch(.visitors, artistID: artistID, key: pageID, day: day, sketch)
     }
 
-    private mutating func addSketch(
-        _ family: WritableKeyPath<DayBucket, DaySketches>, artistID: String, key: String?, day: Int64, _ sketch: HyperLogLog
-    ) {
+    /// Unions `sketch` into the `kind` sketch of an artist's day, or with `key`, of its track's or page's.
+    public mutating func addSketch(_ kind: ListenerScope.Kind, artistID: String, key: String?, day: Int64, _ sketch: HyperLogLog) {
         guard day >= horizonDay else { return }
         let artist = symbols.id(artistID)
         let key = key.map { symbols.id($0) }
+        let family: WritableKeyPath<DayBucket, DaySketches> = kind == .listeners ? \.listeners : \.visitors
         days[day, default: DayBucket(cubeCount: Self.cubes.count)][keyPath: family].add(artist: artist, key: key, sketch)
     }
 

@@ -1,33 +1,50 @@
-/// Which unique-listener sketches can answer a streams query, if any.
+/// Which unique-count sketches can answer a query, if any: the listeners of a streams query, the visitors of a page
+/// query.
 ///
-/// Sketches exist per artist and day and per track and day (the artist's local days), so listeners are available only
-/// for whole days of the artist's zone, for granularity day or coarser, and for queries filtered on one artist and at
-/// most one track.
+/// Sketches exist per artist and day and per track (page) and day (the artist's local days), so the counts are
+/// available only for whole days of the artist's zone, for granularity day or coarser, and for queries filtered on
+/// one artist and at most one track (page).
 public struct ListenerScope: Hashable, Sendable {
+    /// What the sketches count.
+    public enum Kind: Hashable, Sendable {
+        /// The listeners of plays (per track).
+        case listeners
+        /// The visitors of page events (per page).
+        case visitors
+    }
+
+    public var kind: Kind
     public var artistID: String
+    /// The track (listeners) or the page, `portfolio_id` (visitors); nil: the artist's.
     public var trackID: String?
     /// Days since the epoch, half-open.
     public var days: Range<Int64>
 
-    public init(artistID: String, trackID: String? = nil, days: Range<Int64>) {
+    public init(_ kind: Kind = .listeners, artistID: String, trackID: String? = nil, days: Range<Int64>) {
+        self.kind = kind
         self.artistID = artistID
         self.trackID = trackID
         self.days = days
     }
 
-    /// The scope of `query`, or nil when its listeners cannot be counted from daily sketches.
+    /// The scope of `query` (a streams query's listeners, a page query's visitors), or nil when they cannot be counted
+    /// from daily sketches.
     public init?(_ query: Query) {
-        guard query.dataset == .streams, query.granularity != .hour,
+        let (kind, key): (Kind, Dimension)
+        switch query.dataset {
+        case .streams: (kind, key) = (.listeners, .trackID)
+        case .page: (kind, key) = (.visitors, .portfolioID)
+        case .revenue, .social: return nil
+        }
+        guard query.granularity != .hour,
               query.interval.from.microseconds % 86_400_000_000 == 0, query.interval.to.microseconds % 86_400_000_000 == 0,
               let artists = query.filters[.artistID], artists.count == 1,
-              query.filters.keys.allSatisfy({ $0 == .artistID || $0 == .trackID }),
+              query.filters.keys.allSatisfy({ $0 == .artistID || $0 == key }),
               query.groupBy.isEmpty
         else { return nil }
-        let tracks = query.filters[.trackID]
-        guard tracks == nil || tracks!.count == 1 else { return nil }
-        self.init(
-            artistID: artists[0], trackID: tracks?.first,
-            days: query.interval.from.seconds / 86_400..<query.interval.to.seconds / 86_400)
+        let keys = query.filters[key]
+        guard keys == nil || keys!.count == 1 else { return nil }
+        self.init(kind, artistID: artists[0], trackID: keys?.first, days: query.interval.from.seconds / 86_400..<query.interval.to.seconds / 86_400)
     }
 
     /// A listener estimate as clients see it: the sketch's cardinality rounded to a whole listener.

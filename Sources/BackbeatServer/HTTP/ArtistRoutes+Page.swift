@@ -4,26 +4,41 @@ import Hummingbird
 /// The page endpoints under `/v1/artists/{artist_id}/page` (docs/api.md, "Page"): an artist's portfolio pages, read
 /// from the `page` dataset's cubes, each optionally for one page (`portfolio_id`).
 extension ArtistRoutes {
-    /// Page events per period, by type (views, section views, block interactions, CTA clicks), with totals.
+    /// Page events per period, by type (views, section views, block interactions, CTA clicks), with totals, and the
+    /// unique visitors per period and in all where the sketches can count them (as listeners: whole days of the
+    /// artist's zone).
     @Sendable func page(_ request: Request, context: Context) async throws -> Response {
         let (artist, query, totalsQuery) = try await series(by: .eventType, request, context)
         let periods = artist.periodTexts(query)
-        return try await seriesAndTotals(request, context, query, totalsQuery, artist.regrouping) { rows, totals in
+        var whole = query
+        whole.groupBy = []
+        let (scope, unavailable) = artist.listenerScope(whole)
+        let countsUnavailable = artist.countsUnavailable(query)
+        let regrouping = artist.regrouping
+        return try EncodedAnswer.response(to: request, try await queries.answer(
+            key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: scope == nil
+        ) { reads in
+            async let seriesRows = answer(query, reads, regrouping)
+            async let visitorCounts = listeners(scope, granularity: query.granularity, regrouping, reads)
+            let rows = try await seriesRows
+            let totals = try Self.totals(of: rows, in: query, as: totalsQuery)
+            let visitors = try await visitorCounts
             var periods = periods
             var series: [PagePoint] = []
-            var place: [String: Int] = [:]
+            var place: [Timestamp?: Int] = [:]
             for row in rows {
-                let start = periods.text(row.periodStart)
-                if place[start] == nil {
-                    place[start] = series.count
-                    series.append(PagePoint(period_start: start, counts: PageCounts()))
+                if place[row.periodStart] == nil {
+                    place[row.periodStart] = series.count
+                    let counted = visitors.map { ListenerScope.count($0.perPeriod[row.periodStart] ?? 0) }
+                    series.append(PagePoint(period_start: periods.text(row.periodStart), counts: PageCounts(visitors: counted)))
                 }
-                series[place[start]!].counts.add(row.metrics[0].integer, of: row.groupValues[0])
+                series[place[row.periodStart]!].counts.add(row.metrics[0].integer, of: row.groupValues[0])
             }
-            var inAll = PageCounts()
+            var inAll = PageCounts(visitors: visitors.map { ListenerScope.count($0.inAll) })
             for row in totals { inAll.add(row.metrics[0].integer, of: row.groupValues[0]) }
-            return PageResponse(series: series, totals: inAll, counts_unavailable: artist.countsUnavailable(query))
-        }
+            return EncodedAnswer.written(PageResponse(
+                series: series, totals: inAll, visitors_unavailable: unavailable, counts_unavailable: countsUnavailable))
+        })
     }
 
     /// The sections viewed, the blocks interacted with and the interactions by block type and action over the

@@ -377,7 +377,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
 
     /// Listeners per period and in all for `scope`, or nil when there is no scope; in another zone's periods with
     /// `regrouping`.
-    private func listeners(
+    func listeners(
         _ scope: ListenerScope?, granularity: Granularity, _ regrouping: ZoneRegrouping?, _ reads: QueryService.Reads
     ) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double)? {
         guard let scope else { return nil }

@@ -134,6 +134,7 @@ extension PageCounts {
         json.member("section_views", section_views)
         json.member("interactions", interactions)
         json.member("cta_clicks", cta_clicks)
+        json.member("visitors", visitors)
     }
 }
 
@@ -146,6 +147,7 @@ extension PageResponse: JSONWritable {
             }
             json.key("totals")
             json.object { json in totals.writeMembers(to: &json) }
+            if let visitors_unavailable { json.member("visitors_unavailable", visitors_unavailable) }
             if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
         }
     }

@@ -216,12 +216,14 @@ struct QueryResponse: ResponseEncodable {
     }
 }
 
-/// Page events of each type: a period's or the interval's.
+/// Page events of each type, and the unique visitors: a period's or the interval's.
 struct PageCounts: Codable, Equatable {
     var views: Int64 = 0
     var section_views: Int64 = 0
     var interactions: Int64 = 0
     var cta_clicks: Int64 = 0
+    /// Absent when daily sketches cannot answer (as `StreamsPoint.listeners`).
+    var visitors: Int64?
 
     /// Adds `events` of the page event type named `type`.
     mutating func add(_ events: Int64, of type: String) {
@@ -262,6 +264,8 @@ struct PagePoint: Codable, Equatable {
 struct PageResponse: ResponseCodable {
     var series: [PagePoint]
     var totals: PageCounts
+    /// Why `visitors` is missing (as `StreamsResponse.listeners_unavailable`).
+    var visitors_unavailable: String?
     /// The days of the answer whose counts are incomplete (`RecountGaps`).
     var counts_unavailable: String? = nil
 }
