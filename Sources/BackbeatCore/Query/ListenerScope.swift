@@ -11,6 +11,14 @@ public struct ListenerScope: Hashable, Sendable {
         case listeners
         /// The visitors of page events (per page).
         case visitors
+
+        /// What the sketches of a query of `dataset` count: a page query's visitors, any other's listeners.
+        public init(_ dataset: Dataset) {
+            self = dataset == .page ? .visitors : .listeners
+        }
+
+        /// The word for what is counted ("listeners", "visitors").
+        public var noun: String { self == .listeners ? "listeners" : "visitors" }
     }
 
     public var kind: Kind

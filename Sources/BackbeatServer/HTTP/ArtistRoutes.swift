@@ -59,12 +59,12 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         }
         // Not whole stored days: said where the query would count listeners over whole days (hours never do).
         whole.interval = QueryInterval(from: Timestamp(seconds: 0), to: Timestamp(seconds: 86_400))
-        return (nil, ListenerScope(whole) == nil ? nil : listenersUnavailable(zone, regrouping))
+        return (nil, ListenerScope(whole) == nil ? nil : listenersUnavailable(ListenerScope.Kind(query.dataset), zone, regrouping))
     }
 
-    /// Why unique listeners are missing from an answer in `regrouping`'s zone.
-    private static func listenersUnavailable(_ zone: ZoneRules, _ regrouping: ZoneRegrouping) -> String {
-        "unique listeners are kept per day of the artist's zone (\(zone.name)), and these periods of \(regrouping.readingZone.name) are not made of whole days of it"
+    /// Why unique listeners (visitors) are missing from an answer in `regrouping`'s zone.
+    private static func listenersUnavailable(_ kind: ListenerScope.Kind, _ zone: ZoneRules, _ regrouping: ZoneRegrouping) -> String {
+        "unique \(kind.noun) are kept per day of the artist's zone (\(zone.name)), and these periods of \(regrouping.readingZone.name) are not made of whole days of it"
     }
 
     /// The streams series of `query` with its totals, and listeners when sketches can answer.
@@ -322,7 +322,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         /// days, or some of its days have no listeners counted in the artist's zone (`RecountNotice`).
         func listenerScope(_ query: Query) -> (ListenerScope?, String?) {
             let (scope, unavailable) = ArtistRoutes.listenerScope(query, regrouping, zone: storedZone)
-            if let scope, let notice = RecountNotice.listeners(gaps, days: scope.days, zone: storedZone.name) { return (nil, notice) }
+            if let scope, let notice = RecountNotice.listeners(gaps, days: scope.days, zone: storedZone.name, kind: scope.kind) { return (nil, notice) }
             return (scope, unavailable)
         }
 

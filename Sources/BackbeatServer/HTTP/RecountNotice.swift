@@ -15,10 +15,11 @@ enum RecountNotice {
             + "could not count them in it, so only events consumed since count there (`backbeat artist set-zone` with the archive counts them all again)"
     }
 
-    /// Why unique listeners over `days` are missing, or nil when every day of them has its listeners in the zone.
-    static func listeners(_ gaps: RecountGaps?, days: Range<Int64>, zone: String) -> String? {
+    /// Why unique listeners (or visitors: `kind`) over `days` are missing, or nil when every day of them has its
+    /// sketches in the zone.
+    static func listeners(_ gaps: RecountGaps?, days: Range<Int64>, zone: String, kind: ListenerScope.Kind = .listeners) -> String? {
         guard let gaps, let from = gaps.listenersFrom, !gaps.listenersCounted(over: days) else { return nil }
-        return "unique listeners are counted in the artist's zone (\(zone)) from \(date(from)) on: it changed without the archive, "
+        return "unique \(kind.noun) are counted in the artist's zone (\(zone)) from \(date(from)) on: it changed without the archive, "
             + "and the sketches of earlier days were kept per day of the zone before (`backbeat artist set-zone` with the archive counts them again)"
     }
 
