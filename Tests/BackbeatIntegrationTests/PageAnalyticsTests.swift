@@ -88,6 +88,20 @@ import Testing
         #expect(points.count == perDay.count && points.allSatisfy { close($0["visitors"] as? Int, perDay[$0["period_start"] as! String]?.count ?? -9) }, "\(points)")
         let totalVisitors = (answer["totals"] as? [String: Any])?["visitors"] as? Int
         #expect(close(totalVisitors, Set(main.map(\.visitorID)).count), "\(String(describing: totalVisitors)) visitors, \(Set(main.map(\.visitorID)).count) exact")
+        // Read on Kolkata's days (+5:30), the artist's UTC days do not tile them: views are summed from quarter hours,
+        // visitors are not answered, and the answer says why.
+        let shifted = try await HTTP.get(base + "/v1/artists/\(artist)/page?from=2026-10-01&to=2026-10-11&granularity=day&portfolio_id=pf-main&tz=Asia/Kolkata")
+        #expect(shifted.status == 200, "\(shifted.text)")
+        let shiftedAnswer = try #require(try shifted.json() as? [String: Any])
+        let shiftedPoints = try #require(shiftedAnswer["series"] as? [[String: Any]])
+        #expect((shiftedAnswer["visitors_unavailable"] as? String)?.contains("visitors") == true, "\(shiftedAnswer)")
+        #expect(shiftedPoints.allSatisfy { $0["visitors"] == nil } && (shiftedAnswer["totals"] as? [String: Any])?["visitors"] == nil)
+        let kolkata = (RFC3339.parseInstant("2026-09-30T18:30:00Z")!, RFC3339.parseInstant("2026-10-10T18:30:00Z")!)
+        let kolkataViews = events.filter {
+            guard case .portfolioView = $0.kind else { return false }
+            return $0.artistID == artist && $0.portfolioID == "pf-main" && $0.occurredAt >= kolkata.0 && $0.occurredAt < kolkata.1
+        }.count
+        #expect(shiftedPoints.reduce(0) { $0 + ($1["views"] as? Int ?? 0) } == kolkataViews && kolkataViews > 0, "\(shiftedPoints)")
         for (body, key, expected) in cases {
             let reply = try await HTTP.post(base + "/v1/query", json: body)
             #expect(reply.status == 200, "\(body): \(reply.text)")
