@@ -131,6 +131,16 @@ struct CopyBinaryEncoder {
         int64((hour.hoursSinceEpoch * 3600 - Self.postgresEpochSeconds) * 1_000_000)
     }
 
+    /// An instant (seconds since 1970-01-01 UTC) as a `timestamptz`, or NULL.
+    mutating func instant(seconds: Int64?) {
+        guard let seconds else {
+            separate()
+            append(UInt32(bitPattern: -1))
+            return
+        }
+        int64((seconds - Self.postgresEpochSeconds) * 1_000_000)
+    }
+
     /// A day (days since 1970-01-01) as a `date`: days since 2000-01-01.
     mutating func day(_ daysSinceEpoch: Int64) {
         int32(Int32(truncatingIfNeeded: daysSinceEpoch - Self.postgresEpochSeconds / 86_400))
@@ -160,7 +170,7 @@ struct CopyBinaryEncoder {
     /// A cube row's measures, as its dataset's columns hold them.
     mutating func measures(_ sums: CubeRowSums, of dataset: Dataset) {
         switch dataset {
-        case .streams:
+        case .streams, .funnel:
             int64(sums.integers.0)
             int64(sums.integers.1)
             int64(sums.integers.2)

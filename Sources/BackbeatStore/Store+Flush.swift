@@ -11,28 +11,30 @@ extension Store {
     /// (`serve --archive-dir`). Either all of it commits or none of it does.
     ///
     /// `artistPartitions` are the batch's artists on their partitions not stored before (`serve` routes queries by
-    /// them).
+    /// them). Answers what the batch changed in the page funnel (`mergeSessions`), for the in-memory cubes.
     ///
     /// - Throws: `OffsetConflict` when another consumer has stored a different offset for one of the partitions;
     ///   `ZonesChanged` when an artist's zone was set since the batch's zones were read.
+    @discardableResult
     public func write(
         _ batch: FlushBatch, archive: [ArchiveSegmentPosition] = [], artistPartitions: [ArtistPartition] = []
-    ) async throws {
+    ) async throws -> InternedDelta? {
         let combined = batch.combinedDeltas
         do {
-            try await client.withTransaction(logger: logger) { connection in
+            return try await client.withTransaction(logger: logger) { connection in
                 for part in batch.parts {
                     try await moveOffset(part, on: connection)
                     try await recordGaps(part.gaps, on: connection)
                 }
                 try await checkZones(countedAt: batch.zonesGeneration, on: connection)
                 try await recordDedupIDs(batch.parts, on: connection)
-                try await writeAggregates(combined, on: connection)
+                let funnel = try await writeAggregates(combined, on: connection)
                 try await writeRejected(batch.rejected, on: connection)
                 for segment in archive {
                     try await recordSegment(segment, on: connection)
                 }
                 try await recordArtistPartitions(artistPartitions, on: connection)
+                return funnel
             }
         } catch let error as PostgresTransactionError {
             // Nothing was committed; surface a conflict as itself so the caller can re-seek.
@@ -124,7 +126,10 @@ extension Store {
     /// a rebuild) comes here with its deltas alone: each aggregate is made from them in one place.
     ///
     /// `month_rolls`' row is held shared until the transaction ends, so that no month is rolled meanwhile.
-    func writeAggregates(_ deltas: CombinedDeltas, mergingMonths: Bool = true, on connection: PostgresConnection) async throws {
+    @discardableResult
+    func writeAggregates(_ deltas: CombinedDeltas, mergingMonths: Bool = true, on connection: PostgresConnection) async throws -> InternedDelta? {
+        let funnel = try await mergeSessions(deltas, on: connection)
+        let deltas = funnel.map { CombinedDeltas(deltas.deltas + [$0]) } ?? deltas
         let rolledTo = mergingMonths ? try await monthsRolledTo(locking: "FOR SHARE", on: connection) : nil
         // The cubes' blocks (each cube's in turn) and the listener sketches (a sort of the deltas' plays) are made on
         // dispatch threads while PostgreSQL writes the ones made before: made in tasks, they would hold the
@@ -152,6 +157,7 @@ extension Store {
                 family, artists: artists, into: family.artists.days, tracks: keyed, into: family.keyed.days, partitioned: true, on: connection)
             try await mergeMonths(family, artists: artists, tracks: keyed, rolledTo: rolledTo, on: connection)
         }
+        return funnel
     }
 
     /// COPYs `rows` into `table` (`append`) under a savepoint; answers false, with none of them written, when one of

@@ -125,8 +125,7 @@ extension Store {
         case .skips: "coalesce(sum(skips), 0)::bigint"
         case .listeningMs: "coalesce(sum(listening_ms), 0)::bigint"
         case .amount: "coalesce(sum(amount), 0)::numeric(38, 6)::text"
-        case .events: "coalesce(sum(events), 0)::bigint"
-        case .count: "coalesce(sum(count), 0)::bigint"
+        case .events, .count, .sessions, .sessionsWithSectionView, .sessionsWithCTAClick: "coalesce(sum(\(metric.rawValue)), 0)::bigint"
         }
     }
 }

@@ -128,6 +128,7 @@ extension Store {
                         binds: Self.binds(Self.date(MonthDays.start(of: Self.storable(days.lowerBound))), artist)), logger: logger)
                 }
             }
+            try await dropSessions(countedIn: scope, days: days, zones: delta.zones, on: connection)
             try await writeAggregates(CombinedDeltas([delta]), mergingMonths: isArtist, on: connection)
             try await announceChanges(to: nil, on: connection)
             // The rolled months the interval touches are rolled again from their days (migration 0020).

@@ -27,6 +27,10 @@ extension Store {
                     outcome.rolled.append(partition)
                 }
             }
+            // A session started before the detail kept can change no count kept: its state goes.
+            try await client.query("""
+                DELETE FROM page_funnel_sessions WHERE started_at < (date '1970-01-01' + \(detailKeptFrom)::integer)::timestamp AT TIME ZONE 'UTC'
+                """, logger: logger)
         }
         guard let cubesKeptFrom else { return outcome }
         var cubes: [(view: String, stored: String, months: String?)] = Cube.derived.map { ($0.table, AggregateTable($0).days, AggregateTable($0).months) }

@@ -220,6 +220,9 @@ import Testing
             for (key, count) in delta.social { add(key.hour, key.value(of:), [.integer(count)]) }
         case .page:
             for (key, count) in delta.page { add(key.hour, key.value(of:), [.integer(count)]) }
+        case .funnel:
+            // Counted when sessions meet their stored states (`Store.mergeSessions`), not per event: none here.
+            break
         }
         return sums.map { key, metrics in
             QueryRow(periodStart: key[0].isEmpty ? nil : Timestamp(seconds: Int64(key[0])!), groupValues: Array(key.dropFirst()), metrics: metrics)

@@ -13,7 +13,8 @@ import Testing
         var sealed = open
         sealed.seal(daysBefore: .max)
         for layer in [open, sealed] {
-            for cube in CubeMemory.cubes {
+            // The funnel is counted when sessions meet their stored states, not per event (FunnelTests).
+            for cube in CubeMemory.cubes where cube.dataset != .funnel {
                 var expected: [String: [Int128]] = [:]
                 for event in events where Self.dataset(of: event) == cube.dataset {
                     let (key, values) = Self.naiveRow(event, cube)
@@ -21,7 +22,7 @@ import Testing
                 }
                 let read = Self.rows(of: cube, in: layer).mapValues { sums -> [Int128] in
                     switch cube.dataset {
-                    case .streams: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
+                    case .streams, .funnel: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
                     case .revenue: [sums.amount.micros, Int128(sums.integers.0)]
                     case .social, .page: [Int128(sums.integers.0)]
                     }
@@ -54,7 +55,8 @@ import Testing
             }
             var fromDelta = CubeMemory(horizonDay: horizon)
             fromDelta.add(delta)
-            for cube in CubeMemory.cubes {
+            // The funnel is counted when sessions meet their stored states, not per event (FunnelTests).
+            for cube in CubeMemory.cubes where cube.dataset != .funnel {
                 let read = Self.rows(of: cube, in: oneByOne)
                 let expected = Self.rows(of: cube, in: fromDelta)
                 #expect(read == expected && !read.isEmpty, "\(cube.table) from \(horizon): \(read.count) rows, \(expected.count) expected")
@@ -80,7 +82,7 @@ import Testing
         #expect(partitions.reduce(0) { $0 + $1.rowCount } > delta.rowCount, "no key is repeated across the partitions")
         let combined = CombinedDeltas(partitions)
         for (grouped, values) in [(ArtistDayRows(delta), delta.values), (combined.artistDayRows(), combined.values)] {
-            for cube in Cube.all {
+            for cube in Cube.all where cube.dataset != .funnel {
                 var expected: [String: [Int128]] = [:]
                 for event in events where Self.dataset(of: event) == cube.dataset {
                     let (key, values) = Self.naiveRow(event, cube)
@@ -101,7 +103,7 @@ import Testing
                         let sums = day.sums[row]
                         if read[key] != nil { repeated += 1 }
                         read[key] = switch cube.dataset {
-                        case .streams: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
+                        case .streams, .funnel: [Int128(sums.integers.0), Int128(sums.integers.1), Int128(sums.integers.2)]
                         case .revenue: [sums.amount.micros, Int128(sums.integers.0)]
                         case .social, .page: [Int128(sums.integers.0)]
                         }

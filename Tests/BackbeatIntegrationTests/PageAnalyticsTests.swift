@@ -102,6 +102,20 @@ import Testing
             return $0.artistID == artist && $0.portfolioID == "pf-main" && $0.occurredAt >= kolkata.0 && $0.occurredAt < kolkata.1
         }.count
         #expect(shiftedPoints.reduce(0) { $0 + ($1["views"] as? Int ?? 0) } == kolkataViews && kolkataViews > 0, "\(shiftedPoints)")
+        // The funnel of the main page per day and in all: exactly the sessions' (PageFunnelTruth).
+        let funnelReply = try await HTTP.get(base + "/v1/artists/\(artist)/page/funnel?from=2026-10-01&to=2026-10-11&portfolio_id=pf-main")
+        #expect(funnelReply.status == 200, "\(funnelReply.text)")
+        let funnel = try #require(try funnelReply.json() as? [String: Any])
+        let truth = PageFunnelTruth(events).days.filter { $0.key.hasPrefix("\(artist)|pf-main|") }
+        let funnelPoints = try #require(funnel["series"] as? [[String: Any]])
+        let stages = ["sessions", "sessions_with_section_view", "sessions_with_cta_click"]
+        let answered = Dictionary(uniqueKeysWithValues: funnelPoints.map { point in
+            ("\(artist)|pf-main|" + String((point["period_start"] as? String ?? "").prefix(10)), stages.map { (point[$0] as? Int).map(Int64.init) ?? -1 })
+        }).filter { $0.value != [0, 0, 0] }
+        let inRange = truth.filter { $0.key.suffix(10) >= "2026-10-01" && $0.key.suffix(10) < "2026-10-11" }
+        #expect(answered == inRange && inRange.values.contains { $0[2] > 0 }, "\(base): \(answered) against \(inRange)")
+        let funnelTotals = try #require(funnel["totals"] as? [String: Any])
+        #expect(stages.enumerated().allSatisfy { index, stage in (funnelTotals[stage] as? Int).map(Int64.init) == inRange.values.reduce(0) { $0 + $1[index] } }, "\(funnelTotals)")
         for (body, key, expected) in cases {
             let reply = try await HTTP.post(base + "/v1/query", json: body)
             #expect(reply.status == 200, "\(body): \(reply.text)")

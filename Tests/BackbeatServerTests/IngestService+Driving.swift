@@ -28,9 +28,9 @@ extension IngestService {
 
     /// Writes a started flush to PostgreSQL and commits it, as the flusher does.
     func finishFlush(_ started: (batch: FlushBatch, flight: MemoryLayers.Flight?)) async throws {
-        try await store.write(started.batch)
-        let grown = started.flight.flatMap { memory?.grownByCommit(of: $0) }
-        change { $0.flushCommitted(at: Self.now(), flight: started.flight, grown: grown) }
+        let funnel = try await store.write(started.batch)
+        let grown = started.flight.flatMap { memory?.grownByCommit(of: $0, funnel: funnel) }
+        change { $0.flushCommitted(at: Self.now(), flight: started.flight, grown: grown, funnel: funnel?.artistDays) }
     }
 
     /// Flushes everything consumed.

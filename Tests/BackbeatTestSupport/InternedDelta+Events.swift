@@ -14,3 +14,17 @@ extension InternedDelta {
         }
     }
 }
+
+extension InternedDelta {
+    /// This delta with its sessions counted in the page funnel as a flush counts sessions it finds no stored state of
+    /// (`Store.mergeSessions`): what a delta of a first flush writes.
+    public func withSessionsCounted() -> InternedDelta {
+        var counted = self
+        for (cell, state) in sessions.rows {
+            for change in FunnelSession.changes(from: nil, to: state) {
+                counted.addFunnel(artistID: values[cell.artist], portfolioID: values[cell.portfolio], at: change.at, change.counts)
+            }
+        }
+        return counted
+    }
+}

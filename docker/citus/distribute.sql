@@ -26,6 +26,8 @@ SELECT create_distributed_table('page_by_artist_day_cta_days', 'artist_id', colo
 SELECT create_distributed_table('page_by_artist_day_interaction_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_by_artist_day_section_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_by_artist_day_block_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_funnel_hourly_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_funnel_by_artist_day_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('track_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_visitors_days', 'artist_id', colocate_with => 'stream_hourly_days');
@@ -44,6 +46,7 @@ SELECT create_distributed_table('page_by_artist_day_cta_months', 'artist_id', co
 SELECT create_distributed_table('page_by_artist_day_interaction_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_by_artist_day_section_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_by_artist_day_block_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_funnel_by_artist_day_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_listeners_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('track_listeners_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_visitors_months', 'artist_id', colocate_with => 'stream_hourly_days');
@@ -53,6 +56,8 @@ SELECT create_distributed_table('stream_daily_rolled', 'artist_id', colocate_wit
 SELECT create_distributed_table('revenue_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('social_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_funnel_daily_rolled', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_funnel_sessions', 'artist_id', colocate_with => 'stream_hourly_days');
 
 -- Small tables every node reads: offsets (moved in each flush's transaction, so a flush is one distributed
 -- transaction, committed on every node it touched with two-phase commit, or on none), the gaps and dedup ids stored with them,

@@ -36,6 +36,10 @@ public struct Measures: Equatable, Sendable {
         self.init(m0: counters.streams, m1: counters.skips, m2: counters.listeningMs)
     }
 
+    init(_ counts: FunnelCounts) {
+        self.init(m0: counts.sessions, m1: counts.withSection, m2: counts.withClick)
+    }
+
     init(_ counters: RevenueCounters) {
         self.init(m1: counters.events, amount: counters.amount.micros)
     }
@@ -48,7 +52,7 @@ public struct Measures: Equatable, Sendable {
     init(_ dataset: Dataset, _ values: [MetricValue]) {
         self.init()
         switch dataset {
-        case .streams:
+        case .streams, .funnel:
             m0 = values[0].integer
             m1 = values[1].integer
             m2 = values[2].integer
@@ -63,7 +67,7 @@ public struct Measures: Equatable, Sendable {
     /// The values in the order of `dataset.metrics`.
     func values(_ dataset: Dataset) -> [MetricValue] {
         switch dataset {
-        case .streams: [.integer(m0), .integer(m1), .integer(m2)]
+        case .streams, .funnel: [.integer(m0), .integer(m1), .integer(m2)]
         case .revenue: [.money(Money(micros: amount)), .integer(m1)]
         case .social, .page: [.integer(m0)]
         }
@@ -72,7 +76,7 @@ public struct Measures: Equatable, Sendable {
     /// How many of the dataset's counters are not zero.
     func nonZeroCount(_ dataset: Dataset) -> Int {
         switch dataset {
-        case .streams: (m0 != 0 ? 1 : 0) + (m1 != 0 ? 1 : 0) + (m2 != 0 ? 1 : 0)
+        case .streams, .funnel: (m0 != 0 ? 1 : 0) + (m1 != 0 ? 1 : 0) + (m2 != 0 ? 1 : 0)
         case .revenue: (amount != 0 ? 1 : 0) + (m1 != 0 ? 1 : 0)
         case .social, .page: m0 != 0 ? 1 : 0
         }

@@ -41,7 +41,7 @@ extension CubeRowSums {
     init(_ measures: Measures, of dataset: Dataset) {
         self.init()
         switch dataset {
-        case .streams: integers = (measures.m0, measures.m1, measures.m2)
+        case .streams, .funnel: integers = (measures.m0, measures.m1, measures.m2)
         case .revenue:
             integers = (measures.m1, 0, 0)
             amount = Money(micros: measures.amount)

@@ -40,6 +40,7 @@ public struct CubeMemory: Sendable {
         for (cell, counters) in delta.revenue.rows { add(row: cell, mapped, of: .revenue, Measures(counters)) }
         for (cell, count) in delta.social.rows { add(row: cell, mapped, of: .social, Measures(count: count)) }
         for (cell, count) in delta.page.rows { add(row: cell, mapped, of: .page, Measures(count: count)) }
+        for (cell, counts) in delta.funnel.rows { add(row: cell, mapped, of: .funnel, Measures(counts)) }
         delta.forEachPlay { cell, hash in
             guard cell.day >= horizonDay else { return }
             days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].listeners.add(hash, artist: mapped.ids[Int(cell.artist)], key: mapped.ids[Int(cell.track)])

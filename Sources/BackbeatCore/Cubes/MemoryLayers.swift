@@ -137,19 +137,22 @@ public struct MemoryLayers: Sendable {
         let durable: CubeMemory
         let flight: CubeMemory
 
-        /// `durable` with the in-flight cubes added.
-        public func grown() -> CubeMemory {
+        /// `durable` with the in-flight cubes added, and `funnel`, what the flush changed in the page funnel
+        /// (`Store.mergeSessions`: made when it wrote, not when the events were consumed).
+        public func grown(adding funnel: InternedDelta? = nil) -> CubeMemory {
             var grown = durable
             grown.add(flight)
+            if let funnel { grown.add(funnel) }
             return grown
         }
     }
 
     /// The flush started under `epoch` committed: its cubes leave flight, and `grown` (`commit(of:)`'s addition)
     /// becomes the durable layer unless a snapshot was installed or a rebuild happened meanwhile.
-    public mutating func flushCommitted(epoch: UInt64, durable grown: CubeMemory?) {
+    public mutating func flushCommitted(epoch: UInt64, durable grown: CubeMemory?, funnel: ArtistDays? = nil) {
         if let grown { replaceDurable(with: grown, ifStillAt: epoch) }
         inFlight = nil
+        if let funnel { inFlightArtists.formUnion(funnel) }
         versions.changed(inFlightArtists)
         inFlightArtists = ArtistDays()
     }

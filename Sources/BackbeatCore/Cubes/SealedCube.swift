@@ -38,7 +38,7 @@ struct SealedCube: Sendable {
                 if dimensionCount > 0 { Varint.append(UInt64(key.d0), to: &bytes) }
                 if dimensionCount > 1 { Varint.append(UInt64(key.d1), to: &bytes) }
                 switch dataset {
-                case .streams:
+                case .streams, .funnel:
                     Varint.append(signed: measures.m0, to: &bytes)
                     Varint.append(signed: measures.m1, to: &bytes)
                     Varint.append(signed: measures.m2, to: &bytes)
@@ -103,7 +103,7 @@ struct SealedCube: Sendable {
                 let d1 = dimensionCount > 1 ? UInt32(truncatingIfNeeded: reader.next(as: UInt64.self)) : 0
                 var measures = Measures()
                 switch dataset {
-                case .streams:
+                case .streams, .funnel:
                     measures.m0 = reader.nextSigned()
                     measures.m1 = reader.nextSigned()
                     measures.m2 = reader.nextSigned()

@@ -57,6 +57,18 @@ public struct EventGenerator: Sendable {
     private let trackWeights: ZipfTable
     /// The last messages made, for resends (empty unless `resendFraction` > 0).
     private var recent: [Message] = []
+    /// Each artist's page sessions begun lately (at most `openSessionsKept`): a page event continues one of them
+    /// about half the time (`pageEvent`).
+    private var openSessions: [String: [OpenSession]] = [:]
+    private static let openSessionsKept = 16
+
+    private struct OpenSession: Sendable {
+        var visitor: String
+        var session: String?
+        var portfolio: String
+        /// The second of its last event: the next comes up to 15 minutes after.
+        var lastSecond: Int64
+    }
 
     /// How far back a resend reaches: one of this many last messages.
     public static let resendDistance = 1000
@@ -152,26 +164,47 @@ public struct EventGenerator: Sendable {
     static let ctaActions = ["pre_save", "buy_tickets", "follow", "shop"]
     static let referrers = ["instagram.com", "l.facebook.com", "t.co", "google.com", "open.spotify.com", "(direct)", "(unknown)"]
 
-    /// A page event: views most often, then sections, blocks and, rarely, a call to action clicked.
-    private mutating func pageEvent(eventID: String, occurredAt: Timestamp, artist: String) -> PageEvent {
-        let roll = random.next(below: 100)
+    /// A page event, in sessions of a visitor: about half begin a session (a portfolio view, or a section reached
+    /// by a link), the others continue one of the artist's last sessions with a section, a block or, rarely, a call
+    /// to action clicked, minutes after its last event; so most sessions bounce, some look around, a few click. A
+    /// tenth have no session id.
+    private mutating func pageEvent(eventID: String, occurredAt drawn: Timestamp, artist: String) -> PageEvent {
         let kind: PageEvent.Kind
-        if roll < 55 {
-            kind = .portfolioView(category: random.next(below: 2) == 0 ? "music" : nil)
-        } else if roll < 80 {
-            kind = .sectionView(sectionID: pick(Self.pageSections))
-        } else if roll < 95 {
-            let block = random.next(below: 12)
-            kind = .blockInteraction(blockID: "blk-\(block)", blockType: Self.blockTypes[Int(block) % Self.blockTypes.count], action: pick(Self.blockActions))
+        let open: OpenSession
+        var occurredAt = drawn
+        var sessions = openSessions[artist, default: []]
+        if !sessions.isEmpty && random.next(below: 100) < 45 {
+            let index = Int(random.next(below: UInt64(sessions.count)))
+            let end = (configuration.start.daysSinceEpoch + Int64(configuration.days)) * 86_400
+            let second = min(sessions[index].lastSecond + 1 + Int64(random.next(below: 900)), end - 1)
+            occurredAt = Timestamp(microseconds: second * 1_000_000 + drawn.microseconds.floorMod(1_000_000))
+            sessions[index].lastSecond = second
+            openSessions[artist] = sessions
+            open = sessions[index]
+            let roll = random.next(below: 100)
+            if roll < 45 {
+                kind = .sectionView(sectionID: pick(Self.pageSections))
+            } else if roll < 82 {
+                let block = random.next(below: 12)
+                kind = .blockInteraction(blockID: "blk-\(block)", blockType: Self.blockTypes[Int(block) % Self.blockTypes.count], action: pick(Self.blockActions))
+            } else {
+                kind = .ctaClick(actionType: pick(Self.ctaActions))
+            }
         } else {
-            kind = .ctaClick(actionType: pick(Self.ctaActions))
+            let visitor = "v-\(random.next(below: 20_000))"
+            open = OpenSession(
+                visitor: visitor, session: random.next(below: 10) == 0 ? nil : "s-\(visitor)-\(occurredAt.seconds / 1800)",
+                portfolio: random.next(below: 4) == 0 ? "pf-tour" : "pf-main", lastSecond: drawn.seconds)
+            kind = random.next(below: 100) < 85
+                ? .portfolioView(category: random.next(below: 2) == 0 ? "music" : nil)
+                : .sectionView(sectionID: pick(Self.pageSections))
+            sessions.append(open)
+            if sessions.count > Self.openSessionsKept { sessions.removeFirst() }
+            openSessions[artist] = sessions
         }
-        let visitor = random.next(below: 20_000)
         return PageEvent(
-            eventID: eventID, occurredAt: occurredAt, artistID: artist, visitorID: "v-\(visitor)",
-            portfolioID: random.next(below: 4) == 0 ? "pf-tour" : "pf-main", kind: kind,
-            sessionID: random.next(below: 10) == 0 ? nil : "s-\(visitor)-\(occurredAt.seconds / 1800)",
-            country: random.next(below: 20) == 0 ? "ZZ" : pick(Self.countries), referrer: pick(Self.referrers),
+            eventID: eventID, occurredAt: occurredAt, artistID: artist, visitorID: open.visitor, portfolioID: open.portfolio, kind: kind,
+            sessionID: open.session, country: random.next(below: 20) == 0 ? "ZZ" : pick(Self.countries), referrer: pick(Self.referrers),
             properties: random.next(below: 3) == 0 ? [PageEvent.Property("utm_source", pick(["newsletter", "ig_bio", "ad"]))] : [])
     }
 

@@ -320,10 +320,10 @@ public struct IngestState: Sendable {
     /// The batch `flushStarted` took is durable, as of `now`. With memory, its `flight` leaves flight, and `grown`
     /// (`MemoryLayers.commit(of:)` added up apart) becomes the durable layer unless an install or a rebuild happened
     /// since the flush started.
-    public mutating func flushCommitted(at now: Timestamp, flight: MemoryLayers.Flight? = nil, grown: CubeMemory? = nil) {
+    public mutating func flushCommitted(at now: Timestamp, flight: MemoryLayers.Flight? = nil, grown: CubeMemory? = nil, funnel: ArtistDays? = nil) {
         flushesCommitted += 1
         lastFlushCommittedAt = now
-        if let flight { layers?.flushCommitted(epoch: flight.epoch, durable: grown) }
+        if let flight { layers?.flushCommitted(epoch: flight.epoch, durable: grown, funnel: funnel) }
     }
 
     /// Writing `batch` failed: it is put back for the partitions still owned under the same assignment.

@@ -53,6 +53,8 @@ public struct Cube: Equatable, Sendable {
         Cube(table: "page_by_artist_day_block", dataset: .page, grain: .day, dimensions: [.portfolioID, .blockID]),
         Cube(table: "page_hourly", dataset: .page, grain: .quarterHour,
              dimensions: [.portfolioID, .eventType, .sectionID, .blockID, .blockType, .action, .actionType, .referrer, .country]),
+        Cube(table: "page_funnel_by_artist_day", dataset: .funnel, grain: .day, dimensions: [.portfolioID]),
+        Cube(table: "page_funnel_hourly", dataset: .funnel, grain: .quarterHour, dimensions: [.portfolioID]),
     ]
 
     /// The cubes written besides the full-dimension tables.

@@ -42,7 +42,7 @@ public struct ListenerScope: Hashable, Sendable {
         switch query.dataset {
         case .streams: (kind, key) = (.listeners, .trackID)
         case .page: (kind, key) = (.visitors, .portfolioID)
-        case .revenue, .social: return nil
+        case .revenue, .social, .funnel: return nil
         }
         guard query.granularity != .hour,
               query.interval.from.microseconds % 86_400_000_000 == 0, query.interval.to.microseconds % 86_400_000_000 == 0,

@@ -1,6 +1,8 @@
 /// The datasets a query can read, each with its dimensions and metrics.
 public enum Dataset: String, CaseIterable, Sendable {
     case streams, revenue, social, page
+    /// The page funnel: sessions by the portfolio and (local) day of their first view (`FunnelSession`).
+    case funnel
 
     /// Dimensions a query may group by or filter on.
     public var dimensions: [Dimension] {
@@ -9,6 +11,7 @@ public enum Dataset: String, CaseIterable, Sendable {
         case .revenue: [.artistID, .source, .currency, .platform, .trackID]
         case .social: [.artistID, .platform, .action]
         case .page: [.artistID, .portfolioID, .eventType, .sectionID, .blockID, .blockType, .action, .actionType, .referrer, .country]
+        case .funnel: [.artistID, .portfolioID]
         }
     }
 
@@ -19,6 +22,7 @@ public enum Dataset: String, CaseIterable, Sendable {
         case .revenue: [.amount, .events]
         case .social: [.count]
         case .page: [.events]
+        case .funnel: [.sessions, .sessionsWithSectionView, .sessionsWithCTAClick]
         }
     }
 }
@@ -65,6 +69,10 @@ public enum Metric: String, CaseIterable, Sendable {
     case streams, skips
     case listeningMs = "listening_ms"
     case amount, events, count
+    /// The page funnel's stages (`FunnelCounts`).
+    case sessions
+    case sessionsWithSectionView = "sessions_with_section_view"
+    case sessionsWithCTAClick = "sessions_with_cta_click"
 }
 
 /// A metric's value: counts are integers, money is an exact decimal.

@@ -30,6 +30,21 @@ public struct CombinedDeltas: Sendable {
         InternedDelta.visitors(of: deltas, ids: ids)
     }
 
+    /// The zones the deltas placed their events in.
+    public var zones: ArtistZones { deltas.first?.zones ?? .allUTC }
+
+    /// The page funnel's sessions the deltas' events are part of, each with what they add to it (a session in two
+    /// deltas merged), in write order (`SessionKey.precedes`).
+    public func sessions() -> [(key: SessionKey, state: FunnelSession)] {
+        var merged: [SessionCell: FunnelSession] = [:]
+        for (delta, ids) in zip(deltas, ids) {
+            for (cell, state) in delta.sessions.rows { merged[cell.remapped(ids), default: state].formUnion(state) }
+        }
+        return merged.map { cell, state in
+            (SessionKey(artistID: values[cell.artist], portfolioID: values[cell.portfolio], sessionID: values[cell.session]), state)
+        }.sorted { $0.key.precedes($1.key) }
+    }
+
     /// The unique listeners per artist and day, and per track and day, of every delta's plays.
     public func listeners() -> InternedDelta.Listeners {
         InternedDelta.listeners(of: deltas, ids: ids)

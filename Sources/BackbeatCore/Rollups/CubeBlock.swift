@@ -97,7 +97,7 @@ public enum CubeBlock {
         if scale > 1 { rows.slots = rows.slots.map { $0 * scale } }
         rows.sums = Array(repeating: CubeRowSums(), count: count)
         switch cube.dataset {
-        case .streams:
+        case .streams, .funnel:
             for row in 0..<count { rows.sums[row].integers.0 = try reader.signed() }
             for row in 0..<count { rows.sums[row].integers.1 = try reader.signed() }
             for row in 0..<count { rows.sums[row].integers.2 = try reader.signed() }
@@ -206,7 +206,7 @@ public enum CubeBlock {
             }
         }
         switch cube.dataset {
-        case .streams:
+        case .streams, .funnel:
             for row in sorted { Varint.append(signed: sums[row].integers.0, to: &bytes) }
             for row in sorted { Varint.append(signed: sums[row].integers.1, to: &bytes) }
             for row in sorted { Varint.append(signed: sums[row].integers.2, to: &bytes) }

@@ -22,6 +22,7 @@ public struct ArtistDayRows: Sendable {
     private let revenue: Grouped<RevenueCell, RevenueCounters>
     private let social: Grouped<SocialCell, Int64>
     private let page: Grouped<PageCell, Int64>
+    private let funnel: Grouped<FunnelCell, FunnelCounts>
 
     public init(_ delta: InternedDelta) {
         self.init(CombinedDeltas([delta]))
@@ -33,6 +34,7 @@ public struct ArtistDayRows: Sendable {
         revenue = Grouped(combined.deltas.map(\.revenue), ids: combined.ids, zero: RevenueCounters()) { $0 += $1 }
         social = Grouped(combined.deltas.map(\.social), ids: combined.ids, zero: 0) { $0 += $1 }
         page = Grouped(combined.deltas.map(\.page), ids: combined.ids, zero: 0) { $0 += $1 }
+        funnel = Grouped(combined.deltas.map(\.funnel), ids: combined.ids, zero: FunnelCounts()) { $0 += $1 }
     }
 
     /// The rows `cube` gains from the delta, one `CubeDay` per artist and day, in no particular order: a full
@@ -51,6 +53,7 @@ public struct ArtistDayRows: Sendable {
         case .revenue: revenue.forEachDay(of: cube, CubeRowSums.init, body)
         case .social: social.forEachDay(of: cube, CubeRowSums.init(count:), body)
         case .page: page.forEachDay(of: cube, CubeRowSums.init(count:), body)
+        case .funnel: funnel.forEachDay(of: cube, CubeRowSums.init, body)
         }
     }
 

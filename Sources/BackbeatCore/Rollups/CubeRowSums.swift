@@ -16,6 +16,10 @@ public struct CubeRowSums: Equatable, Sendable {
     }
 
     /// A revenue row's measures: events, and the amount.
+    public init(_ counts: FunnelCounts) {
+        integers = (counts.sessions, counts.withSection, counts.withClick)
+    }
+
     public init(_ counters: RevenueCounters) {
         integers = (counters.events, 0, 0)
         amount = counters.amount
@@ -29,7 +33,7 @@ public struct CubeRowSums: Equatable, Sendable {
     /// The sums of a row whose `dataset` metrics (`Dataset.metrics` order) are `values`.
     public init(_ values: [MetricValue], of dataset: Dataset) {
         switch dataset {
-        case .streams: integers = (values[0].integer, values[1].integer, values[2].integer)
+        case .streams, .funnel: integers = (values[0].integer, values[1].integer, values[2].integer)
         case .revenue:
             if case .money(let amount) = values[0] { self.amount = amount }
             integers.0 = values[1].integer
@@ -40,7 +44,7 @@ public struct CubeRowSums: Equatable, Sendable {
     /// The `dataset` metrics of these sums, in `Dataset.metrics` order.
     public func metrics(of dataset: Dataset) -> [MetricValue] {
         switch dataset {
-        case .streams: [.integer(integers.0), .integer(integers.1), .integer(integers.2)]
+        case .streams, .funnel: [.integer(integers.0), .integer(integers.1), .integer(integers.2)]
         case .revenue: [.money(amount), .integer(integers.0)]
         case .social, .page: [.integer(integers.0)]
         }

@@ -219,3 +219,41 @@ public struct TrackDayCell: Hashable, Sendable {
         TrackDayCell(artist: ids[Int(artist)], track: ids[Int(track)], day: day)
     }
 }
+
+/// A session of the page funnel: an artist's portfolio and the visitor's `session_id`.
+public struct SessionCell: Hashable, TableKey {
+    public var artist: UInt32
+    public var portfolio: UInt32
+    public var session: UInt32
+
+    public func remapped(_ ids: [UInt32]) -> SessionCell {
+        SessionCell(artist: ids[Int(artist)], portfolio: ids[Int(portfolio)], session: ids[Int(session)])
+    }
+
+    public func hash(seed: UInt64) -> UInt64 {
+        TableHash.mix(TableHash.mix(seed, UInt64(artist) << 32 | UInt64(portfolio)), UInt64(session))
+    }
+}
+
+/// A row of the page funnel: sessions counted on the (local) quarter hour of their first view, by portfolio.
+public struct FunnelCell: InternedRowKey {
+    public var artist: UInt32
+    public var quarter: Int64
+    public var portfolio: UInt32
+
+    public func value(of dimension: Dimension) -> InternedValue {
+        switch dimension {
+        case .artistID: .id(artist)
+        case .portfolioID: .id(portfolio)
+        default: .none
+        }
+    }
+
+    public func remapped(_ ids: [UInt32]) -> FunnelCell {
+        FunnelCell(artist: ids[Int(artist)], quarter: quarter, portfolio: ids[Int(portfolio)])
+    }
+
+    public func hash(seed: UInt64) -> UInt64 {
+        TableHash.mix(TableHash.mix(seed, UInt64(artist) << 32 | UInt64(portfolio)), UInt64(bitPattern: quarter))
+    }
+}

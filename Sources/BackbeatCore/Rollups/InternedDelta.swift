@@ -8,6 +8,12 @@ public struct InternedDelta: Sendable {
     public private(set) var social = CellTable<SocialCell, Int64>()
     /// Page events, counted.
     public private(set) var page = CellTable<PageCell, Int64>()
+    /// The page funnel's sessions these page events are part of (those with a `session_id`), each with what they
+    /// add to it: the stored state of each is merged with this one when the delta is flushed (`FunnelSession`).
+    public private(set) var sessions = CellTable<SessionCell, FunnelSession>()
+    /// Changes of the page funnel's counts (`addFunnel`): made when sessions are merged with their stored states, not
+    /// when events are added.
+    public private(set) var funnel = CellTable<FunnelCell, FunnelCounts>()
     /// The listener of each play with a `listener_id`, by track and day: the unique-listener sketches are built
     /// from these when they are read (`listeners`), one sort instead of a sketch update per play.
     private var plays: [ListenedPlay] = []
@@ -52,16 +58,17 @@ public struct InternedDelta: Sendable {
         revenue = CellTable(capacity: other.revenue.count)
         social = CellTable(capacity: other.social.count)
         page = CellTable(capacity: other.page.count)
+        sessions = CellTable(capacity: other.sessions.count)
         plays.reserveCapacity(other.plays.count)
         visits.reserveCapacity(other.visits.count)
     }
 
     public var isEmpty: Bool {
-        streams.isEmpty && revenue.isEmpty && social.isEmpty && page.isEmpty && rejected.isEmpty && plays.isEmpty && visits.isEmpty
+        streams.isEmpty && revenue.isEmpty && social.isEmpty && page.isEmpty && sessions.isEmpty && funnel.isEmpty && rejected.isEmpty && plays.isEmpty && visits.isEmpty
     }
 
     /// Rows of the full-dimension tables: one per cell.
-    public var rowCount: Int { streams.count + revenue.count + social.count + page.count }
+    public var rowCount: Int { streams.count + revenue.count + social.count + page.count + funnel.count }
 
     /// Plays kept for the listener sketches.
     public var playCount: Int { plays.count }
@@ -128,6 +135,12 @@ public struct InternedDelta: Sendable {
                 cell.actionType = id(actionType, record, value)
             }
             self.page.update(cell, initial: 0) { $0 += 1 }
+            if let session = page.session {
+                let step = FunnelSession(page.kind.funnelStep, at: record.occurredAt.seconds)
+                sessions.update(SessionCell(artist: artist, portfolio: cell.portfolio, session: id(session, record, value)), initial: step) {
+                    $0.formUnion(step)
+                }
+            }
             visits.append(ListenedPlay(cell: TrackDayCell(artist: artist, track: cell.portfolio, day: day), hash: page.visitorHash))
         }
         return true
@@ -161,7 +174,18 @@ public struct InternedDelta: Sendable {
                 artist: artist, quarter: quarter, portfolio: id(.portfolioID), type: id(.eventType), section: id(.sectionID), block: id(.blockID),
                 blockType: id(.blockType), action: id(.action), actionType: id(.actionType), referrer: id(.referrer), country: id(.country))
             page.update(cell, initial: 0) { $0 += sums.integers.0 }
+        case .funnel:
+            let counts = FunnelCounts(sessions: sums.integers.0, withSection: sums.integers.1, withClick: sums.integers.2)
+            funnel.update(FunnelCell(artist: artist, quarter: quarter, portfolio: id(.portfolioID)), initial: FunnelCounts()) { $0 += counts }
         }
+    }
+
+    /// Adds `counts` to the page funnel of `artistID`'s `portfolioID` on the local quarter hour of `instant` (a
+    /// session's first view): a change a flush made merging sessions with their stored states.
+    public mutating func addFunnel(artistID: String, portfolioID: String, at instant: Int64, _ counts: FunnelCounts) {
+        let artist = values.id(artistID)
+        let quarter = (zones.isEmpty ? instant : localSeconds(instant, artist: artist)).floorDiv(900)
+        funnel.update(FunnelCell(artist: artist, quarter: quarter, portfolio: values.id(portfolioID)), initial: FunnelCounts()) { $0 += counts }
     }
 
     /// `instant` in the local time of the artist whose id is `artist`.
@@ -179,6 +203,8 @@ public struct InternedDelta: Sendable {
         for (cell, counters) in other.revenue.rows { revenue.update(cell.remapped(ids), initial: RevenueCounters()) { $0 += counters } }
         for (cell, count) in other.social.rows { social.update(cell.remapped(ids), initial: 0) { $0 += count } }
         for (cell, count) in other.page.rows { page.update(cell.remapped(ids), initial: 0) { $0 += count } }
+        for (cell, state) in other.sessions.rows { sessions.update(cell.remapped(ids), initial: state) { $0.formUnion(state) } }
+        for (cell, counts) in other.funnel.rows { funnel.update(cell.remapped(ids), initial: FunnelCounts()) { $0 += counts } }
         plays.reserveCapacity(plays.count + other.plays.count)
         for play in other.plays { plays.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
         visits.reserveCapacity(visits.count + other.visits.count)
@@ -197,6 +223,7 @@ public struct InternedDelta: Sendable {
         for (cell, _) in revenue.rows { note(cell.artist, cell.quarter) }
         for (cell, _) in social.rows { note(cell.artist, cell.quarter) }
         for (cell, _) in page.rows { note(cell.artist, cell.quarter) }
+        for (cell, _) in funnel.rows { note(cell.artist, cell.quarter) }
         var days = ArtistDays()
         for (artist, span) in spans.enumerated() {
             if let span { days.insert(values[UInt32(artist)], days: span) }

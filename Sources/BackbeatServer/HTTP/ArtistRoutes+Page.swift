@@ -88,12 +88,28 @@ extension ArtistRoutes {
         }
     }
 
-    /// A page series grouped by `dimension` (by day unless the request says another granularity) and its totals over
-    /// the interval.
-    private func series(by dimension: Dimension, _ request: Request, _ context: Context) async throws -> (ArtistRequest, Query, Query) {
-        let artist = try await artistRequest(.page, request, context, granularity: .day, alsoTaking: [Dimension.portfolioID.rawValue])
+    /// Sessions of the page funnel per period (by day of each session's first view, unless the request says another
+    /// granularity) and in all: with a portfolio view, of those with a section view, of those with a CTA click.
+    @Sendable func pageFunnel(_ request: Request, context: Context) async throws -> Response {
+        let (artist, query, totalsQuery) = try await series(by: nil, of: .funnel, request, context)
+        let periods = artist.periodTexts(query)
+        return try await seriesAndTotals(request, context, query, totalsQuery, artist.regrouping) { rows, totals in
+            var periods = periods
+            return PageFunnelResponse(
+                series: rows.map { PageFunnelPoint(period_start: periods.text($0.periodStart), PageFunnelStages($0.metrics)) },
+                totals: PageFunnelStages(totals.first?.metrics ?? Dataset.funnel.metrics.map(MetricValue.zero(for:))),
+                counts_unavailable: artist.countsUnavailable(query))
+        }
+    }
+
+    /// A series of `dataset` grouped by `dimension` (none: one row per period; by day unless the request says another
+    /// granularity) and its totals over the interval.
+    private func series(
+        by dimension: Dimension?, of dataset: Dataset = .page, _ request: Request, _ context: Context
+    ) async throws -> (ArtistRequest, Query, Query) {
+        let artist = try await artistRequest(dataset, request, context, granularity: .day, alsoTaking: [Dimension.portfolioID.rawValue])
         var builder = Self.onePortfolio(artist.builder, request)
-        builder.groupBy = [dimension.rawValue]
+        builder.groupBy = dimension.map { [$0.rawValue] } ?? []
         var totals = builder
         totals.granularity = Granularity.all.rawValue
         return (artist, try build(builder), try build(totals))

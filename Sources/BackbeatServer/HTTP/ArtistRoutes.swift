@@ -16,6 +16,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         artist.get("page", use: page)
         artist.get("page/sections", use: pageSections)
         artist.get("page/ctas", use: pageCTAs)
+        artist.get("page/funnel", use: pageFunnel)
     }
 
     // MARK: - Endpoints

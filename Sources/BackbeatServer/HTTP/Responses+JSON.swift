@@ -174,6 +174,26 @@ extension PageSectionsResponse: JSONWritable {
     }
 }
 
+extension PageFunnelResponse: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.objects("series", series) { json, point in
+                json.member("period_start", point.period_start)
+                json.member("sessions", point.sessions)
+                json.member("sessions_with_section_view", point.sessions_with_section_view)
+                json.member("sessions_with_cta_click", point.sessions_with_cta_click)
+            }
+            json.key("totals")
+            json.object { json in
+                json.member("sessions", totals.sessions)
+                json.member("sessions_with_section_view", totals.sessions_with_section_view)
+                json.member("sessions_with_cta_click", totals.sessions_with_cta_click)
+            }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
+        }
+    }
+}
+
 extension PageCTAsResponse: JSONWritable {
     func write(to json: inout JSONWriter) {
         json.object { json in

@@ -305,6 +305,37 @@ struct PageCTATotal: Codable {
     var clicks: Int64
 }
 
+/// Sessions at each stage of the page funnel: a period's (the day of their first view) or the interval's.
+struct PageFunnelStages: Codable, Equatable {
+    var sessions: Int64 = 0
+    var sessions_with_section_view: Int64 = 0
+    var sessions_with_cta_click: Int64 = 0
+
+    /// The stages of a row of the `funnel` dataset (its metrics, in `Dataset.funnel.metrics` order).
+    init(_ metrics: [MetricValue]) {
+        (sessions, sessions_with_section_view, sessions_with_cta_click) = (metrics[0].integer, metrics[1].integer, metrics[2].integer)
+    }
+}
+
+struct PageFunnelPoint: Codable {
+    var period_start: String
+    var sessions: Int64
+    var sessions_with_section_view: Int64
+    var sessions_with_cta_click: Int64
+
+    init(period_start: String, _ stages: PageFunnelStages) {
+        self.period_start = period_start
+        (sessions, sessions_with_section_view, sessions_with_cta_click) = (stages.sessions, stages.sessions_with_section_view, stages.sessions_with_cta_click)
+    }
+}
+
+struct PageFunnelResponse: ResponseCodable {
+    var series: [PageFunnelPoint]
+    var totals: PageFunnelStages
+    /// The days of the answer whose counts are incomplete (`RecountGaps`).
+    var counts_unavailable: String? = nil
+}
+
 struct PageCTAsResponse: ResponseCodable {
     var series: [PageCTAPoint]
     var totals: [PageCTATotal]

@@ -197,13 +197,13 @@ extension Flusher {
             }
             writing = true
             let newArtistPartitions = storedArtistPartitions.withLock { stored in batch.artistPartitions.filter { !stored.contains($0) } }.sorted { ($0.artistID, $0.topicPartition) < ($1.artistID, $1.topicPartition) }
-            try await postgresAtStop.cancellingIfUnanswered(limit: configuration.flushTimeout) { [store] in
+            let funnel = try await postgresAtStop.cancellingIfUnanswered(limit: configuration.flushTimeout) { [store] in
                 try await store.write(batch, archive: segments, artistPartitions: newArtistPartitions)
             }
             storedArtistPartitions.withLock { $0.formUnion(newArtistPartitions) }
             archive.withLock { $0?.committed() }
-            let grown = flight.flatMap { memory?.grownByCommit(of: $0) }
-            change { $0.flushCommitted(at: IngestService.now(), flight: flight, grown: grown) }
+            let grown = flight.flatMap { memory?.grownByCommit(of: $0, funnel: funnel) }
+            change { $0.flushCommitted(at: IngestService.now(), flight: flight, grown: grown, funnel: funnel?.artistDays) }
             FreedMemory.release()
             if configuration.commitGroupOffsets {
                 consumer.commitAsync(Dictionary(uniqueKeysWithValues: batch.parts.map { ($0.topicPartition, $0.newOffset) }))

@@ -64,8 +64,8 @@ final class LiveMemory: Sendable {
     /// What the commit of the flush that took `flight` adds up: the durable layer grown by the in-flight cubes,
     /// added on a copy outside the lock so that queries and polls are not held up (nil when an install or a rebuild
     /// happened since the flush started). Hand it to `IngestState.flushCommitted`.
-    func grownByCommit(of flight: MemoryLayers.Flight) -> CubeMemory? {
-        ingest.read { $0.layers?.commit(of: flight.epoch) }?.grown()
+    func grownByCommit(of flight: MemoryLayers.Flight, funnel: InternedDelta?) -> CubeMemory? {
+        ingest.read { $0.layers?.commit(of: flight.epoch) }?.grown(adding: funnel)
     }
 
     /// Seals finished days and drops what falls outside the window or the budget, on a copy. While events are

@@ -1,4 +1,5 @@
 import BackbeatCore
+import BackbeatTestSupport
 import BackbeatKafka
 import BackbeatStore
 import PostgresNIO
@@ -21,6 +22,8 @@ struct GroundTruth: Equatable {
     /// artist|day -> visitor sketch bytes, and artist|portfolio|day -> visitor sketch bytes (page events)
     var artistVisitors: [String: [UInt8]] = [:]
     var pageVisitors: [String: [UInt8]] = [:]
+    /// artist|portfolio|day of first view -> [sessions, with a section view, with a CTA click] (`PageFunnelTruth`)
+    var funnel: [String: [Int64]] = [:]
 
     private var revenueMicros: [String: Int128] = [:]
     private var revenueEvents: [String: Int64] = [:]
@@ -28,7 +31,7 @@ struct GroundTruth: Equatable {
     static func == (lhs: GroundTruth, rhs: GroundTruth) -> Bool {
         lhs.streams == rhs.streams && lhs.revenue == rhs.revenue && lhs.social == rhs.social && lhs.page == rhs.page
             && lhs.artistListeners == rhs.artistListeners && lhs.trackListeners == rhs.trackListeners
-            && lhs.artistVisitors == rhs.artistVisitors && lhs.pageVisitors == rhs.pageVisitors
+            && lhs.artistVisitors == rhs.artistVisitors && lhs.pageVisitors == rhs.pageVisitors && lhs.funnel == rhs.funnel
     }
 
     init() {}
@@ -55,6 +58,7 @@ struct GroundTruth: Equatable {
         trackListeners = trackSketches.mapValues { $0.serialized() }
         artistVisitors = artistVisitorSketches.mapValues { $0.serialized() }
         pageVisitors = pageVisitorSketches.mapValues { $0.serialized() }
+        funnel = PageFunnelTruth(events.compactMap { if case .page(let page) = $0 { page } else { nil } }).days
     }
 
     mutating func add(_ event: Event) {
@@ -99,6 +103,7 @@ struct GroundTruth: Equatable {
         result.trackListeners = trackListeners.filter { keep(dateDay($0.key)) }
         result.artistVisitors = artistVisitors.filter { keep(dateDay($0.key)) }
         result.pageVisitors = pageVisitors.filter { keep(dateDay($0.key)) }
+        result.funnel = funnel.filter { keep(dateDay($0.key)) }
         return result
     }
 
@@ -149,7 +154,29 @@ struct GroundTruth: Equatable {
             .decode((String, String, String, String).self) {
             truth.pageVisitors[artist + "|" + page + "|" + day] = Store.bytes(fromHexText: hex)
         }
+        // A day's funnel as its rows sum it (a row whose changes summed to nothing is not a count).
+        for try await (artist, portfolio, day, sessions, sectioned, clicked) in try await client.query("""
+            SELECT artist_id, portfolio_id, day::text, sum(sessions)::bigint, sum(sessions_with_section_view)::bigint,
+                   sum(sessions_with_cta_click)::bigint
+            FROM page_funnel_by_artist_day GROUP BY 1, 2, 3
+            HAVING sum(sessions) <> 0 OR sum(sessions_with_section_view) <> 0 OR sum(sessions_with_cta_click) <> 0
+            """).decode((String, String, String, Int64, Int64, Int64).self) {
+            truth.funnel[artist + "|" + portfolio + "|" + day] = [sessions, sectioned, clicked]
+        }
         return truth
+    }
+
+    /// The stored state of every session of the page funnel (`PageFunnelTruth.sessions`' shape).
+    static func sessions(in client: PostgresClient) async throws -> [String: [Int64?]] {
+        var sessions: [String: [Int64?]] = [:]
+        for try await (artist, portfolio, session, start, view, section, click) in try await client.query("""
+            SELECT artist_id, portfolio_id, session_id, extract(epoch FROM started_at)::bigint, extract(epoch FROM first_view)::bigint,
+                   extract(epoch FROM first_section)::bigint, extract(epoch FROM first_click)::bigint
+            FROM page_funnel_sessions
+            """).decode((String, String, String, Int64, Int64?, Int64?, Int64?).self) {
+            sessions[[artist, portfolio, session].joined(separator: "|")] = [start, view, section, click]
+        }
+        return sessions
     }
 
     /// A short account of how two truths differ, for failure messages.
@@ -157,7 +184,7 @@ struct GroundTruth: Equatable {
         func count<V: Equatable>(_ a: [String: V], _ b: [String: V]) -> Int {
             Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.count
         }
-        return "streams rows differing: \(count(streams, other.streams)) of \(streams.count), revenue: \(count(revenue, other.revenue)) of \(revenue.count), social: \(count(social, other.social)) of \(social.count), page: \(count(page, other.page)) of \(page.count), artist listener days: \(count(artistListeners, other.artistListeners)) of \(artistListeners.count), track listener days: \(count(trackListeners, other.trackListeners)) of \(trackListeners.count), artist visitor days: \(count(artistVisitors, other.artistVisitors)) of \(artistVisitors.count), page visitor days: \(count(pageVisitors, other.pageVisitors)) of \(pageVisitors.count)"
+        return "streams rows differing: \(count(streams, other.streams)) of \(streams.count), revenue: \(count(revenue, other.revenue)) of \(revenue.count), social: \(count(social, other.social)) of \(social.count), page: \(count(page, other.page)) of \(page.count), artist listener days: \(count(artistListeners, other.artistListeners)) of \(artistListeners.count), track listener days: \(count(trackListeners, other.trackListeners)) of \(trackListeners.count), artist visitor days: \(count(artistVisitors, other.artistVisitors)) of \(artistVisitors.count), page visitor days: \(count(pageVisitors, other.pageVisitors)) of \(pageVisitors.count), funnel days: \(count(funnel, other.funnel)) of \(funnel.count)"
     }
 }
 
@@ -229,6 +256,10 @@ func expectGroundTruth(_ workload: Workload, in store: Store, within timeout: Du
     #expect(rejected.total == Int64(workload.invalidCount))
     #expect(rejected.distinctPositions == rejected.total)
     try await expectCubesMatchFullTables(store.client)
+    // The page funnel exact per session: each stored state is its events' (none for a workload without page events).
+    let sessions = try await GroundTruth.sessions(in: store.client)
+    let expected = PageFunnelTruth(workload.messages.compactMap { if case .page(let page) = $0.event { page } else { nil } }).sessions
+    #expect(sessions == expected, "\(sessions.count) sessions stored, \(expected.count) expected; \(Set(sessions.keys).symmetricDifference(expected.keys).count) keys and \(sessions.filter { expected[$0.key] != nil && expected[$0.key]! != $0.value }.count) states differ")
 }
 
 /// Every derived cube holds exactly its full hourly table summed to the cube's grain and dimensions, and has rows when

@@ -1,0 +1,111 @@
+import BackbeatCore
+import BackbeatTestSupport
+import Testing
+
+/// A session's state of the page funnel: order-free, idempotent, and counted as docs/events.md says.
+@Suite struct FunnelSessionTests {
+    typealias Step = FunnelSession.Step
+
+    /// The session's counts computed from its events as the contract words it: the first event starts 24 hours;
+    /// counted on its first view in them, with a section view and then also a CTA click in them, in any order.
+    static func contract(_ events: [(Step, Int64)]) -> (at: Int64, counts: FunnelCounts)? {
+        guard let start = events.map(\.1).min() else { return nil }
+        let inWindow = events.filter { $0.1 < start + FunnelSession.window }
+        func has(_ step: Step) -> Bool { inWindow.contains { $0.0 == step } }
+        guard let view = inWindow.filter({ $0.0 == .view }).map(\.1).min() else { return nil }
+        return (view, FunnelCounts(sessions: 1, withSection: has(.section) ? 1 : 0, withClick: has(.section) && has(.click) ? 1 : 0))
+    }
+
+    static func state(_ events: some Sequence<(Step, Int64)>) -> FunnelSession? {
+        var state: FunnelSession?
+        for (step, at) in events {
+            let one = FunnelSession(step, at: at)
+            if state == nil { state = one } else { state!.formUnion(one) }
+        }
+        return state
+    }
+
+    @Test(.seeded) func aSessionCountsWhatItsEventsSayInAnyOrderAndOnceEach() {
+        var random = TestRandom()
+        let steps: [Step] = [.view, .section, .click, .other]
+        var counted = 0, withClick = 0, cutByWindow = 0
+        for _ in 0..<2_000 {
+            let events = (0..<Int.random(in: 0..<6, using: &random) + 1).map { _ in
+                (steps[Int.random(in: 0..<4, using: &random)], 1_790_000_000 + Int64.random(in: 0..<40 * 3600, using: &random))
+            }
+            let expected = Self.contract(events)
+            let inOrder = Self.state(events)!
+            let shuffled = Self.state(events.shuffled(using: &random))!
+            let twice = Self.state(events + events.shuffled(using: &random))!
+            #expect(inOrder == shuffled && inOrder == twice, "\(events)")
+            #expect(inOrder.counted?.at == expected?.at && inOrder.counted?.counts == expected?.counts, "\(events)")
+            // Two halves merged, as two flushes' states are.
+            let half = events.count / 2
+            var merged = Self.state(events[..<half]) ?? Self.state(events[half...])!
+            if let rest = Self.state(events[half...]) { merged.formUnion(rest) }
+            #expect(merged == inOrder)
+            if expected != nil { counted += 1 }
+            if expected?.counts.withClick == 1 { withClick += 1 }
+            if events.contains(where: { $0.0 == .view }) && expected == nil { cutByWindow += 1 }
+        }
+        #expect(counted > 500 && withClick > 50 && cutByWindow > 20, "\(counted) counted, \(withClick) with a click, \(cutByWindow) cut")
+    }
+
+    @Test func theWindowIsTwentyFourHoursFromTheFirstEventAndStagesAreNested() {
+        let start: Int64 = 1_790_000_000, day = FunnelSession.window
+        #expect(Self.state([(.other, start), (.view, start + day - 1)])?.counted?.at == start + day - 1)
+        #expect(Self.state([(.other, start), (.view, start + day)])?.counted == nil)
+        // A section view before the view counts; a click without a section view does not.
+        let sectioned = Self.state([(.section, start), (.view, start + 60), (.click, start + 120)])?.counted?.counts
+        #expect(sectioned == FunnelCounts(sessions: 1, withSection: 1, withClick: 1))
+        let clickedOnly = Self.state([(.view, start), (.click, start + 60)])?.counted?.counts
+        #expect(clickedOnly == FunnelCounts(sessions: 1, withSection: 0, withClick: 0))
+        // A late first event moves the window: the click a day after it falls out.
+        let late = Self.state([(.view, start + 3600), (.section, start + 3700), (.click, start + day + 100), (.other, start)])?.counted?.counts
+        #expect(late == FunnelCounts(sessions: 1, withSection: 1, withClick: 0))
+    }
+
+    /// What a session adds when its state changes, summed over its states, is what its last state counts.
+    @Test(.seeded) func changesSumToTheLastStatesCounts() {
+        var random = TestRandom()
+        let steps: [Step] = [.view, .section, .click, .other]
+        for _ in 0..<1_000 {
+            var stored: FunnelSession?
+            var sums: [Int64: FunnelCounts] = [:]
+            for _ in 0..<Int.random(in: 0..<6, using: &random) + 1 {
+                let one = FunnelSession(steps[Int.random(in: 0..<4, using: &random)], at: 1_790_000_000 + Int64.random(in: 0..<30 * 3600, using: &random))
+                var new = stored ?? one
+                new.formUnion(one)
+                for change in FunnelSession.changes(from: stored, to: new) { sums[change.at, default: FunnelCounts()] += change.counts }
+                #expect(FunnelSession.changes(from: new, to: new).isEmpty)
+                stored = new
+            }
+            let expected: [Int64: FunnelCounts] = stored!.counted.map { [$0.at: $0.counts] } ?? [:]
+            #expect(sums.filter { !$0.value.isZero } == expected)
+        }
+    }
+
+    /// A delta collects each page event's session (one with a `session_id`) by artist and portfolio, merged.
+    @Test func aDeltaHoldsTheSessionsOfItsPageEvents() {
+        let at = Timestamp(seconds: 1_790_000_000)
+        func page(_ id: String, _ kind: PageEvent.Kind, _ seconds: Int64, session: String?, portfolio: String = "pf-main") -> Event {
+            .page(PageEvent(eventID: id, occurredAt: Timestamp(seconds: at.seconds + seconds), artistID: "artist-1", visitorID: "v-1",
+                            portfolioID: portfolio, kind: kind, sessionID: session))
+        }
+        let delta = InternedDelta(events: [
+            page("e1", .sectionView(sectionID: "tour"), 30, session: "s-1"),
+            page("e2", .portfolioView(category: nil), 60, session: "s-1"),
+            page("e3", .ctaClick(actionType: "pre_save"), 90, session: "s-1"),
+            page("e4", .portfolioView(category: nil), 0, session: "s-1", portfolio: "pf-tour"),
+            page("e5", .portfolioView(category: nil), 0, session: nil),
+        ])
+        let sessions = Dictionary(uniqueKeysWithValues: delta.sessions.rows.map { cell, state in
+            ("\(delta.values[cell.portfolio])|\(delta.values[cell.session])", state)
+        })
+        #expect(sessions.count == 2)
+        #expect(sessions["pf-main|s-1"] == FunnelSession(start: at.seconds + 30, firstView: at.seconds + 60, firstSection: at.seconds + 30, firstClick: at.seconds + 90))
+        #expect(sessions["pf-tour|s-1"]?.counted?.counts == FunnelCounts(sessions: 1))
+        let counted = delta.withSessionsCounted()
+        #expect(counted.funnel.rows.reduce(FunnelCounts()) { $0 + $1.1 } == FunnelCounts(sessions: 2, withSection: 1, withClick: 1))
+    }
+}
