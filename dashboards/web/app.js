@@ -333,15 +333,17 @@ async function refreshSocial(range) {
   drawRows($("social-chart"), [...byPlatform].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value));
 }
 
-// The artist's portfolio pages: views per period (every period drawn, those without views at zero), the sections most
-// viewed and the calls to action most clicked.
+// The artist's portfolio pages: views and unique visitors per period (every period drawn, those without views at
+// zero), the sections most viewed, the calls to action most clicked, and the funnel of sessions: with a view, with a
+// section view too, with a call to action clicked too.
 async function refreshPage(range) {
   const granularity = spanDays(range) > 92 ? "month" : "day";
   const from = day(range.from), to = day(range.to);
-  const [page, sections, ctas] = await Promise.all([
+  const [page, sections, ctas, funnel] = await Promise.all([
     api(artistPath("page", { from, to, granularity })),
     api(artistPath("page/sections", { from, to, limit: 8 })),
     api(artistPath("page/ctas", { from, to, granularity: "all" })),
+    api(artistPath("page/funnel", { from, to, granularity: "all" })),
   ]);
   const views = new Map(page.series.map((p) => [p.period_start.slice(0, 10), p.views]));
   const points = periodStarts(range, granularity).map((start) => ({ start, value: views.get(start) || 0 }));
@@ -350,6 +352,22 @@ async function refreshPage(range) {
     `${integer.format(page.totals.views)} views in range, by ${granularity} · ${integer.format(page.totals.cta_clicks)} clicks`);
   drawRows($("page-sections-chart"), sections.sections.map((s) => ({ label: s.section_id, value: s.views })));
   drawRows($("page-ctas-chart"), ctas.totals.map((c) => ({ label: c.action_type, value: c.clicks })));
+  // Visitors are counted per whole day of the artist's zone: read in another, the answer says why there are none.
+  if (page.visitors_unavailable) {
+    empty($("page-visitors-chart"));
+    setNumber("page-visitors-total", null, page.visitors_unavailable);
+  } else {
+    const visitors = new Map(page.series.map((p) => [p.period_start.slice(0, 10), p.visitors || 0]));
+    drawColumns($("page-visitors-chart"), periodStarts(range, granularity).map((start) => ({ start, value: visitors.get(start) || 0 })),
+      (p) => periodLabel(p.start, granularity));
+    setNumber("page-visitors-total", page.totals.visitors, `${integer.format(page.totals.visitors || 0)} unique visitors in range`);
+  }
+  const stages = funnel.totals;
+  drawRows($("page-funnel-chart"), stages.sessions === 0 ? [] : [
+    { label: "Viewed the page", value: stages.sessions },
+    { label: "Viewed a section", value: stages.sessions_with_section_view },
+    { label: "Clicked a call to action", value: stages.sessions_with_cta_click },
+  ]);
 }
 
 // The artist's reporting zone, which its days are counted in, and the choice of reading them in the viewer's.
