@@ -85,6 +85,20 @@ import Testing
         }
     }
 
+    /// A session is counted on the local quarter hour (and day) of its first view in its artist's zone: Kathmandu's
+    /// (+5:45) puts a view at 20:00 UTC on the next local day, at 01:45.
+    @Test func theFunnelIsCountedOnTheArtistsLocalDayOfTheFirstView() throws {
+        var delta = InternedDelta(zones: ArtistZones(["artist-1": try ZoneRulesTests.rules("Asia/Kathmandu")]))
+        let view = RFC3339.parseInstant("2026-10-01T20:00:00Z")!.seconds
+        delta.addFunnel(artistID: "artist-1", portfolioID: "pf-main", at: view, FunnelCounts(sessions: 1))
+        delta.addFunnel(artistID: "artist-2", portfolioID: "pf-main", at: view, FunnelCounts(sessions: 1))
+        let quarters = Dictionary(uniqueKeysWithValues: delta.funnel.rows.map { (delta.values[$0.0.artist], $0.0.quarter) })
+        #expect(quarters["artist-1"] == (view + 5 * 3600 + 45 * 60) / 900 && quarters["artist-2"] == view / 900)
+        let day = RFC3339.parseDate("2026-10-02")!.daysSinceEpoch
+        #expect(ArtistDayRows(delta).days(of: Cube.all.first { $0.table == "page_funnel_by_artist_day" }!).map { "\(delta.values[$0.artist]) \($0.day)" }.sorted()
+                == ["artist-1 \(day)", "artist-2 \(day - 1)"])
+    }
+
     /// A delta collects each page event's session (one with a `session_id`) by artist and portfolio, merged.
     @Test func aDeltaHoldsTheSessionsOfItsPageEvents() {
         let at = Timestamp(seconds: 1_790_000_000)
