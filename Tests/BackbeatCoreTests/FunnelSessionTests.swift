@@ -114,9 +114,11 @@ import Testing
             page("e5", .portfolioView(category: nil), 0, session: nil),
         ])
         let sessions = Dictionary(uniqueKeysWithValues: delta.sessions.rows.map { cell, state in
-            ("\(delta.values[cell.portfolio])|\(delta.values[cell.session])", state)
+            ("\(delta.values[cell.portfolio])|\(delta.sessionIDs[cell.session])", state)
         })
         #expect(sessions.count == 2)
+        // Session ids are kept apart from the values memory's symbols take in.
+        #expect(!(0..<UInt32(delta.values.count)).contains { delta.values[$0] == "s-1" } && delta.sessionIDs.count == 1)
         #expect(sessions["pf-main|s-1"] == FunnelSession(start: at.seconds + 30, firstView: at.seconds + 60, firstSection: at.seconds + 30, firstClick: at.seconds + 90))
         #expect(sessions["pf-tour|s-1"]?.counted?.counts == FunnelCounts(sessions: 1))
         let counted = delta.withSessionsCounted()

@@ -36,13 +36,15 @@ public struct CombinedDeltas: Sendable {
     /// The page funnel's sessions the deltas' events are part of, each with what they add to it (a session in two
     /// deltas merged), in write order (`SessionKey.precedes`).
     public func sessions() -> [(key: SessionKey, state: FunnelSession)] {
-        var merged: [SessionCell: FunnelSession] = [:]
-        for (delta, ids) in zip(deltas, ids) {
-            for (cell, state) in delta.sessions.rows { merged[cell.remapped(ids), default: state].formUnion(state) }
+        var merged: [SessionKey: FunnelSession] = [:]
+        for delta in deltas {
+            for (cell, state) in delta.sessions.rows {
+                let key = SessionKey(
+                    artistID: delta.values[cell.artist], portfolioID: delta.values[cell.portfolio], sessionID: delta.sessionIDs[cell.session])
+                merged[key, default: state].formUnion(state)
+            }
         }
-        return merged.map { cell, state in
-            (SessionKey(artistID: values[cell.artist], portfolioID: values[cell.portfolio], sessionID: values[cell.session]), state)
-        }.sorted { $0.key.precedes($1.key) }
+        return merged.map { ($0.key, $0.value) }.sorted { $0.key.precedes($1.key) }
     }
 
     /// The unique listeners per artist and day, and per track and day, of every delta's plays.

@@ -220,15 +220,12 @@ public struct TrackDayCell: Hashable, Sendable {
     }
 }
 
-/// A session of the page funnel: an artist's portfolio and the visitor's `session_id`.
+/// A session of the page funnel: an artist's portfolio and the visitor's `session_id` (an id of the delta's
+/// `sessionIDs`, not of its `values`).
 public struct SessionCell: Hashable, TableKey {
     public var artist: UInt32
     public var portfolio: UInt32
     public var session: UInt32
-
-    public func remapped(_ ids: [UInt32]) -> SessionCell {
-        SessionCell(artist: ids[Int(artist)], portfolio: ids[Int(portfolio)], session: ids[Int(session)])
-    }
 
     public func hash(seed: UInt64) -> UInt64 {
         TableHash.mix(TableHash.mix(seed, UInt64(artist) << 32 | UInt64(portfolio)), UInt64(session))

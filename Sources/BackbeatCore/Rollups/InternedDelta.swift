@@ -11,6 +11,9 @@ public struct InternedDelta: Sendable {
     /// The page funnel's sessions these page events are part of (those with a `session_id`), each with what they
     /// add to it: the stored state of each is merged with this one when the delta is flushed (`FunnelSession`).
     public private(set) var sessions = CellTable<SessionCell, FunnelSession>()
+    /// The session ids of `sessions` (`SessionCell.session`), apart from `values`: the cubes never hold them, and
+    /// whatever adds `values` to memory's symbols would keep every session id ever seen.
+    public private(set) var sessionIDs = ValueDictionary()
     /// Changes of the page funnel's counts (`addFunnel`): made when sessions are merged with their stored states, not
     /// when events are added.
     public private(set) var funnel = CellTable<FunnelCell, FunnelCounts>()
@@ -137,7 +140,8 @@ public struct InternedDelta: Sendable {
             self.page.update(cell, initial: 0) { $0 += 1 }
             if let session = page.session {
                 let step = FunnelSession(page.kind.funnelStep, at: record.occurredAt.seconds)
-                sessions.update(SessionCell(artist: artist, portfolio: cell.portfolio, session: id(session, record, value)), initial: step) {
+                let sessionID = record.withBytes(of: session, in: value) { sessionIDs.id($0) }
+                sessions.update(SessionCell(artist: artist, portfolio: cell.portfolio, session: sessionID), initial: step) {
                     $0.formUnion(step)
                 }
             }
@@ -203,7 +207,11 @@ public struct InternedDelta: Sendable {
         for (cell, counters) in other.revenue.rows { revenue.update(cell.remapped(ids), initial: RevenueCounters()) { $0 += counters } }
         for (cell, count) in other.social.rows { social.update(cell.remapped(ids), initial: 0) { $0 += count } }
         for (cell, count) in other.page.rows { page.update(cell.remapped(ids), initial: 0) { $0 += count } }
-        for (cell, state) in other.sessions.rows { sessions.update(cell.remapped(ids), initial: state) { $0.formUnion(state) } }
+        let sessionIDs = self.sessionIDs.intern(other.sessionIDs)
+        for (cell, state) in other.sessions.rows {
+            let key = SessionCell(artist: ids[Int(cell.artist)], portfolio: ids[Int(cell.portfolio)], session: sessionIDs[Int(cell.session)])
+            sessions.update(key, initial: state) { $0.formUnion(state) }
+        }
         for (cell, counts) in other.funnel.rows { funnel.update(cell.remapped(ids), initial: FunnelCounts()) { $0 += counts } }
         plays.reserveCapacity(plays.count + other.plays.count)
         for play in other.plays { plays.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
