@@ -35,19 +35,19 @@ public enum EventDecoder {
     /// `body`'s result for the fields of `bytes` scanned, or the rejection of a value that is empty, too large, not
     /// JSON, not an object or has a field twice, or that `body` throws.
     private static func scanning<Decoded>(
-        _ bytes: UnsafeRawBufferPointer, _ body: (inout Fields) throws(Rejection) -> Decoded
+        _ bytes: UnsafeRawBufferPointer, _ body: (inout EventFieldValues) throws(Rejection) -> Decoded
     ) -> Result<Decoded, Rejection> {
         guard !bytes.isEmpty else { return .failure(Rejection(.emptyValue, "the message value is empty")) }
         guard bytes.count <= maxValueBytes else {
             return .failure(Rejection(.tooLarge, "the value is \(bytes.count) bytes; the limit is \(maxValueBytes)"))
         }
-        // The fields' slots live on the stack for this call; `Fields` reads them through a pointer (an inline array
-        // held by value was copied whole on every read: measured, a 204-byte memcpy per field).
+        // The fields' slots live on the stack for this call; `EventFieldValues` reads them through a pointer (an
+        // inline array held by value was copied whole on every read: measured, a 204-byte memcpy per field).
         return withUnsafeTemporaryAllocation(of: FieldValue?.self, capacity: EventField.total) { slots in
             slots.initialize(repeating: nil)
-            var fields: Fields
+            var fields: EventFieldValues
             do throws(JSONScanError) {
-                fields = try Fields(scanning: bytes, into: slots)
+                fields = try EventFieldValues(scanning: bytes, into: slots)
             } catch {
                 switch error {
                 case .invalidJSON(let detail): return .failure(Rejection(.invalidJSON, detail))
@@ -72,13 +72,13 @@ public enum EventDecoder {
     }
 
     /// The fields every event has.
-    private struct Common {
+    struct Common {
         var eventID: EventText
         var occurredAt: Timestamp
         var artist: EventText
     }
 
-    private static func decode(fields: inout Fields, now: Timestamp) throws(Rejection) -> Decoded {
+    private static func decode(fields: inout EventFieldValues, now: Timestamp) throws(Rejection) -> Decoded {
         let type: EventTypeName
         switch try fields.requiredEnum(.type, .eventTypes) {
         case .success(let known): type = known
@@ -130,36 +130,6 @@ public enum EventDecoder {
             return .page(type, Common(eventID: eventID, occurredAt: occurredAt, artist: artist))
         }
     }
-
-    /// The rest of a page event of `type`: the fields every page event has, then its type's, then `properties`.
-    private static func page(_ type: EventTypeName, fields: inout Fields, _ common: Common) throws(Rejection) -> EventRecord {
-        let visitor = try fields.requiredString(.visitorID, lengths: 1...128)
-        let portfolio = try fields.id(.portfolioID)
-        let session = try fields.optionalString(.sessionID, lengths: 1...128)
-        let country = try fields.optionalCode(.country, length: 2) ?? .unknownCountry
-        let referrer = try fields.referrer(.referrer)
-        let kind: EventRecord.PageDetails.Kind
-        switch type {
-        case .portfolioView: kind = .portfolioView(category: try fields.optionalLetterSlug(.category))
-        case .sectionView: kind = .sectionView(section: try fields.id(.sectionID))
-        case .blockInteraction:
-            kind = .blockInteraction(block: try fields.id(.blockID), blockType: try fields.letterSlug(.blockType), action: try fields.letterSlug(.action))
-        case .ctaClick: kind = .ctaClick(actionType: try fields.letterSlug(.actionType))
-        case .stream, .revenue, .social: preconditionFailure("\(type) is not a page event")
-        }
-        let properties = try fields.properties(.properties)
-        return EventRecord(eventID: common.eventID, occurredAt: common.occurredAt, artist: common.artist, details: .page(.init(
-            kind: kind, visitor: visitor, visitorHash: fields.withBytes(of: visitor) { MurmurHash3.hash64($0) }, portfolio: portfolio,
-            session: session, country: country, referrer: referrer, properties: properties
-        )), unescaped: fields.unescaped)
-    }
-
-    /// The most members a page event's `properties` may have.
-    public static let maxProperties = 32
-    /// The longest key of `properties`, in UTF-8 bytes.
-    public static let maxPropertyKeyBytes = 64
-    /// The longest value of `properties`, in UTF-8 bytes.
-    public static let maxPropertyValueBytes = 256
 }
 
 extension Range<Int> {
@@ -169,18 +139,18 @@ extension Range<Int> {
 
 extension Rejection {
     /// A required field is absent (or null).
-    fileprivate static func missing(_ field: EventField) -> Rejection {
+    static func missing(_ field: EventField) -> Rejection {
         Rejection(.missingField, "the field \"\(field.name)\" is required")
     }
 }
 
 /// A string that names none of an enum's cases.
-private struct NotACase: Error {
+struct NotACase: Error {
     var text: String
 }
 
 /// A member of a scanned event object without its key: what reading its field needs, in 12 bytes.
-private struct FieldValue {
+struct FieldValue {
     private var start: Int32
     private var end: Int32
     var kind: JSONKind
@@ -203,12 +173,12 @@ private struct FieldValue {
 /// The members of an event object sorted into the contract's fields, with typed accessors that throw the matching
 /// rejection. It reads straight from the scanned bytes: a string is made only for a value with escapes or non-ASCII
 /// characters.
-private struct Fields {
+struct EventFieldValues {
     let bytes: UnsafeRawBufferPointer
     /// Each field's value, by `EventField.rawValue`; members with other keys are only checked for duplicates.
     private let slots: UnsafeMutableBufferPointer<FieldValue?>
     /// The decoded bytes of the string fields read so far that were written with escapes (`EventText.Source`).
-    private(set) var unescaped: [UInt8] = []
+    var unescaped: [UInt8] = []
 
     /// Validates `bytes` (at most `EventDecoder.maxValueBytes`) as a JSON object and sorts its members into `slots`
     /// (`EventField.total` of them, all nil); throws `.duplicateKey` for the first member whose key an earlier one
@@ -237,7 +207,7 @@ private struct Fields {
         if let duplicate { throw JSONScanner.duplicate(duplicate, in: bytes) }
     }
 
-    private func member(_ field: EventField) -> FieldValue? {
+    func member(_ field: EventField) -> FieldValue? {
         slots[field.rawValue]
     }
 
@@ -368,67 +338,6 @@ private struct Fields {
 
     /// A page event's referrer as its host (`ReferrerHost`, kept in `unescaped`), `.directReferrer` when absent,
     /// `.unknownReferrer` when it names no host.
-    mutating func referrer(_ field: EventField) throws(Rejection) -> EventText {
-        guard let url = try optionalString(field, lengths: 1...2048) else { return .directReferrer }
-        guard let host = withBytes(of: url, { ReferrerHost.host(of: $0) }) else { return .unknownReferrer }
-        return keep(host)
-    }
-
-    /// `decoded` bytes appended to `unescaped`, as a text.
-    private mutating func keep(_ decoded: [UInt8]) -> EventText {
-        let text = EventText(unescaped.count..<unescaped.count + decoded.count, in: .unescaped)
-        unescaped += decoded
-        return text
-    }
-
-    /// A page event's `properties` (absent or null: none): an object of at most `maxProperties` members, each key
-    /// 1-`maxPropertyKeyBytes` bytes and each value a string of at most `maxPropertyValueBytes` bytes, no key twice.
-    /// Answers the object's bytes, validated; its members are read again only when an `Event` is made
-    /// (`EventRecord.PageDetails.properties(in:)`), so that a record holds no reference.
-    mutating func properties(_ field: EventField) throws(Rejection) -> EventText? {
-        guard let member = member(field), member.kind != .null else { return nil }
-        guard member.kind == .object else {
-            throw Rejection(.invalidType, "\(field.name) must be an object, not a \(member.kind.typeName)")
-        }
-        let object = UnsafeRawBufferPointer(rebasing: bytes[member.value])
-        var members: [JSONMember] = []
-        var count = 0
-        do throws(JSONScanError) {
-            try JSONScanner.scanMembers(object) { inner in
-                count += 1
-                if count <= EventDecoder.maxProperties { members.append(inner) }
-            }
-        } catch {
-            // The whole value was scanned already: an object in it scans again.
-            throw Rejection(.invalidJSON, "\(field.name) is not a JSON object")
-        }
-        guard count <= EventDecoder.maxProperties else {
-            throw Rejection(.tooManyProperties, "\(field.name) has \(count) members; the limit is \(EventDecoder.maxProperties)")
-        }
-        func decodedBytes(_ range: Range<Int>, hasEscapes: Bool) -> Int {
-            hasEscapes ? JSONScanner.unescapedBytes(UnsafeRawBufferPointer(rebasing: object[range])).count : range.count
-        }
-        for (index, inner) in members.enumerated() {
-            let keyBytes = decodedBytes(inner.key, hasEscapes: inner.keyHasEscapes)
-            let name = JSONScanner.clip(JSONScanner.string(inner.key, hasEscapes: inner.keyHasEscapes, in: object))
-            guard keyBytes > 0 else { throw Rejection(.invalidValue, "a key of \(field.name) is empty") }
-            guard keyBytes <= EventDecoder.maxPropertyKeyBytes else {
-                throw Rejection(.propertyKeyTooLong, "the \(field.name) key \"\(name)\" is \(keyBytes) bytes; the limit is \(EventDecoder.maxPropertyKeyBytes)")
-            }
-            if members[..<index].contains(where: { JSONScanner.sameKey($0, inner, in: object) }) {
-                throw Rejection(.duplicateField, "the \(field.name) key \"\(name)\" appears more than once")
-            }
-            guard inner.kind == .string else {
-                throw Rejection(.invalidType, "\(field.name).\(name) must be a string, not a \(inner.kind.typeName)")
-            }
-            let valueBytes = decodedBytes(inner.value, hasEscapes: inner.valueHasEscapes)
-            guard valueBytes <= EventDecoder.maxPropertyValueBytes else {
-                throw Rejection(.propertyValueTooLong, "\(field.name).\(name) is \(valueBytes) bytes; the limit is \(EventDecoder.maxPropertyValueBytes)")
-            }
-        }
-        return EventText(member.value, in: .value)
-    }
-
     mutating func optionalCode(_ field: EventField, length: Int) throws(Rejection) -> EventText? {
         guard let text = try optionalString(field, lengths: 1...64) else { return nil }
         guard satisfies(text, { Identifiers.isUpperCode(utf8: $0, length: length) }) else {
