@@ -129,7 +129,7 @@ extension Store {
     @discardableResult
     func writeAggregates(_ deltas: CombinedDeltas, mergingMonths: Bool = true, on connection: PostgresConnection) async throws -> InternedDelta? {
         let funnel = try await mergeSessions(deltas, on: connection)
-        let deltas = funnel.map { CombinedDeltas(deltas.deltas + [$0]) } ?? deltas
+        let deltas = funnel.map { deltas.adding($0) } ?? deltas
         let rolledTo = mergingMonths ? try await monthsRolledTo(locking: "FOR SHARE", on: connection) : nil
         // The cubes' blocks (each cube's in turn) and the listener sketches (a sort of the deltas' plays) are made on
         // dispatch threads while PostgreSQL writes the ones made before: made in tasks, they would hold the

@@ -14,15 +14,19 @@ import Testing
 
     /// Each artist-day's rows, keyed by artist, day, slot of the day and values.
     static func rows(_ days: [CubeDay], of cube: Cube, _ delta: InternedDelta) -> [String: CubeRowSums] {
+        rows(days, of: cube, delta.values)
+    }
+
+    static func rows(_ days: [CubeDay], of cube: Cube, _ values: ValueDictionary) -> [String: CubeRowSums] {
         var rows: [String: CubeRowSums] = [:]
         let width = cube.dimensions.count
         for day in days {
             for row in 0..<day.rowCount {
-                let values = day.values[row * width ..< (row + 1) * width].map { value in
-                    if case .id(let id) = value { delta.values[id] } else { value.fixedText ?? "" }
+                let texts = day.values[row * width ..< (row + 1) * width].map { value in
+                    if case .id(let id) = value { values[id] } else { value.fixedText ?? "" }
                 }
                 let slot = day.slots.isEmpty ? "" : String(day.slots[row])
-                rows[([delta.values[day.artist], String(day.day), slot] + values).joined(separator: "|")] = day.sums[row]
+                rows[([values[day.artist], String(day.day), slot] + texts).joined(separator: "|")] = day.sums[row]
             }
         }
         return rows
@@ -53,6 +57,24 @@ import Testing
             #expect(decoded.allSatisfy { $0.rows.slots.allSatisfy { $0 >= 0 && Int64($0) < cube.grain.slotsPerDay } })
             if cube.grain == .quarterHour {
                 #expect(decoded.contains { $0.rows.slots.contains { $0 % 4 != 0 } }, "\(cube.table): no row off the hour")
+            }
+        }
+    }
+
+    /// Deltas combined, then one more added (a flush's funnel changes), read as all of them combined at once.
+    @Test func aDeltaAddedToCombinedDeltasReadsAsAllCombined() {
+        let events = Self.events(seed: 7, count: 3_000)
+        let parts = [InternedDelta(events: events[..<1_000]), InternedDelta(events: events[1_000..<2_000])]
+        let last = InternedDelta(events: events[2_000...]).withSessionsCounted()
+        for first in [Array(parts.prefix(1)), parts] {
+            let added = CombinedDeltas(first).adding(last), whole = CombinedDeltas(first + [last])
+            let (addedRows, wholeRows) = (added.artistDayRows(), whole.artistDayRows())
+            for cube in Cube.all {
+                func read(_ rows: ArtistDayRows, _ values: ValueDictionary) -> [String: CubeRowSums] {
+                    Self.rows(rows.days(of: cube), of: cube, values)
+                }
+                let expected = read(wholeRows, whole.values)
+                #expect(read(addedRows, added.values) == expected && !expected.isEmpty, "\(cube.table)")
             }
         }
     }

@@ -20,6 +20,19 @@ public struct CombinedDeltas: Sendable {
         }
     }
 
+    private init(deltas: [InternedDelta], values: ValueDictionary, ids: [[UInt32]]) {
+        self.deltas = deltas
+        self.values = values
+        self.ids = ids
+    }
+
+    /// These deltas and `delta`, whose values alone are interned (the others' ids stay as they are).
+    public func adding(_ delta: InternedDelta) -> CombinedDeltas {
+        var values = self.values
+        let added = values.intern(delta.values)
+        return CombinedDeltas(deltas: deltas + [delta], values: values, ids: ids + [added])
+    }
+
     /// The deltas' rows grouped by artist and day, a key added by two deltas summed into one row.
     public func artistDayRows() -> ArtistDayRows {
         ArtistDayRows(self)
