@@ -47,6 +47,9 @@ ENDPOINTS = {
     "summary": paths(lambda b, e: f"{b}/summary?as_of={day(e)}"),
     "revenue_12_months": paths(lambda b, e: f"{b}/revenue?from={day(e + 365)}&to={day(e)}&granularity=month"),
     "social_28d": paths(lambda b, e: f"{b}/social?from={day(e + 28)}&to={day(e)}&granularity=day"),
+    "page_28d": paths(lambda b, e: f"{b}/page?from={day(e + 28)}&to={day(e)}&granularity=day"),
+    "page_sections": paths(lambda b, e: f"{b}/page/sections?from={day(e + 28)}&to={day(e)}&limit=10"),
+    "page_funnel_28d": paths(lambda b, e: f"{b}/page/funnel?from={day(e + 28)}&to={day(e)}&granularity=day"),
 }
 work = tempfile.mkdtemp(prefix="read-bench.")
 files = {}
