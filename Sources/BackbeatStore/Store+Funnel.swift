@@ -36,12 +36,12 @@ extension Store {
             }
             if !updated.isEmpty {
                 try await stage(updated, into: "page_funnel_sessions", as: Self.sessionColumnTypes, columns: Self.sessionColumns, merging: { stage in
-                """
-                UPDATE page_funnel_sessions s SET started_at = t.started_at, first_view = t.first_view,
-                    first_section = t.first_section, first_click = t.first_click
-                FROM \(stage) t
-                WHERE s.artist_id = t.artist_id AND s.portfolio_id = t.portfolio_id AND s.session_id = t.session_id
-                """
+                    """
+                    UPDATE page_funnel_sessions s SET started_at = t.started_at, first_view = t.first_view,
+                        first_section = t.first_section, first_click = t.first_click
+                    FROM \(stage) t
+                    WHERE s.artist_id = t.artist_id AND s.portfolio_id = t.portfolio_id AND s.session_id = t.session_id
+                    """
                 }, on: connection, Self.encode)
             }
             if new.isEmpty { break }
@@ -57,9 +57,7 @@ extension Store {
     /// The stored states of `keys` (in write order), locked for update in that order.
     private func lockedSessions(_ keys: [SessionKey], on connection: PostgresConnection) async throws -> [SessionKey: FunnelSession] {
         let rows = try await connection.query("""
-            SELECT s.artist_id, s.portfolio_id, s.session_id, extract(epoch FROM s.started_at)::bigint,
-                   extract(epoch FROM s.first_view)::bigint, extract(epoch FROM s.first_section)::bigint,
-                   extract(epoch FROM s.first_click)::bigint
+            SELECT \(unescaped: Self.sessionState)
             FROM page_funnel_sessions s
             JOIN unnest(\(keys.map(\.artistID))::text[], \(keys.map(\.portfolioID))::text[], \(keys.map(\.sessionID))::text[])
                 AS k(artist_id, portfolio_id, session_id)
@@ -68,11 +66,25 @@ extension Store {
             FOR UPDATE OF s
             """, logger: logger)
         var stored: [SessionKey: FunnelSession] = [:]
-        for try await (artist, portfolio, session, start, view, section, click) in rows.decode((String, String, String, Int64, Int64?, Int64?, Int64?).self) {
-            stored[SessionKey(artistID: artist, portfolioID: portfolio, sessionID: session)] =
-                FunnelSession(start: start, firstView: view, firstSection: section, firstClick: click)
-        }
+        for (key, state) in try await Self.sessionStates(rows) { stored[key] = state }
         return stored
+    }
+
+    /// The columns of a stored session's key and state (of `page_funnel_sessions s`), as `sessionStates` reads them.
+    private static let sessionState = """
+        s.artist_id, s.portfolio_id, s.session_id, extract(epoch FROM s.started_at)::bigint,
+        extract(epoch FROM s.first_view)::bigint, extract(epoch FROM s.first_section)::bigint,
+        extract(epoch FROM s.first_click)::bigint
+        """
+
+    /// The sessions of `rows` (selected as `sessionState`), each with its state.
+    private static func sessionStates(_ rows: PostgresRowSequence) async throws -> [(key: SessionKey, state: FunnelSession)] {
+        var states: [(key: SessionKey, state: FunnelSession)] = []
+        for try await (artist, portfolio, session, start, view, section, click) in rows.decode((String, String, String, Int64, Int64?, Int64?, Int64?).self) {
+            states.append((SessionKey(artistID: artist, portfolioID: portfolio, sessionID: session),
+                           FunnelSession(start: start, firstView: view, firstSection: section, firstClick: click)))
+        }
+        return states
     }
 
     private static let sessionColumns = ["artist_id", "portfolio_id", "session_id", "started_at", "first_view", "first_section", "first_click"]
@@ -95,34 +107,42 @@ extension Store {
 
 extension Store {
     /// Drops the stored states of the sessions whose funnel rows a rebuild of `scope` replaces, so that they are
-    /// counted again from the events it counts: an artist's every session, or those whose first view falls on one of
-    /// `days` (local days, in `zones`). A session open across the first or last of those days is counted again from
-    /// its events inside them.
-    func dropSessions(countedIn scope: RebuildScope, days: ClosedRange<Int64>, zones: ArtistZones, on connection: PostgresConnection) async throws {
+    /// counted again from the events it counts: an artist's every session (its rebuild counts all of the artist's
+    /// events), or those whose first view falls on one of `days` (local days, in `zones`). Answers the part of each of
+    /// the latter that its events outside those days made (`FunnelSession.excluding`), for the rebuild to merge with
+    /// what it counts: a session open across the first or last day counts as all of its events make it.
+    func dropSessions(
+        countedIn scope: RebuildScope, days: ClosedRange<Int64>, zones: ArtistZones, on connection: PostgresConnection
+    ) async throws -> [(key: SessionKey, state: FunnelSession)] {
         switch scope {
         case .artist(let artist, _):
             try await connection.query("DELETE FROM page_funnel_sessions WHERE artist_id = \(artist)", logger: logger)
+            return []
         case .days:
             // Local days lie within a day of UTC's: the candidates are read by UTC instant, then placed in their
             // artist's zone.
             let from = Self.storable(days.lowerBound - 1) * 86_400, to = Self.storable(days.upperBound + 2) * 86_400
             let rows = try await connection.query("""
-                SELECT artist_id, portfolio_id, session_id, extract(epoch FROM first_view)::bigint FROM page_funnel_sessions
-                WHERE first_view >= to_timestamp(\(from)) AND first_view < to_timestamp(\(to))
+                SELECT \(unescaped: Self.sessionState) FROM page_funnel_sessions s
+                WHERE s.first_view >= to_timestamp(\(from)) AND s.first_view < to_timestamp(\(to))
                 """, logger: logger)
             var dropped: [SessionKey] = []
-            for try await (artist, portfolio, session, view) in rows.decode((String, String, String, Int64).self) {
-                var clock = LocalClock(zones[artist])
-                let local = clock.localSeconds(atSecond: view)
-                if days.contains(local.floorDiv(86_400)) { dropped.append(SessionKey(artistID: artist, portfolioID: portfolio, sessionID: session)) }
+            var kept: [(key: SessionKey, state: FunnelSession)] = []
+            for (key, state) in try await Self.sessionStates(rows) {
+                var clock = LocalClock(zones[key.artistID])
+                func isCounted(_ instant: Int64) -> Bool { days.contains(clock.localSeconds(atSecond: instant).floorDiv(86_400)) }
+                guard let view = state.firstView, isCounted(view) else { continue }
+                dropped.append(key)
+                if let outside = state.excluding(isCounted) { kept.append((key, outside)) }
             }
-            guard !dropped.isEmpty else { return }
+            guard !dropped.isEmpty else { return [] }
             try await connection.query("""
                 DELETE FROM page_funnel_sessions s
                 USING unnest(\(dropped.map(\.artistID))::text[], \(dropped.map(\.portfolioID))::text[], \(dropped.map(\.sessionID))::text[])
                     AS k(artist_id, portfolio_id, session_id)
                 WHERE s.artist_id = k.artist_id AND s.portfolio_id = k.portfolio_id AND s.session_id = k.session_id
                 """, logger: logger)
+            return kept
         }
     }
 }

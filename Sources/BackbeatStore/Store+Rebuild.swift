@@ -101,7 +101,8 @@ extension Store {
             for try await generation in try await connection.query(Self.zonesGenerationQuery, logger: logger).decode(Int64.self) {
                 zonesGeneration = generation
             }
-            let (delta, counted): (InternedDelta, Int64)
+            var delta: InternedDelta
+            let counted: Int64
             do {
                 (delta, counted) = try await compute(CountedInputs(
                     offsets: offsets, replayClocks: clocks, appliedLinesHashes: hashes, days: days, zonesGeneration: zonesGeneration,
@@ -128,7 +129,7 @@ extension Store {
                         binds: Self.binds(Self.date(MonthDays.start(of: Self.storable(days.lowerBound))), artist)), logger: logger)
                 }
             }
-            try await dropSessions(countedIn: scope, days: days, zones: delta.zones, on: connection)
+            delta.addSessions(try await dropSessions(countedIn: scope, days: days, zones: delta.zones, on: connection))
             try await writeAggregates(CombinedDeltas([delta]), mergingMonths: isArtist, on: connection)
             try await announceChanges(to: nil, on: connection)
             // The rolled months the interval touches are rolled again from their days (migration 0020).

@@ -85,6 +85,34 @@ import Testing
         }
     }
 
+    /// A rebuild counts a session's events on some days again and keeps the rest as stored: the stored state less
+    /// the counted instants (`excluding`), merged with the state of the counted events, is the stored state.
+    @Test(.seeded) func aStateLessSomeInstantsMergedWithTheirEventsIsTheWholeState() {
+        var random = TestRandom()
+        let steps: [Step] = [.view, .section, .click, .other]
+        var split = 0
+        for _ in 0..<2_000 {
+            let events = (0..<Int.random(in: 0..<6, using: &random) + 1).map { _ in
+                (steps[Int.random(in: 0..<4, using: &random)], 1_790_000_000 + Int64.random(in: 0..<60 * 3600, using: &random))
+            }
+            let whole = Self.state(events)!
+            // The counted instants: an interval of hours, as a rebuild's days are.
+            let from = 1_790_000_000 + Int64.random(in: 0..<60, using: &random) * 3600
+            let counted = from..<(from + Int64.random(in: 1..<40, using: &random) * 3600)
+            let outside = whole.excluding { counted.contains($0) }
+            let inside = Self.state(events.filter { counted.contains($0.1) })
+            var merged = outside ?? inside!
+            if let inside, outside != nil { merged.formUnion(inside) }
+            #expect(merged == whole, "\(events) counting \(counted)")
+            if events.allSatisfy({ counted.contains($0.1) }) { #expect(outside == nil, "\(events) counting \(counted)") }
+            // It holds nothing of the counted instants: those are counted again.
+            let kept = [outside?.start, outside?.firstView, outside?.firstSection, outside?.firstClick].compactMap { $0 }
+            #expect(kept.allSatisfy { !counted.contains($0) }, "\(events) counting \(counted): \(String(describing: outside))")
+            if outside != nil && inside != nil { split += 1 }
+        }
+        #expect(split > 500, "\(split) sessions split")
+    }
+
     /// A session is counted on the local quarter hour (and day) of its first view in its artist's zone: Kathmandu's
     /// (+5:45) puts a view at 20:00 UTC on the next local day, at 01:45.
     @Test func theFunnelIsCountedOnTheArtistsLocalDayOfTheFirstView() throws {

@@ -56,6 +56,17 @@ public struct FunnelSession: Equatable, Sendable {
         return (view, FunnelCounts(sessions: 1, withSection: sectioned ? 1 : 0, withClick: clicked ? 1 : 0))
     }
 
+    /// The part of this state that its events at the instants `isCounted` rejects make, given that all of its events
+    /// made it (nil: none of them): merged with a state made of its other events, it gives this state back. A rebuild
+    /// of some days counts the events on them again and keeps the rest of a session as stored.
+    public func excluding(_ isCounted: (Int64) -> Bool) -> FunnelSession? {
+        func kept(_ instant: Int64?) -> Int64? { instant.flatMap { isCounted($0) ? nil : $0 } }
+        let view = kept(firstView), section = kept(firstSection), click = kept(firstClick)
+        // When the first event is among the counted ones, the counted part brings it back: any kept instant will do.
+        guard let start = kept(start) ?? [view, section, click].compactMap({ $0 }).min() else { return nil }
+        return FunnelSession(start: start, firstView: view, firstSection: section, firstClick: click)
+    }
+
     private static func earlier(_ a: Int64?, _ b: Int64?) -> Int64? {
         guard let a else { return b }
         guard let b else { return a }
@@ -117,23 +128,5 @@ extension FunnelSession {
             return before.counts == after.counts ? [] : [(after.at, after.counts + -before.counts)]
         }
         return (before.map { [($0.at, -$0.counts)] } ?? []) + (after.map { [($0.at, $0.counts)] } ?? [])
-    }
-}
-
-/// A session of the page funnel by its ids, as PostgreSQL keys it (`page_funnel_sessions`).
-public struct SessionKey: Hashable, Sendable {
-    public var artistID: String
-    public var portfolioID: String
-    public var sessionID: String
-
-    public init(artistID: String, portfolioID: String, sessionID: String) {
-        self.artistID = artistID
-        self.portfolioID = portfolioID
-        self.sessionID = sessionID
-    }
-
-    /// Whether `self` is written before `other` (by artist, portfolio, session: every writer's one order).
-    public func precedes(_ other: SessionKey) -> Bool {
-        (artistID, portfolioID, sessionID) < (other.artistID, other.portfolioID, other.sessionID)
     }
 }

@@ -192,6 +192,15 @@ public struct InternedDelta: Sendable {
         funnel.update(FunnelCell(artist: artist, quarter: quarter, portfolio: values.id(portfolioID)), initial: FunnelCounts()) { $0 += counts }
     }
 
+    /// Adds states of sessions made elsewhere: the stored part of a session a rebuild counts again
+    /// (`FunnelSession.excluding`).
+    public mutating func addSessions(_ states: [(key: SessionKey, state: FunnelSession)]) {
+        for (key, state) in states {
+            let cell = SessionCell(artist: values.id(key.artistID), portfolio: values.id(key.portfolioID), session: sessionIDs.id(key.sessionID))
+            sessions.update(cell, initial: state) { $0.formUnion(state) }
+        }
+    }
+
     /// `instant` in the local time of the artist whose id is `artist`.
     private mutating func localSeconds(_ instant: Int64, artist: UInt32) -> Int64 {
         let index = Int(artist)
