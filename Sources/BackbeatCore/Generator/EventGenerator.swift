@@ -165,8 +165,8 @@ public struct EventGenerator: Sendable {
     static let referrers = ["instagram.com", "l.facebook.com", "t.co", "google.com", "open.spotify.com", "(direct)", "(unknown)"]
 
     /// A page event, in sessions of a visitor: about half begin a session (a portfolio view, or a section reached
-    /// by a link), the others continue one of the artist's last sessions with a section, a block or, rarely, a call
-    /// to action clicked, minutes after its last event; so most sessions bounce, some look around, a few click. A
+    /// by a link), the others continue one of the artist's last sessions with the page again, a section, a block or,
+    /// rarely, a call to action clicked, minutes after its last event; so most sessions bounce, some look around, a few click. A
     /// tenth have no session id.
     private mutating func pageEvent(eventID: String, occurredAt drawn: Timestamp, artist: String) -> PageEvent {
         let kind: PageEvent.Kind
@@ -182,9 +182,11 @@ public struct EventGenerator: Sendable {
             openSessions[artist] = sessions
             open = sessions[index]
             let roll = random.next(below: 100)
-            if roll < 45 {
+            if roll < 12 {
+                kind = .portfolioView(category: nil)
+            } else if roll < 50 {
                 kind = .sectionView(sectionID: pick(Self.pageSections))
-            } else if roll < 82 {
+            } else if roll < 84 {
                 let block = random.next(below: 12)
                 kind = .blockInteraction(blockID: "blk-\(block)", blockType: Self.blockTypes[Int(block) % Self.blockTypes.count], action: pick(Self.blockActions))
             } else {
