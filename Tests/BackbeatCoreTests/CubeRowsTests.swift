@@ -125,8 +125,7 @@ import Testing
     static func rows(of cube: Cube, in layer: CubeMemory) -> [String: CubeRowSums] {
         var rows: [String: CubeRowSums] = [:]
         layer.forEachRow(of: cube) { artistID, bucket, values, sums in
-            let dimensions = [values.0, values.1].prefix(cube.dimensions.count)
-            rows[([artistID, String(bucket)] + dimensions).joined(separator: "|"), default: CubeRowSums()] += sums
+            rows[([artistID, String(bucket)] + values).joined(separator: "|"), default: CubeRowSums()] += sums
         }
         return rows
     }

@@ -1,12 +1,28 @@
 /// Where a counter row sits inside one artist's part of a day bucket: the hour of the day (hour-grain cubes only)
-/// and up to two dimension value ids, in the cube's dimension order.
+/// and up to three dimension value ids, in the cube's dimension order (0 past the cube's dimensions).
 struct CellKey: Hashable, Comparable, Sendable {
     var hour: UInt32
     var d0: UInt32
     var d1: UInt32
+    var d2: UInt32
+
+    init(hour: UInt32, d0: UInt32, d1: UInt32, d2: UInt32) {
+        (self.hour, self.d0, self.d1, self.d2) = (hour, d0, d1, d2)
+    }
+
+    /// The key of `hour` whose first `dimensions` values have the ids `id` gives by position.
+    init(hour: UInt32, dimensions: Int, _ id: (Int) -> UInt32) {
+        precondition(dimensions <= 3, "a held cube has at most three dimensions")
+        self.init(hour: hour, d0: dimensions > 0 ? id(0) : 0, d1: dimensions > 1 ? id(1) : 0, d2: dimensions > 2 ? id(2) : 0)
+    }
+
+    /// The id of the value of dimension `position` (0, 1 or 2).
+    subscript(position: Int) -> UInt32 {
+        position == 0 ? d0 : position == 1 ? d1 : d2
+    }
 
     static func < (lhs: CellKey, rhs: CellKey) -> Bool {
-        (lhs.hour, lhs.d0, lhs.d1) < (rhs.hour, rhs.d0, rhs.d1)
+        (lhs.hour, lhs.d0, lhs.d1, lhs.d2) < (rhs.hour, rhs.d0, rhs.d1, rhs.d2)
     }
 }
 

@@ -40,10 +40,10 @@ extension CubeMemory {
                     guard hourStart >= from && hourStart < to else { return }
                     if granularity == .hour { period = hourStart }
                 }
-                for filter in dimensionFilters where !filter.allowed.contains(filter.slot == 0 ? key.d0 : key.d1) { return }
+                for filter in dimensionFilters where !filter.allowed.contains(key[filter.slot]) { return }
                 var group = GroupKey(period: period)
                 for (position, slot) in slots.enumerated() {
-                    group[position] = slot == -1 ? artist : (slot == 0 ? key.d0 : key.d1)
+                    group[position] = slot == -1 ? artist : key[slot]
                 }
                 groups[group, default: Measures()] += measures
             }

@@ -1,16 +1,16 @@
 extension CubeMemory {
     /// Calls `body` with every cell of held cube `cube` as a stored row: the artist, the bucket (hours since the
-    /// epoch in an hourly cube, days in a daily one), the values of the cube's (at most two) dimensions and the sums.
+    /// epoch in an hourly cube, days in a daily one), the values of the cube's (at most three) dimensions and the sums.
     ///
     /// For a layer built from some events these are the events summed to the cube's grain and dimensions. A cell both
     /// sealed and open is given twice, as two rows to be summed.
-    public func forEachRow(of cube: Cube, _ body: (_ artistID: String, _ bucket: Int64, _ dimensions: (String, String), _ sums: CubeRowSums) -> Void) {
+    public func forEachRow(of cube: Cube, _ body: (_ artistID: String, _ bucket: Int64, _ dimensions: [String], _ sums: CubeRowSums) -> Void) {
         guard let index = Self.cubes.firstIndex(of: cube) else { return }
         let dimensionCount = cube.dimensions.count
         let hourly = cube.grain == .hour
         for (day, bucket) in days {
             bucket.forEachCell(cube: index, artist: nil) { artist, key, measures in
-                let values = (dimensionCount > 0 ? symbols[key.d0] : "", dimensionCount > 1 ? symbols[key.d1] : "")
+                let values = (0..<dimensionCount).map { symbols[key[$0]] }
                 body(symbols[artist], hourly ? day * 24 + Int64(key.hour) : day, values, CubeRowSums(measures, of: cube.dataset))
             }
         }

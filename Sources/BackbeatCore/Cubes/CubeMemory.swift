@@ -61,10 +61,7 @@ public struct CubeMemory: Sendable {
         let cubes = Self.cubes
         for index in cubes.indices where cubes[index].dataset == dataset {
             let dimensions = cubes[index].dimensions
-            let cell = CellKey(
-                hour: cubes[index].grain == .hour ? hour : 0,
-                d0: dimensions.count > 0 ? mapped[key.value(of: dimensions[0])] : 0,
-                d1: dimensions.count > 1 ? mapped[key.value(of: dimensions[1])] : 0)
+            let cell = CellKey(hour: cubes[index].grain == .hour ? hour : 0, dimensions: dimensions.count) { mapped[key.value(of: dimensions[$0])] }
             add(cube: index, day: day, artist: mapped.ids[Int(key.artist)], cell: cell, measures)
         }
     }
@@ -82,7 +79,7 @@ public struct CubeMemory: Sendable {
             for index in cubes.indices {
                 let dimensions = cubes[index].dimensions.count
                 bucket.forEachCell(cube: index, artist: nil) { artist, key, measures in
-                    let mapped = CellKey(hour: key.hour, d0: dimensions > 0 ? ids[Int(key.d0)] : 0, d1: dimensions > 1 ? ids[Int(key.d1)] : 0)
+                    let mapped = CellKey(hour: key.hour, dimensions: dimensions) { ids[Int(key[$0])] }
                     target.open[index][ids[Int(artist)], default: [:]][mapped, default: Measures()] += measures
                 }
             }
@@ -135,10 +132,7 @@ public struct CubeMemory: Sendable {
 
     private mutating func cell(_ cube: Cube, hour: UInt32, _ value: (Dimension) -> String) -> CellKey {
         let dimensions = cube.dimensions
-        return CellKey(
-            hour: cube.grain == .hour ? hour : 0,
-            d0: dimensions.count > 0 ? symbols.id(value(dimensions[0])) : 0,
-            d1: dimensions.count > 1 ? symbols.id(value(dimensions[1])) : 0)
+        return CellKey(hour: cube.grain == .hour ? hour : 0, dimensions: dimensions.count) { symbols.id(value(dimensions[$0])) }
     }
 
     // MARK: - Sealing and retention

@@ -35,8 +35,7 @@ struct SealedCube: Sendable {
                     Varint.append(UInt64(key.hour - previousHour), to: &bytes)
                     previousHour = key.hour
                 }
-                if dimensionCount > 0 { Varint.append(UInt64(key.d0), to: &bytes) }
-                if dimensionCount > 1 { Varint.append(UInt64(key.d1), to: &bytes) }
+                for position in 0..<dimensionCount { Varint.append(UInt64(key[position]), to: &bytes) }
                 switch dataset {
                 case .streams, .funnel:
                     Varint.append(signed: measures.m0, to: &bytes)
@@ -99,8 +98,7 @@ struct SealedCube: Sendable {
             var hour: UInt32 = 0
             for _ in 0..<count {
                 if hourly { hour += UInt32(truncatingIfNeeded: reader.next(as: UInt64.self)) }
-                let d0 = dimensionCount > 0 ? UInt32(truncatingIfNeeded: reader.next(as: UInt64.self)) : 0
-                let d1 = dimensionCount > 1 ? UInt32(truncatingIfNeeded: reader.next(as: UInt64.self)) : 0
+                let key = CellKey(hour: hour, dimensions: dimensionCount) { _ in UInt32(truncatingIfNeeded: reader.next(as: UInt64.self)) }
                 var measures = Measures()
                 switch dataset {
                 case .streams, .funnel:
@@ -113,7 +111,7 @@ struct SealedCube: Sendable {
                 case .social, .page:
                     measures.m0 = reader.nextSigned()
                 }
-                body(artist, CellKey(hour: hour, d0: d0, d1: d1), measures)
+                body(artist, key, measures)
             }
         }
     }

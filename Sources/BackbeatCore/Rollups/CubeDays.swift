@@ -160,7 +160,8 @@ public struct ArtistDayRows: Sendable {
                         let derived = DerivedRowKey(
                             slot: timed ? grain.slot(ofQuarter: key.quarter, day: cell.day) : 0,
                             first: dimensions.count > 0 ? key.value(of: dimensions[0]) : .none,
-                            second: dimensions.count > 1 ? key.value(of: dimensions[1]) : .none)
+                            second: dimensions.count > 1 ? key.value(of: dimensions[1]) : .none,
+                            third: dimensions.count > 2 ? key.value(of: dimensions[2]) : .none)
                         summed.update(derived, initial: CubeRowSums()) { $0 += sums(values[row]) }
                     }
                     for (key, sums) in summed.rows { day.add(key, sums, timed: timed, dimensions: dimensions.count) }
@@ -182,18 +183,20 @@ extension CubeDay {
         if timed { slots.append(key.slot) }
         if dimensions > 0 { values.append(key.first) }
         if dimensions > 1 { values.append(key.second) }
+        if dimensions > 2 { values.append(key.third) }
         sums.append(rowSums)
     }
 }
 
 /// A derived cube's key within an artist-day as a full row maps to it: the slot of the day (cubes finer than a day)
-/// and at most two dimension values (no derived cube has more).
+/// and at most three dimension values (no derived cube has more).
 private struct DerivedRowKey: TableKey {
     var slot: Int16
     var first: InternedValue
     var second: InternedValue
+    var third: InternedValue
 
     func hash(seed: UInt64) -> UInt64 {
-        TableHash.mix(TableHash.mix(seed, first.tableCode << 16 | UInt64(UInt16(bitPattern: slot))), second.tableCode)
+        TableHash.mix(TableHash.mix(TableHash.mix(seed, first.tableCode << 16 | UInt64(UInt16(bitPattern: slot))), second.tableCode), third.tableCode)
     }
 }
