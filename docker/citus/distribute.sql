@@ -26,6 +26,8 @@ SELECT create_distributed_table('page_by_artist_day_cta_days', 'artist_id', colo
 SELECT create_distributed_table('page_by_artist_day_interaction_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_by_artist_day_section_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_by_artist_day_block_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_by_artist_day_referrer_days', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_by_artist_day_country_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_funnel_hourly_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_funnel_by_artist_day_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_listeners_days', 'artist_id', colocate_with => 'stream_hourly_days');
@@ -46,6 +48,8 @@ SELECT create_distributed_table('page_by_artist_day_cta_months', 'artist_id', co
 SELECT create_distributed_table('page_by_artist_day_interaction_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_by_artist_day_section_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_by_artist_day_block_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_by_artist_day_referrer_months', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_by_artist_day_country_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_funnel_by_artist_day_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_listeners_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('track_listeners_months', 'artist_id', colocate_with => 'stream_hourly_days');

@@ -51,6 +51,8 @@ public struct Cube: Equatable, Sendable {
         Cube(table: "page_by_artist_day_interaction", dataset: .page, grain: .day, dimensions: [.blockType, .action]),
         Cube(table: "page_by_artist_day_section", dataset: .page, grain: .day, dimensions: [.portfolioID, .sectionID]),
         Cube(table: "page_by_artist_day_block", dataset: .page, grain: .day, dimensions: [.portfolioID, .blockID]),
+        Cube(table: "page_by_artist_day_referrer", dataset: .page, grain: .day, dimensions: [.portfolioID, .eventType, .referrer]),
+        Cube(table: "page_by_artist_day_country", dataset: .page, grain: .day, dimensions: [.portfolioID, .eventType, .country]),
         Cube(table: "page_hourly", dataset: .page, grain: .quarterHour,
              dimensions: [.portfolioID, .eventType, .sectionID, .blockID, .blockType, .action, .actionType, .referrer, .country]),
         Cube(table: "page_funnel_by_artist_day", dataset: .funnel, grain: .day, dimensions: [.portfolioID]),
