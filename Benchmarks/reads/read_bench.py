@@ -49,6 +49,7 @@ ENDPOINTS = {
     "social_28d": paths(lambda b, e: f"{b}/social?from={day(e + 28)}&to={day(e)}&granularity=day"),
     "page_28d": paths(lambda b, e: f"{b}/page?from={day(e + 28)}&to={day(e)}&granularity=day"),
     "page_sections": paths(lambda b, e: f"{b}/page/sections?from={day(e + 28)}&to={day(e)}&limit=10"),
+    "page_sources": paths(lambda b, e: f"{b}/page/sources?from={day(e + 28)}&to={day(e)}&limit=10"),
     "page_funnel_28d": paths(lambda b, e: f"{b}/page/funnel?from={day(e + 28)}&to={day(e)}&granularity=day"),
 }
 work = tempfile.mkdtemp(prefix="read-bench.")

@@ -12,7 +12,7 @@ import Testing
     static var paths: [String] {
         var paths: [String] = []
         let artist = "artist-0001"
-        let endpoints = ["streams", "platforms", "demographics", "tracks/top", "revenue", "social", "summary", "page", "page/sections", "page/ctas"]
+        let endpoints = ["streams", "platforms", "demographics", "tracks/top", "revenue", "social", "summary", "page", "page/sections", "page/sources", "page/ctas", "page/funnel"]
         for endpoint in endpoints {
             paths.append("artists/\(artist)/\(endpoint)")  // missing parameters
             for value in injections {

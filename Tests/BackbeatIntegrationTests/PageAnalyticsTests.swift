@@ -119,6 +119,19 @@ import Testing
         #expect(answered == inRange && inRange.values.contains { $0[2] > 0 }, "\(base): \(answered) against \(inRange)")
         let funnelTotals = try #require(funnel["totals"] as? [String: Any])
         #expect(stages.enumerated().allSatisfy { index, stage in (funnelTotals[stage] as? Int).map(Int64.init) == inRange.values.reduce(0) { $0 + $1[index] } }, "\(funnelTotals)")
+        // The main page's views by referrer and by country, ranked: exactly the portfolio views summed here.
+        let views = main.filter { if case .portfolioView = $0.kind { true } else { false } }
+        for limit in [1000, 2] {
+            let sourcesReply = try await HTTP.get(base + "/v1/artists/\(artist)/page/sources?from=2026-10-01&to=2026-10-11&portfolio_id=pf-main&limit=\(limit)")
+            #expect(sourcesReply.status == 200, "\(sourcesReply.text)")
+            let sources = try #require(try sourcesReply.json() as? [String: Any])
+            for (list, field, value) in [("referrers", "referrer", \PageEvent.referrer), ("countries", "country", \PageEvent.country)] {
+                let counts = views.reduce(into: [String: Int]()) { $0[$1[keyPath: value], default: 0] += 1 }
+                let expected = counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(limit).map { "\($0.key) \($0.value)" }
+                let read = (sources[list] as? [[String: Any]] ?? []).map { "\($0[field] ?? "-") \($0["views"] ?? "-")" }
+                #expect(read == expected && counts.count > 2, "\(base): \(list) limit \(limit): \(read) against \(expected)")
+            }
+        }
         for (body, key, expected) in cases {
             let reply = try await HTTP.post(base + "/v1/query", json: body)
             #expect(reply.status == 200, "\(body): \(reply.text)")

@@ -31,12 +31,18 @@ import Testing
                 series: [SocialPoint(period_start: "p", platform: text, action: "follow", count: number)],
                 totals: [SocialTotal(platform: text, action: "unfollow", count: -number)]))
             try Self.same(PageResponse(
-                series: [PagePoint(period_start: text, counts: PageCounts(views: number, section_views: 1, interactions: 0, cta_clicks: -number))],
+                series: [PagePoint(period_start: text, PageCounts(views: number, section_views: 1, interactions: 0, cta_clicks: -number))],
                 totals: PageCounts(views: number, section_views: 2, interactions: 3, cta_clicks: 4),
                 counts_unavailable: index.isMultiple(of: 2) ? nil : text))
             try Self.same(PageSectionsResponse(
                 sections: [PageSectionViews(section_id: text, views: number)], blocks: [PageBlockInteractions(block_id: text, interactions: 1)],
                 interactions: [PageInteraction(block_type: text, action: "play", events: number)]))
+            try Self.same(PageSourcesResponse(
+                referrers: [PageReferrerViews(referrer: text, views: number)], countries: [PageCountryViews(country: text, views: -1)],
+                counts_unavailable: index.isMultiple(of: 2) ? nil : text))
+            let stages = PageFunnelStages([.integer(number), .integer(1), .integer(-number)])
+            try Self.same(PageFunnelResponse(
+                series: [PageFunnelPoint(period_start: text, stages)], totals: stages, counts_unavailable: index.isMultiple(of: 2) ? text : nil))
             try Self.same(PageCTAsResponse(
                 series: [PageCTAPoint(period_start: "p", action_type: text, clicks: number)], totals: [PageCTATotal(action_type: text, clicks: -number)]))
             try Self.same(SummaryRoute<BackbeatRequestContext>.SummaryResponse(

@@ -23,7 +23,8 @@ import Testing
     static let artistRoutes: [(path: String, query: String)] = [
         ("streams", range + "&granularity=day"), ("platforms", range), ("demographics", range), ("tracks/top", range + "&limit=5"),
         ("revenue", range + "&granularity=week"), ("social", range + "&granularity=all"), ("summary", "as_of=2026-10-11"),
-        ("page", range + "&granularity=day&portfolio_id=pf-main"), ("page/sections", range + "&limit=3"), ("page/ctas", range + "&granularity=week"),
+        ("page", range + "&granularity=day&portfolio_id=pf-main"), ("page/sections", range + "&limit=3"), ("page/sources", range + "&limit=3"),
+        ("page/ctas", range + "&granularity=week"),
     ]
 
     @Test func everyRouteAnswersItsCallerAndRefusesEveryoneElse() async throws {

@@ -30,9 +30,9 @@ extension ArtistRoutes {
                 if place[row.periodStart] == nil {
                     place[row.periodStart] = series.count
                     let counted = visitors.map { ListenerScope.count($0.perPeriod[row.periodStart] ?? 0) }
-                    series.append(PagePoint(period_start: periods.text(row.periodStart), counts: PageCounts(visitors: counted)))
+                    series.append(PagePoint(period_start: periods.text(row.periodStart), PageCounts(visitors: counted)))
                 }
-                series[place[row.periodStart]!].counts.add(row.metrics[0].integer, of: row.groupValues[0])
+                series[place[row.periodStart]!].measures.add(row.metrics[0].integer, of: row.groupValues[0])
             }
             var inAll = PageCounts(visitors: visitors.map { ListenerScope.count($0.inAll) })
             for row in totals { inAll.add(row.metrics[0].integer, of: row.groupValues[0]) }
@@ -44,31 +44,56 @@ extension ArtistRoutes {
     /// The sections viewed, the blocks interacted with and the interactions by block type and action over the
     /// interval, most first, each list at most `limit` long.
     @Sendable func pageSections(_ request: Request, context: Context) async throws -> Response {
+        try await rankedLists(by: [[.sectionID], [.blockID], [.blockType, .action]], request, context) { lists in
+            PageSectionsResponse(
+                sections: lists[0].map { PageSectionViews(section_id: $0.groupValues[0], views: $0.metrics[0].integer) },
+                blocks: lists[1].map { PageBlockInteractions(block_id: $0.groupValues[0], interactions: $0.metrics[0].integer) },
+                interactions: lists[2].map { PageInteraction(block_type: $0.groupValues[0], action: $0.groupValues[1], events: $0.metrics[0].integer) })
+        }
+    }
+
+    /// The portfolio views over the interval by the host of their referrer and by the visitor's country, most first,
+    /// each list at most `limit` long.
+    @Sendable func pageSources(_ request: Request, context: Context) async throws -> Response {
+        try await rankedLists(by: [[.referrer], [.country]], ofType: .portfolioView, request, context) { lists in
+            PageSourcesResponse(
+                referrers: lists[0].map { PageReferrerViews(referrer: $0.groupValues[0], views: $0.metrics[0].integer) },
+                countries: lists[1].map { PageCountryViews(country: $0.groupValues[0], views: $0.metrics[0].integer) })
+        }
+    }
+
+    /// Lists of page events (of `type` alone, when given) over the interval, one grouped by each of `groupings`, each
+    /// `ranked` and at most the request's `limit` long (`portfolio_id` and `limit` are taken besides the common
+    /// parameters), answered at once and written as `respond` shapes them, with the days whose counts are incomplete.
+    private func rankedLists<Answer: RankedListsAnswer>(
+        by groupings: [[Dimension]], ofType type: EventTypeName? = nil, _ request: Request, _ context: Context,
+        _ respond: @escaping @Sendable ([[QueryRow]]) -> Answer
+    ) async throws -> Response {
         let artist = try await artistRequest(.page, request, context, alsoTaking: [Dimension.portfolioID.rawValue, "limit"])
         let limit = try Self.listLimit(request)
-        let base = Self.onePortfolio(artist.builder, request)
-        func ranked(by dimensions: [Dimension]) throws -> Query {
+        var base = Self.onePortfolio(artist.builder, request)
+        if let type { base.filters.append((Dimension.eventType.rawValue, [type.rawValue])) }
+        let lists = try groupings.map { dimensions in
             var builder = base
             builder.groupBy = dimensions.map(\.rawValue)
             return try build(builder)
         }
-        let sections = try ranked(by: [.sectionID])
-        let blocks = try ranked(by: [.blockID])
-        let interactions = try ranked(by: [.blockType, .action])
         let regrouping = artist.regrouping
+        let countsUnavailable = artist.countsUnavailable(lists[0])
         return try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: sections.interval, plan: try await queries.plan(context, for: sections)
+            key: request.answerKey, over: lists[0].interval, plan: try await queries.plan(context, for: lists[0])
         ) { reads in
-            async let sectionRows = answer(sections, reads, regrouping)
-            async let blockRows = answer(blocks, reads, regrouping)
-            async let interactionRows = answer(interactions, reads, regrouping)
-            return EncodedAnswer.written(PageSectionsResponse(
-                sections: Self.ranked(try await sectionRows, limit).map { PageSectionViews(section_id: $0.groupValues[0], views: $0.metrics[0].integer) },
-                blocks: Self.ranked(try await blockRows, limit).map { PageBlockInteractions(block_id: $0.groupValues[0], interactions: $0.metrics[0].integer) },
-                interactions: Self.ranked(try await interactionRows, limit).map {
-                    PageInteraction(block_type: $0.groupValues[0], action: $0.groupValues[1], events: $0.metrics[0].integer)
-                },
-                counts_unavailable: artist.countsUnavailable(sections)))
+            let rows = try await withThrowingTaskGroup(of: (Int, [QueryRow]).self) { group in
+                for (index, list) in lists.enumerated() {
+                    group.addTask { (index, Self.ranked(try await answer(list, reads, regrouping), limit)) }
+                }
+                var rows = [[QueryRow]](repeating: [], count: lists.count)
+                for try await (index, ranked) in group { rows[index] = ranked }
+                return rows
+            }
+            var shaped = respond(rows)
+            shaped.counts_unavailable = countsUnavailable
+            return EncodedAnswer.written(shaped)
         })
     }
 

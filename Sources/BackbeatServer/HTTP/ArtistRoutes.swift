@@ -15,6 +15,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         artist.get("social", use: social)
         artist.get("page", use: page)
         artist.get("page/sections", use: pageSections)
+        artist.get("page/sources", use: pageSources)
         artist.get("page/ctas", use: pageCTAs)
         artist.get("page/funnel", use: pageFunnel)
     }

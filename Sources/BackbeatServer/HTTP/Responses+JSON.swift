@@ -138,12 +138,21 @@ extension PageCounts {
     }
 }
 
+extension PageFunnelStages {
+    /// The three stages as members of the object being written.
+    func writeMembers(to json: inout JSONWriter) {
+        json.member("sessions", sessions)
+        json.member("sessions_with_section_view", sessions_with_section_view)
+        json.member("sessions_with_cta_click", sessions_with_cta_click)
+    }
+}
+
 extension PageResponse: JSONWritable {
     func write(to json: inout JSONWriter) {
         json.object { json in
             json.objects("series", series) { json, point in
                 json.member("period_start", point.period_start)
-                point.counts.writeMembers(to: &json)
+                point.measures.writeMembers(to: &json)
             }
             json.key("totals")
             json.object { json in totals.writeMembers(to: &json) }
@@ -174,21 +183,31 @@ extension PageSectionsResponse: JSONWritable {
     }
 }
 
+extension PageSourcesResponse: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.objects("referrers", referrers) { json, source in
+                json.member("referrer", source.referrer)
+                json.member("views", source.views)
+            }
+            json.objects("countries", countries) { json, source in
+                json.member("country", source.country)
+                json.member("views", source.views)
+            }
+            if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
+        }
+    }
+}
+
 extension PageFunnelResponse: JSONWritable {
     func write(to json: inout JSONWriter) {
         json.object { json in
             json.objects("series", series) { json, point in
                 json.member("period_start", point.period_start)
-                json.member("sessions", point.sessions)
-                json.member("sessions_with_section_view", point.sessions_with_section_view)
-                json.member("sessions_with_cta_click", point.sessions_with_cta_click)
+                point.measures.writeMembers(to: &json)
             }
             json.key("totals")
-            json.object { json in
-                json.member("sessions", totals.sessions)
-                json.member("sessions_with_section_view", totals.sessions_with_section_view)
-                json.member("sessions_with_cta_click", totals.sessions_with_cta_click)
-            }
+            json.object { json in totals.writeMembers(to: &json) }
             if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
         }
     }

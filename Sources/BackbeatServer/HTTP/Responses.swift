@@ -237,29 +237,31 @@ struct PageCounts: Codable, Equatable {
     }
 }
 
-struct PagePoint: Codable, Equatable {
+/// A period of a series and what was counted in it, flat in JSON: `{"period_start": ..., "views": ..., ...}`.
+struct PeriodPoint<Measures: Codable & Equatable>: Codable, Equatable {
     var period_start: String
-    var counts: PageCounts
+    var measures: Measures
 
-    init(period_start: String, counts: PageCounts) {
+    init(period_start: String, _ measures: Measures) {
         self.period_start = period_start
-        self.counts = counts
+        self.measures = measures
     }
 
-    // Flat in JSON: `{"period_start": ..., "views": ..., ...}`.
     private enum CodingKeys: String, CodingKey { case period_start }
 
     init(from decoder: any Decoder) throws {
         period_start = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .period_start)
-        counts = try PageCounts(from: decoder)
+        measures = try Measures(from: decoder)
     }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(period_start, forKey: .period_start)
-        try counts.encode(to: encoder)
+        try measures.encode(to: encoder)
     }
 }
+
+typealias PagePoint = PeriodPoint<PageCounts>
 
 struct PageResponse: ResponseCodable {
     var series: [PagePoint]
@@ -286,10 +288,32 @@ struct PageInteraction: Codable {
     var events: Int64
 }
 
-struct PageSectionsResponse: ResponseCodable {
+/// An answer of ranked lists (`page/sections`, `page/sources`), which says which of its days are incomplete.
+protocol RankedListsAnswer: JSONWritable, Sendable {
+    var counts_unavailable: String? { get set }
+}
+
+struct PageSectionsResponse: ResponseCodable, RankedListsAnswer {
     var sections: [PageSectionViews]
     var blocks: [PageBlockInteractions]
     var interactions: [PageInteraction]
+    /// The days of the answer whose counts are incomplete (`RecountGaps`).
+    var counts_unavailable: String? = nil
+}
+
+struct PageReferrerViews: Codable {
+    var referrer: String
+    var views: Int64
+}
+
+struct PageCountryViews: Codable {
+    var country: String
+    var views: Int64
+}
+
+struct PageSourcesResponse: ResponseCodable, RankedListsAnswer {
+    var referrers: [PageReferrerViews]
+    var countries: [PageCountryViews]
     /// The days of the answer whose counts are incomplete (`RecountGaps`).
     var counts_unavailable: String? = nil
 }
@@ -317,17 +341,7 @@ struct PageFunnelStages: Codable, Equatable {
     }
 }
 
-struct PageFunnelPoint: Codable {
-    var period_start: String
-    var sessions: Int64
-    var sessions_with_section_view: Int64
-    var sessions_with_cta_click: Int64
-
-    init(period_start: String, _ stages: PageFunnelStages) {
-        self.period_start = period_start
-        (sessions, sessions_with_section_view, sessions_with_cta_click) = (stages.sessions, stages.sessions_with_section_view, stages.sessions_with_cta_click)
-    }
-}
+typealias PageFunnelPoint = PeriodPoint<PageFunnelStages>
 
 struct PageFunnelResponse: ResponseCodable {
     var series: [PageFunnelPoint]
