@@ -6,14 +6,13 @@ struct CellKey: Hashable, Comparable, Sendable {
     var d1: UInt32
     var d2: UInt32
 
-    init(hour: UInt32, d0: UInt32, d1: UInt32, d2: UInt32) {
-        (self.hour, self.d0, self.d1, self.d2) = (hour, d0, d1, d2)
-    }
-
     /// The key of `hour` whose first `dimensions` values have the ids `id` gives by position.
     init(hour: UInt32, dimensions: Int, _ id: (Int) -> UInt32) {
         precondition(dimensions <= 3, "a held cube has at most three dimensions")
-        self.init(hour: hour, d0: dimensions > 0 ? id(0) : 0, d1: dimensions > 1 ? id(1) : 0, d2: dimensions > 2 ? id(2) : 0)
+        self.hour = hour
+        d0 = dimensions > 0 ? id(0) : 0
+        d1 = dimensions > 1 ? id(1) : 0
+        d2 = dimensions > 2 ? id(2) : 0
     }
 
     /// The id of the value of dimension `position` (0, 1 or 2).
