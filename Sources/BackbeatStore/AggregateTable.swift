@@ -52,9 +52,18 @@ struct SketchFamily: Sendable {
     /// What the family's sketches count, as the core names it.
     var kind: ListenerScope.Kind
 
+    private init(artists: AggregateTable, keyed: AggregateTable, column: String, key: String, kind: ListenerScope.Kind) {
+        (self.artists, self.keyed, self.column, self.key, self.kind) = (artists, keyed, column, key, kind)
+    }
+
     static let listeners = SketchFamily(artists: .artistListeners, keyed: .trackListeners, column: "listeners", key: "track_id", kind: .listeners)
     static let visitors = SketchFamily(artists: .artistVisitors, keyed: .pageVisitors, column: "visitors", key: "portfolio_id", kind: .visitors)
     static let all = [listeners, visitors]
+
+    /// The family of sketches of `kind`.
+    init(_ kind: ListenerScope.Kind) {
+        self = kind == .listeners ? .listeners : .visitors
+    }
 }
 
 extension Cube {

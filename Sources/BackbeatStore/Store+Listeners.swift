@@ -13,7 +13,7 @@ extension Store {
         let wholeMonths = [.month, .all].contains(granularity)
         var result: [Timestamp?: HyperLogLog] = [:]
         try await readSketches(
-            scope.kind == .listeners ? .listeners : .visitors, artistID: scope.artistID, trackIDs: scope.trackID.map { [$0] }, days: scope.days,
+            SketchFamily(scope.kind), artistID: scope.artistID, trackIDs: scope.trackID.map { [$0] }, days: scope.days,
             wholeMonths: wholeMonths, key: period
         ) { start, sketch in
             result[start.flatMap(Int64.init).map { Timestamp(seconds: $0) }] = sketch
@@ -21,11 +21,12 @@ extension Store {
         return result
     }
 
-    /// The union of each of `trackIDs`' daily listener sketches over `days` (whole months from the month rows).
-    public func trackListenerSketches(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: HyperLogLog] {
-        guard !trackIDs.isEmpty, days.lowerBound < days.upperBound else { return [:] }
+    /// The union of each of `keys`' daily sketches of `kind` over `days` (whole months from the month rows): tracks'
+    /// listeners, pages' (or page sources', `PageSourceKey`) visitors.
+    public func keyedSketches(_ kind: ListenerScope.Kind, artistID: String, keys: [String], days: Range<Int64>) async throws -> [String: HyperLogLog] {
+        guard !keys.isEmpty, days.lowerBound < days.upperBound else { return [:] }
         var result: [String: HyperLogLog] = [:]
-        try await readSketches(.listeners, artistID: artistID, trackIDs: trackIDs, days: days, wholeMonths: true, key: "track_id") { track, sketch in
+        try await readSketches(SketchFamily(kind), artistID: artistID, trackIDs: keys, days: days, wholeMonths: true, key: "track_id") { track, sketch in
             if let track { result[track] = sketch }
         }
         return result

@@ -110,8 +110,8 @@ import Testing
         #expect(memory.listenerSketches(scope, granularity: .day) == reference.listenerSketches(scope, granularity: .day))
         let tracks = Set(all.trackListeners.keys.filter { $0.artistID == artist }.map(\.trackID))
         #expect(!tracks.isEmpty)
-        #expect(memory.trackListenerSketches(artistID: artist, trackIDs: Array(tracks), days: days)
-                == reference.trackListenerSketches(artistID: artist, trackIDs: Array(tracks), days: days))
+        #expect(memory.keyedSketches(.listeners, artistID: artist, keys: Array(tracks), days: days)
+                == reference.keyedSketches(.listeners, artistID: artist, keys: Array(tracks), days: days))
 
         var late = CubeMemory(horizonDay: Self.firstDay + 100)
         late.add(layer)
@@ -135,7 +135,7 @@ import Testing
         let track = all.trackListeners.keys.first { $0.artistID == artist }!.trackID
         var expectedTrack = HyperLogLog()
         for (key, sketch) in all.trackListeners where key.artistID == artist && key.trackID == track && days.contains(key.day) { expectedTrack.formUnion(sketch) }
-        #expect(memory.trackListenerSketches(artistID: artist, trackIDs: [track], days: days)[track] == expectedTrack)
+        #expect(memory.keyedSketches(.listeners, artistID: artist, keys: [track], days: days)[track] == expectedTrack)
     }
 
     @Test func sealedSketchesInEveryModeEqualTheOpenOnes() {
@@ -156,8 +156,8 @@ import Testing
             #expect(perDay == open.listenerSketches(scope, granularity: .day))
             for sketch in perDay.values { sizes.insert(sketch.cardinality > Double(HyperLogLog.explicitLimit)) }
             let tracks = Set(delta.trackListeners.keys.filter { $0.artistID == artist }.map(\.trackID)).sorted()
-            #expect(sealed.trackListenerSketches(artistID: artist, trackIDs: tracks, days: days)
-                    == open.trackListenerSketches(artistID: artist, trackIDs: tracks, days: days))
+            #expect(sealed.keyedSketches(.listeners, artistID: artist, keys: tracks, days: days)
+                    == open.keyedSketches(.listeners, artistID: artist, keys: tracks, days: days))
         }
         #expect(sizes == [true, false], "both register-mode and explicit-mode day sketches were compared")
     }

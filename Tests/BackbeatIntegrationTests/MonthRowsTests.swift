@@ -60,7 +60,7 @@ import Testing
                     answers.append("\(artist) listeners \(granularity) \(from)..<\(to): " + sketches.map { "\($0.key.map { "\($0)" } ?? "all")=\($0.value.cardinality)" }.sorted().joined(separator: " "))
                 }
                 let tracks = (1...20).map { artist + ":track-" + String(format: "%02d", $0) }
-                let perTrack = try await store.trackListenerSketches(artistID: artist, trackIDs: tracks, days: from..<to)
+                let perTrack = try await store.keyedSketches(.listeners, artistID: artist, keys: tracks, days: from..<to)
                 #expect(!perTrack.isEmpty)
                 answers.append("\(artist) track listeners \(from)..<\(to): " + perTrack.map { "\($0.key)=\($0.value.cardinality)" }.sorted().joined(separator: " "))
             }

@@ -119,19 +119,32 @@ import Testing
         #expect(answered == inRange && inRange.values.contains { $0[2] > 0 }, "\(base): \(answered) against \(inRange)")
         let funnelTotals = try #require(funnel["totals"] as? [String: Any])
         #expect(stages.enumerated().allSatisfy { index, stage in (funnelTotals[stage] as? Int).map(Int64.init) == inRange.values.reduce(0) { $0 + $1[index] } }, "\(funnelTotals)")
-        // The main page's views by referrer and by country, ranked: exactly the portfolio views summed here.
-        let views = main.filter { if case .portfolioView = $0.kind { true } else { false } }
-        for limit in [1000, 2] {
-            let sourcesReply = try await HTTP.get(base + "/v1/artists/\(artist)/page/sources?from=2026-10-01&to=2026-10-11&portfolio_id=pf-main&limit=\(limit)")
-            #expect(sourcesReply.status == 200, "\(sourcesReply.text)")
-            let sources = try #require(try sourcesReply.json() as? [String: Any])
-            for (list, field, value) in [("referrers", "referrer", \PageEvent.referrer), ("countries", "country", \PageEvent.country)] {
-                let counts = views.reduce(into: [String: Int]()) { $0[$1[keyPath: value], default: 0] += 1 }
-                let expected = counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(limit).map { "\($0.key) \($0.value)" }
-                let read = (sources[list] as? [[String: Any]] ?? []).map { "\($0[field] ?? "-") \($0["views"] ?? "-")" }
-                #expect(read == expected && counts.count > 2, "\(base): \(list) limit \(limit): \(read) against \(expected)")
+        // Views by referrer and by country, ranked, of the main page and of all pages: exactly the portfolio views
+        // summed here, and each source's unique visitors within the sketches' error of the exact count.
+        for (portfolio, query) in [(Optional("pf-main"), "&portfolio_id=pf-main"), (nil, "")] {
+            let views = mine.filter {
+                if case .portfolioView = $0.kind { portfolio == nil || $0.portfolioID == portfolio } else { false }
+            }
+            for limit in [1000, 2] {
+                let sourcesReply = try await HTTP.get(base + "/v1/artists/\(artist)/page/sources?from=2026-10-01&to=2026-10-11\(query)&limit=\(limit)")
+                #expect(sourcesReply.status == 200, "\(sourcesReply.text)")
+                let sources = try #require(try sourcesReply.json() as? [String: Any])
+                for (list, field, value) in [("referrers", "referrer", \PageEvent.referrer), ("countries", "country", \PageEvent.country)] {
+                    let counts = views.reduce(into: [String: Int]()) { $0[$1[keyPath: value], default: 0] += 1 }
+                    let visitors = views.reduce(into: [String: Set<String>]()) { $0[$1[keyPath: value], default: []].insert($1.visitorID) }
+                    let expected = counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(limit).map { "\($0.key) \($0.value)" }
+                    let items = sources[list] as? [[String: Any]] ?? []
+                    let read = items.map { "\($0[field] ?? "-") \($0["views"] ?? "-")" }
+                    #expect(read == expected && counts.count > 2, "\(base): \(list) \(query) limit \(limit): \(read) against \(expected)")
+                    let misses = items.filter { !close($0["visitors"] as? Int, visitors[$0[field] as? String ?? ""]?.count ?? -9) }
+                    #expect(misses.isEmpty && visitors.values.contains { $0.count > 1 }, "\(base): \(list) \(query): visitors \(misses)")
+                }
             }
         }
+        let shiftedSources = try await HTTP.get(base + "/v1/artists/\(artist)/page/sources?from=2026-10-01&to=2026-10-11&tz=Asia/Kolkata")
+        let shiftedLists = try #require(try shiftedSources.json() as? [String: Any])
+        #expect((shiftedLists["visitors_unavailable"] as? String)?.contains("visitors") == true, "\(shiftedLists)")
+        #expect(((shiftedLists["referrers"] as? [[String: Any]]) ?? []).allSatisfy { $0["visitors"] == nil && $0["views"] != nil })
         for (body, key, expected) in cases {
             let reply = try await HTTP.post(base + "/v1/query", json: body)
             #expect(reply.status == 200, "\(body): \(reply.text)")

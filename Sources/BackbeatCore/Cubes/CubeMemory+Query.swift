@@ -81,15 +81,17 @@ extension CubeMemory {
         return result
     }
 
-    /// The union of each track's listener sketches over `days`.
-    public func trackListenerSketches(artistID: String, trackIDs: [String], days range: Range<Int64>) -> [String: HyperLogLog] {
+    /// The union of each of `keys`' sketches of `kind` over `days`: tracks' listeners, pages' (or page sources',
+    /// `PageSourceKey`) visitors.
+    public func keyedSketches(_ kind: ListenerScope.Kind, artistID: String, keys: [String], days range: Range<Int64>) -> [String: HyperLogLog] {
         guard let artist = symbols.existingID(artistID) else { return [:] }
+        let family: KeyPath<DayBucket, DaySketches> = kind == .listeners ? \.listeners : \.visitors
         var result: [String: HyperLogLog] = [:]
-        for trackID in trackIDs {
-            guard let track = symbols.existingID(trackID) else { continue }
+        for key in keys {
+            guard let id = symbols.existingID(key) else { continue }
             for day in range {
-                guard let sketch = days[day]?.listeners.keyedSketch(ArtistTrack(artist: artist, track: track)) else { continue }
-                result[trackID, default: HyperLogLog()].formUnion(sketch)
+                guard let sketch = days[day]?[keyPath: family].keyedSketch(ArtistTrack(artist: artist, track: id)) else { continue }
+                result[key, default: HyperLogLog()].formUnion(sketch)
             }
         }
         return result

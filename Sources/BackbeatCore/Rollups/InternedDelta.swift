@@ -20,9 +20,12 @@ public struct InternedDelta: Sendable {
     /// The listener of each play with a `listener_id`, by track and day: the unique-listener sketches are built
     /// from these when they are read (`listeners`), one sort instead of a sketch update per play.
     private var plays: [ListenedPlay] = []
-    /// The visitor of each page event, by page (`portfolio_id`, in the place of a play's track) and day: the
+    /// The visitor of each page event, by page (`portfolio_id`, in the place of a play's track) and day, and of each
+    /// `portfolio_view` also by its sources (`PageSourceKey`: referrer and country, of the page and of all pages): the
     /// unique-visitor sketches are built from these as the listeners' are.
     private var visits: [ListenedPlay] = []
+    /// The ids of the page source keys met so far, by page (`UInt32.max`: all pages), kind and value.
+    private var sourceKeys: [SourceKeyCell: UInt32] = [:]
     public var rejected: [RejectedMessage] = []
     /// The zones whose local time events are placed in (`ArtistZones`).
     public let zones: ArtistZones
@@ -32,6 +35,12 @@ public struct InternedDelta: Sendable {
     /// The ids of "" and of the page events' type names, interned at the first page event: the same for the delta's
     /// life, so not looked up per event.
     private var pageIDs: PageIDs?
+
+    private struct SourceKeyCell: Hashable {
+        var portfolio: UInt32
+        var kind: PageSourceKey.Kind
+        var value: UInt32
+    }
 
     private struct PageIDs {
         let empty: UInt32
@@ -81,8 +90,8 @@ public struct InternedDelta: Sendable {
         for play in plays { body(play.cell, play.hash) }
     }
 
-    /// Each page event, in the order added: its page's day (`TrackDayCell.track` holds the page) and the visitor's
-    /// hash.
+    /// Each page event, in the order added: its page's day (`TrackDayCell.track` holds the page, or for a
+    /// `portfolio_view` also each of its source keys, `PageSourceKey`) and the visitor's hash.
     public func forEachVisit(_ body: (TrackDayCell, Int64) -> Void) {
         for visit in visits { body(visit.cell, visit.hash) }
     }
@@ -127,6 +136,7 @@ public struct InternedDelta: Sendable {
             switch page.kind {
             case .portfolioView:
                 cell.type = ids.portfolioView
+                addSourceVisits(artist: artist, portfolio: cell.portfolio, referrer: cell.referrer, country: cell.country, day: day, page.visitorHash)
             case .sectionView(let section):
                 cell.type = ids.sectionView
                 cell.section = id(section, record, value)
@@ -199,6 +209,25 @@ public struct InternedDelta: Sendable {
             let cell = SessionCell(artist: values.id(key.artistID), portfolio: values.id(key.portfolioID), session: sessionIDs.id(key.sessionID))
             sessions.update(cell, initial: state) { $0.formUnion(state) }
         }
+    }
+
+    /// The visitor of a `portfolio_view` by its sources (`PageSourceKey`), of its page and of all the artist's pages.
+    private mutating func addSourceVisits(artist: UInt32, portfolio: UInt32, referrer: UInt32, country: UInt32, day: Int64, _ hash: Int64) {
+        for cell in [
+            SourceKeyCell(portfolio: portfolio, kind: .referrer, value: referrer), SourceKeyCell(portfolio: .max, kind: .referrer, value: referrer),
+            SourceKeyCell(portfolio: portfolio, kind: .country, value: country), SourceKeyCell(portfolio: .max, kind: .country, value: country),
+        ] {
+            visits.append(ListenedPlay(cell: TrackDayCell(artist: artist, track: sourceKey(cell), day: day), hash: hash))
+        }
+    }
+
+    /// The id of a page source's key (`PageSourceKey.text`), interned the first time it is met.
+    private mutating func sourceKey(_ cell: SourceKeyCell) -> UInt32 {
+        if let id = sourceKeys[cell] { return id }
+        let key = PageSourceKey(cell.kind, values[cell.value], portfolioID: cell.portfolio == .max ? nil : values[cell.portfolio])
+        let id = values.id(key.text)
+        sourceKeys[cell] = id
+        return id
     }
 
     /// `instant` in the local time of the artist whose id is `artist`.

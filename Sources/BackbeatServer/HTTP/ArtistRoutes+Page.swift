@@ -44,7 +44,7 @@ extension ArtistRoutes {
     /// The sections viewed, the blocks interacted with and the interactions by block type and action over the
     /// interval, most first, each list at most `limit` long.
     @Sendable func pageSections(_ request: Request, context: Context) async throws -> Response {
-        try await rankedLists(by: [[.sectionID], [.blockID], [.blockType, .action]], request, context) { lists in
+        try await rankedLists(by: [[.sectionID], [.blockID], [.blockType, .action]], request, context) { lists, _ in
             PageSectionsResponse(
                 sections: lists[0].map { PageSectionViews(section_id: $0.groupValues[0], views: $0.metrics[0].integer) },
                 blocks: lists[1].map { PageBlockInteractions(block_id: $0.groupValues[0], interactions: $0.metrics[0].integer) },
@@ -53,25 +53,42 @@ extension ArtistRoutes {
     }
 
     /// The portfolio views over the interval by the host of their referrer and by the visitor's country, most first,
-    /// each list at most `limit` long.
+    /// each list at most `limit` long, with each source's unique visitors where the sketches can count them (whole
+    /// days of the artist's zone).
     @Sendable func pageSources(_ request: Request, context: Context) async throws -> Response {
-        try await rankedLists(by: [[.referrer], [.country]], ofType: .portfolioView, request, context) { lists in
-            PageSourcesResponse(
-                referrers: lists[0].map { PageReferrerViews(referrer: $0.groupValues[0], views: $0.metrics[0].integer) },
-                countries: lists[1].map { PageCountryViews(country: $0.groupValues[0], views: $0.metrics[0].integer) })
+        let portfolioID: String? = request.uri.queryParameters.get(Dimension.portfolioID.rawValue)
+        let kinds: [PageSourceKey.Kind] = [.referrer, .country]
+        return try await rankedLists(
+            by: [[.referrer], [.country]], ofType: .portfolioView, request, context,
+            visitorKeys: { lists in zip(kinds, lists).flatMap { kind, rows in rows.map { PageSourceKey(kind, $0.groupValues[0], portfolioID: portfolioID).text } } }
+        ) { lists, visitors in
+            func counted(_ kind: PageSourceKey.Kind, _ value: String) -> Int64? {
+                visitors.map { ListenerScope.count($0[PageSourceKey(kind, value, portfolioID: portfolioID).text] ?? 0) }
+            }
+            return PageSourcesResponse(
+                referrers: lists[0].map {
+                    PageReferrerViews(referrer: $0.groupValues[0], views: $0.metrics[0].integer, visitors: counted(.referrer, $0.groupValues[0]))
+                },
+                countries: lists[1].map {
+                    PageCountryViews(country: $0.groupValues[0], views: $0.metrics[0].integer, visitors: counted(.country, $0.groupValues[0]))
+                })
         }
     }
 
     /// Lists of page events (of `type` alone, when given) over the interval, one grouped by each of `groupings`, each
     /// `ranked` and at most the request's `limit` long (`portfolio_id` and `limit` are taken besides the common
     /// parameters), answered at once and written as `respond` shapes them, with the days whose counts are incomplete.
+    /// With `visitorKeys`, the unique visitors of the page sketches it names for the lists (`PageSourceKey`) are
+    /// counted over the interval and handed to `respond` too, or why they cannot be (`visitors_unavailable`).
     private func rankedLists<Answer: RankedListsAnswer>(
         by groupings: [[Dimension]], ofType type: EventTypeName? = nil, _ request: Request, _ context: Context,
-        _ respond: @escaping @Sendable ([[QueryRow]]) -> Answer
+        visitorKeys: (@Sendable ([[QueryRow]]) -> [String])? = nil,
+        _ respond: @escaping @Sendable ([[QueryRow]], [String: Double]?) -> Answer
     ) async throws -> Response {
         let artist = try await artistRequest(.page, request, context, alsoTaking: [Dimension.portfolioID.rawValue, "limit"])
         let limit = try Self.listLimit(request)
         var base = Self.onePortfolio(artist.builder, request)
+        let whole = try build(base)
         if let type { base.filters.append((Dimension.eventType.rawValue, [type.rawValue])) }
         let lists = try groupings.map { dimensions in
             var builder = base
@@ -80,6 +97,7 @@ extension ArtistRoutes {
         }
         let regrouping = artist.regrouping
         let countsUnavailable = artist.countsUnavailable(lists[0])
+        let (scope, visitorsUnavailable) = visitorKeys == nil ? (nil, nil) : artist.listenerScope(whole)
         return try EncodedAnswer.response(to: request, try await queries.answer(
             key: request.answerKey, over: lists[0].interval, plan: try await queries.plan(context, for: lists[0])
         ) { reads in
@@ -91,8 +109,13 @@ extension ArtistRoutes {
                 for try await (index, ranked) in group { rows[index] = ranked }
                 return rows
             }
-            var shaped = respond(rows)
+            var visitors: [String: Double]?
+            if let scope, let visitorKeys {
+                visitors = try await reads.keyedCounts(.visitors, artistID: scope.artistID, keys: visitorKeys(rows), days: scope.days)
+            }
+            var shaped = respond(rows, visitors)
             shaped.counts_unavailable = countsUnavailable
+            shaped.visitors_unavailable = visitorsUnavailable
             return EncodedAnswer.written(shaped)
         })
     }

@@ -139,7 +139,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
             let rows = try await answer(query, reads, regrouping)
             var listeners: [String: Double]?
             if let scope {
-                listeners = try await reads.trackListeners(artistID: scope.artistID, trackIDs: rows.map { $0.groupValues[0] }, days: scope.days)
+                listeners = try await reads.keyedCounts(.listeners, artistID: scope.artistID, keys: rows.map { $0.groupValues[0] }, days: scope.days)
             }
             return EncodedAnswer.written(TopTracksResponse(
                 tracks: rows.map { row in

@@ -189,12 +189,15 @@ extension PageSourcesResponse: JSONWritable {
             json.objects("referrers", referrers) { json, source in
                 json.member("referrer", source.referrer)
                 json.member("views", source.views)
+                json.member("visitors", source.visitors)
             }
             json.objects("countries", countries) { json, source in
                 json.member("country", source.country)
                 json.member("views", source.views)
+                json.member("visitors", source.visitors)
             }
             if let counts_unavailable { json.member("counts_unavailable", counts_unavailable) }
+            if let visitors_unavailable { json.member("visitors_unavailable", visitors_unavailable) }
         }
     }
 }

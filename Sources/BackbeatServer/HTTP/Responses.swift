@@ -291,6 +291,16 @@ struct PageInteraction: Codable {
 /// An answer of ranked lists (`page/sections`, `page/sources`), which says which of its days are incomplete.
 protocol RankedListsAnswer: JSONWritable, Sendable {
     var counts_unavailable: String? { get set }
+    /// Why the lists' unique visitors are not counted (`visitorKeys` of the lists), or nil.
+    var visitors_unavailable: String? { get set }
+}
+
+extension RankedListsAnswer {
+    /// Lists without visitors have nothing to say about them.
+    var visitors_unavailable: String? {
+        get { nil }
+        set {}
+    }
 }
 
 struct PageSectionsResponse: ResponseCodable, RankedListsAnswer {
@@ -304,11 +314,15 @@ struct PageSectionsResponse: ResponseCodable, RankedListsAnswer {
 struct PageReferrerViews: Codable {
     var referrer: String
     var views: Int64
+    /// The unique visitors of these views (absent: see `visitors_unavailable`).
+    var visitors: Int64?
 }
 
 struct PageCountryViews: Codable {
     var country: String
     var views: Int64
+    /// The unique visitors of these views (absent: see `visitors_unavailable`).
+    var visitors: Int64?
 }
 
 struct PageSourcesResponse: ResponseCodable, RankedListsAnswer {
@@ -316,6 +330,8 @@ struct PageSourcesResponse: ResponseCodable, RankedListsAnswer {
     var countries: [PageCountryViews]
     /// The days of the answer whose counts are incomplete (`RecountGaps`).
     var counts_unavailable: String? = nil
+    /// Why the sources' unique visitors are absent: they are kept per whole day of the artist's zone.
+    var visitors_unavailable: String? = nil
 }
 
 struct PageCTAPoint: Codable {

@@ -281,18 +281,18 @@ public struct QueryService: Sendable {
             }
         }
 
-        /// Unique listeners per track over `days`.
-        public func trackListeners(artistID: String, trackIDs: [String], days: Range<Int64>) async throws -> [String: Double] {
+        /// Unique listeners per track, or unique visitors per page or page source (`PageSourceKey`), over `days`.
+        public func keyedCounts(_ kind: ListenerScope.Kind, artistID: String, keys: [String], days: Range<Int64>) async throws -> [String: Double] {
             let sketches = try await merged(days: days, wholeMonths: true) { memory, days in
-                memory.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
+                memory.keyedSketches(kind, artistID: artistID, keys: keys, days: days)
             } stored: { [store] days in
-                try await store.trackListenerSketches(artistID: artistID, trackIDs: trackIDs, days: days)
+                try await store.keyedSketches(kind, artistID: artistID, keys: keys, days: days)
             } kept: {
-                .trackListeners(artistID: artistID, trackIDs: trackIDs, days: $0)
+                .keyed(kind, artistID: artistID, keys: keys, days: $0)
             } as: {
-                .trackSketches($0)
+                .keyedSketches($0)
             } from: {
-                if case .trackSketches(let sketches) = $0 { sketches } else { nil }
+                if case .keyedSketches(let sketches) = $0 { sketches } else { nil }
             }
             return sketches.mapValues(\.cardinality)
         }

@@ -11,20 +11,20 @@ final class StoredParts: Sendable {
     enum Key: Hashable, Sendable {
         case rows(Query)
         case listeners(ListenerScope, Granularity)
-        case trackListeners(artistID: String, trackIDs: [String], days: Range<Int64>)
+        case keyed(ListenerScope.Kind, artistID: String, keys: [String], days: Range<Int64>)
     }
 
     enum Part: Sendable {
         case rows([QueryRow])
         case periodSketches([Timestamp?: HyperLogLog])
-        case trackSketches([String: HyperLogLog])
+        case keyedSketches([String: HyperLogLog])
 
         /// Bytes the part is counted for (roughly what it holds).
         var bytes: Int {
             switch self {
             case .rows(let rows): rows.reduce(64) { $0 + 64 + $1.metrics.count * 24 + $1.groupValues.reduce(0) { $0 + 16 + $1.utf8.count } }
             case .periodSketches(let sketches): sketches.values.reduce(64) { $0 + 48 + $1.byteCount }
-            case .trackSketches(let sketches): sketches.reduce(64) { $0 + 48 + $1.key.utf8.count + $1.value.byteCount }
+            case .keyedSketches(let sketches): sketches.reduce(64) { $0 + 48 + $1.key.utf8.count + $1.value.byteCount }
             }
         }
     }

@@ -22,6 +22,8 @@ struct GroundTruth: Equatable {
     /// artist|day -> visitor sketch bytes, and artist|portfolio|day -> visitor sketch bytes (page events)
     var artistVisitors: [String: [UInt8]] = [:]
     var pageVisitors: [String: [UInt8]] = [:]
+    /// artist|source key (`PageSourceKey.text`)|day -> visitor sketch bytes (the sources of portfolio views)
+    var sourceVisitors: [String: [UInt8]] = [:]
     /// artist|portfolio|day of first view -> [sessions, with a section view, with a CTA click] (`PageFunnelTruth`)
     var funnel: [String: [Int64]] = [:]
 
@@ -31,7 +33,7 @@ struct GroundTruth: Equatable {
     static func == (lhs: GroundTruth, rhs: GroundTruth) -> Bool {
         lhs.streams == rhs.streams && lhs.revenue == rhs.revenue && lhs.social == rhs.social && lhs.page == rhs.page
             && lhs.artistListeners == rhs.artistListeners && lhs.trackListeners == rhs.trackListeners
-            && lhs.artistVisitors == rhs.artistVisitors && lhs.pageVisitors == rhs.pageVisitors && lhs.funnel == rhs.funnel
+            && lhs.artistVisitors == rhs.artistVisitors && lhs.pageVisitors == rhs.pageVisitors && lhs.sourceVisitors == rhs.sourceVisitors && lhs.funnel == rhs.funnel
     }
 
     init() {}
@@ -41,12 +43,16 @@ struct GroundTruth: Equatable {
         var trackSketches: [String: HyperLogLog] = [:]
         var artistVisitorSketches: [String: HyperLogLog] = [:]
         var pageVisitorSketches: [String: HyperLogLog] = [:]
+        var sourceVisitorSketches: [String: HyperLogLog] = [:]
         for event in events {
             add(event)
             if case .page(let page) = event {
                 let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: page.occurredAt.seconds.floorDiv(86_400)))
                 artistVisitorSketches[page.artistID + "|" + day, default: HyperLogLog()].add(page.visitorID)
                 pageVisitorSketches[page.artistID + "|" + page.portfolioID + "|" + day, default: HyperLogLog()].add(page.visitorID)
+                for key in page.sourceKeys {
+                    sourceVisitorSketches[page.artistID + "|" + key.text + "|" + day, default: HyperLogLog()].add(page.visitorID)
+                }
             }
             if case .stream(let play) = event, let listener = play.listenerID {
                 let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: play.occurredAt.seconds.floorDiv(86_400)))
@@ -58,6 +64,7 @@ struct GroundTruth: Equatable {
         trackListeners = trackSketches.mapValues { $0.serialized() }
         artistVisitors = artistVisitorSketches.mapValues { $0.serialized() }
         pageVisitors = pageVisitorSketches.mapValues { $0.serialized() }
+        sourceVisitors = sourceVisitorSketches.mapValues { $0.serialized() }
         funnel = PageFunnelTruth(events.compactMap { if case .page(let page) = $0 { page } else { nil } }).days
     }
 
@@ -103,6 +110,7 @@ struct GroundTruth: Equatable {
         result.trackListeners = trackListeners.filter { keep(dateDay($0.key)) }
         result.artistVisitors = artistVisitors.filter { keep(dateDay($0.key)) }
         result.pageVisitors = pageVisitors.filter { keep(dateDay($0.key)) }
+        result.sourceVisitors = sourceVisitors.filter { keep(dateDay($0.key)) }
         result.funnel = funnel.filter { keep(dateDay($0.key)) }
         return result
     }
@@ -154,6 +162,12 @@ struct GroundTruth: Equatable {
             .decode((String, String, String, String).self) {
             truth.pageVisitors[artist + "|" + page + "|" + day] = Store.bytes(fromHexText: hex)
         }
+        for try await (artist, page, source, value, day, hex) in try await client.query(
+            "SELECT artist_id, portfolio_id, source, value, day::text, visitors::text FROM page_source_visitors_daily"
+        ).decode((String, String?, String, String, String, String).self) {
+            let key = PageSourceKey(PageSourceKey.Kind(rawValue: source)!, value, portfolioID: page)
+            truth.sourceVisitors[artist + "|" + key.text + "|" + day] = Store.bytes(fromHexText: hex)
+        }
         // A day's funnel as its rows sum it (a row whose changes summed to nothing is not a count).
         for try await (artist, portfolio, day, sessions, sectioned, clicked) in try await client.query("""
             SELECT artist_id, portfolio_id, day::text, sum(sessions)::bigint, sum(sessions_with_section_view)::bigint,
@@ -184,7 +198,7 @@ struct GroundTruth: Equatable {
         func count<V: Equatable>(_ a: [String: V], _ b: [String: V]) -> Int {
             Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.count
         }
-        return "streams rows differing: \(count(streams, other.streams)) of \(streams.count), revenue: \(count(revenue, other.revenue)) of \(revenue.count), social: \(count(social, other.social)) of \(social.count), page: \(count(page, other.page)) of \(page.count), artist listener days: \(count(artistListeners, other.artistListeners)) of \(artistListeners.count), track listener days: \(count(trackListeners, other.trackListeners)) of \(trackListeners.count), artist visitor days: \(count(artistVisitors, other.artistVisitors)) of \(artistVisitors.count), page visitor days: \(count(pageVisitors, other.pageVisitors)) of \(pageVisitors.count), funnel days: \(count(funnel, other.funnel)) of \(funnel.count)"
+        return "streams rows differing: \(count(streams, other.streams)) of \(streams.count), revenue: \(count(revenue, other.revenue)) of \(revenue.count), social: \(count(social, other.social)) of \(social.count), page: \(count(page, other.page)) of \(page.count), artist listener days: \(count(artistListeners, other.artistListeners)) of \(artistListeners.count), track listener days: \(count(trackListeners, other.trackListeners)) of \(trackListeners.count), artist visitor days: \(count(artistVisitors, other.artistVisitors)) of \(artistVisitors.count), page visitor days: \(count(pageVisitors, other.pageVisitors)) of \(pageVisitors.count), source visitor days: \(count(sourceVisitors, other.sourceVisitors)) of \(sourceVisitors.count), funnel days: \(count(funnel, other.funnel)) of \(funnel.count)"
     }
 }
 

@@ -48,6 +48,9 @@ public struct RollupDelta: Sendable {
             let day = page.occurredAt.daysSinceEpoch
             artistVisitors[ArtistDay(artistID: page.artistID, day: day), default: HyperLogLog()].add(hash: hash)
             pageVisitors[TrackDay(artistID: page.artistID, trackID: page.portfolioID, day: day), default: HyperLogLog()].add(hash: hash)
+            for key in page.sourceKeys {
+                pageVisitors[TrackDay(artistID: page.artistID, trackID: key.text, day: day), default: HyperLogLog()].add(hash: hash)
+            }
         }
     }
 
@@ -68,5 +71,16 @@ public struct RollupDelta: Sendable {
         for (key, sketch) in other.artistVisitors { artistVisitors[key, default: HyperLogLog()].formUnion(sketch) }
         for (key, sketch) in other.pageVisitors { pageVisitors[key, default: HyperLogLog()].formUnion(sketch) }
         rejected.append(contentsOf: other.rejected)
+    }
+}
+
+extension PageEvent {
+    /// The source keys whose visitors count this event's visitor: a `portfolio_view`'s referrer and country, of its
+    /// page and of all the artist's pages; none for other page events.
+    public var sourceKeys: [PageSourceKey] {
+        guard case .portfolioView = kind else { return [] }
+        return [(PageSourceKey.Kind.referrer, referrer), (.country, country)].flatMap { kind, value in
+            [portfolioID, nil].map { PageSourceKey(kind, value, portfolioID: $0) }
+        }
     }
 }
