@@ -178,6 +178,16 @@ import Testing
                 && visitorBars.allSatisfy { Int($0[1].replacingOccurrences(of: ",", with: "")) == visitorsPerDay[$0[0]] ?? 0 }, "\(artist): \(visitorBars)")
             #expect(page.value(of: "page-visitors-total") == "\((views["totals"] as! [String: Any])["visitors"] as? Int ?? -1)")
         }
+        // The referrers most viewed from, each with its unique visitors as the API counts them, or none with the API's
+        // reason.
+        let sources = try await HTTP.get(base + "page/sources?from=\(from)&to=\(to)&limit=8").json() as! [String: Any]
+        let shownReferrers = page.part(from: "page-referrers-chart", to: "</svg>").matches(#"data-label="([^"]*)" data-value="(\d+)""#).map { "\($0[0]) \($0[1])" }
+        if let reason = sources["visitors_unavailable"] as? String {
+            #expect(shownReferrers.isEmpty && page.part(from: "page-referrers-note", to: "</span>").html.contains(reason), "\(artist): \(shownReferrers)")
+        } else {
+            let referrers = sources["referrers"] as! [[String: Any]]
+            #expect(shownReferrers == referrers.map { "\($0["referrer"]!) \($0["visitors"] ?? "-")" } && referrers.isEmpty != pageEvents, "\(artist): \(shownReferrers)")
+        }
         // The funnel: sessions with a view, with a section view too, with a click too, as the API totals them.
         let funnel = (try await HTTP.get(base + "page/funnel?from=\(from)&to=\(to)&granularity=all").json() as! [String: Any])["totals"] as! [String: Any]
         let shownFunnel = page.part(from: "page-funnel-chart", to: "</svg>").matches(#"data-label="([^"]*)" data-value="(\d+)""#).map { Int($0[1]) ?? -1 }

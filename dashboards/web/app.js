@@ -334,17 +334,25 @@ async function refreshSocial(range) {
 }
 
 // The artist's portfolio pages: views and unique visitors per period (every period drawn, those without views at
-// zero), the sections most viewed, the calls to action most clicked, and the funnel of sessions: with a view, with a
-// section view too, with a call to action clicked too.
+// zero), the sections most viewed, the calls to action most clicked, the unique visitors of the referrers most
+// viewed from, and the funnel of sessions: with a view, with a section view too, with a call to action clicked too.
 async function refreshPage(range) {
   const granularity = spanDays(range) > 92 ? "month" : "day";
   const from = day(range.from), to = day(range.to);
-  const [page, sections, ctas, funnel] = await Promise.all([
+  const [page, sections, ctas, funnel, sources] = await Promise.all([
     api(artistPath("page", { from, to, granularity })),
     api(artistPath("page/sections", { from, to, limit: 8 })),
     api(artistPath("page/ctas", { from, to, granularity: "all" })),
     api(artistPath("page/funnel", { from, to, granularity: "all" })),
+    api(artistPath("page/sources", { from, to, limit: 8 })),
   ]);
+  if (sources.visitors_unavailable) {
+    empty($("page-referrers-chart"));
+    setNumber("page-referrers-note", null, sources.visitors_unavailable);
+  } else {
+    drawRows($("page-referrers-chart"), sources.referrers.map((r) => ({ label: r.referrer, value: r.visitors })));
+    setNumber("page-referrers-note", sources.referrers.length, "");
+  }
   const views = new Map(page.series.map((p) => [p.period_start.slice(0, 10), p.views]));
   const points = periodStarts(range, granularity).map((start) => ({ start, value: views.get(start) || 0 }));
   drawColumns($("page-chart"), points, (p) => periodLabel(p.start, granularity));
