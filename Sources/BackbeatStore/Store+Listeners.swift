@@ -13,8 +13,8 @@ extension Store {
         let wholeMonths = [.month, .all].contains(granularity)
         var result: [Timestamp?: HyperLogLog] = [:]
         try await readSketches(
-            SketchFamily(scope.kind), artistID: scope.artistID, trackIDs: scope.trackID.map { [$0] }, days: scope.days,
-            wholeMonths: wholeMonths, key: period
+            SketchFamily(scope.kind), artistID: scope.artistID, keys: scope.trackID.map { [$0] }, days: scope.days,
+            wholeMonths: wholeMonths, groupingBy: period
         ) { start, sketch in
             result[start.flatMap(Int64.init).map { Timestamp(seconds: $0) }] = sketch
         }
@@ -26,18 +26,18 @@ extension Store {
     public func keyedSketches(_ kind: ListenerScope.Kind, artistID: String, keys: [String], days: Range<Int64>) async throws -> [String: HyperLogLog] {
         guard !keys.isEmpty, days.lowerBound < days.upperBound else { return [:] }
         var result: [String: HyperLogLog] = [:]
-        try await readSketches(SketchFamily(kind), artistID: artistID, trackIDs: keys, days: days, wholeMonths: true, key: "track_id") { track, sketch in
+        try await readSketches(SketchFamily(kind), artistID: artistID, keys: keys, days: days, wholeMonths: true, groupingBy: "track_id") { track, sketch in
             if let track { result[track] = sketch }
         }
         return result
     }
 
-    /// Reads the unions of `family`'s sketches of `artistID` over `days` (of `trackIDs`' when given: the family's keys,
-    /// else the artist's own), one per value of `key` (SQL text over `day` and `track_id`), each handed to `receive`. With
+    /// Reads the unions of `family`'s sketches of `artistID` over `days` (of `keys`' when given: tracks or pages, else
+    /// the artist's own), one per value of `groupingBy` (SQL text over `day` and `track_id`), each handed to `receive`. With
     /// `wholeMonths`, the months inside `days` that have month rows are read from them, the other days from the day
     /// rows (`readingMonthRows`).
     private func readSketches(
-        _ family: SketchFamily, artistID: String, trackIDs: [String]?, days: Range<Int64>, wholeMonths: Bool, key: String,
+        _ family: SketchFamily, artistID: String, keys: [String]?, days: Range<Int64>, wholeMonths: Bool, groupingBy key: String,
         _ receive: (String?, HyperLogLog) -> Void
     ) async throws {
         let unions = try await readingMonthRows(of: wholeMonths ? days : nil) { months in
@@ -49,8 +49,8 @@ extension Store {
             binds.append(months?.upperBound ?? 0)
             let range = { (from: Int, to: Int) in "day >= date '1970-01-01' + $\(from)::integer AND day < date '1970-01-01' + $\(to)::integer" }
             var source: (String) -> String
-            if let trackIDs {
-                binds.append(trackIDs)
+            if let keys {
+                binds.append(keys)
                 source = { table in """
                     SELECT d.day, t.track_id, t.sketch FROM \(table) d, unnest(d.\(family.key), d.\(family.column)) AS t(track_id, sketch)
                     WHERE d.artist_id = $1 AND t.track_id = ANY($6::text[])
@@ -58,7 +58,7 @@ extension Store {
             } else {
                 source = { table in "SELECT day, NULL::text AS track_id, \(family.column) AS sketch FROM \(table) WHERE artist_id = $1" }
             }
-            let tables = trackIDs == nil ? family.artists : family.keyed
+            let tables = keys == nil ? family.artists : family.keyed
             var rows = source(tables.days) + " AND " + range(2, 3)
             if months != nil, let monthTable = tables.months {
                 rows += " AND (day < date '1970-01-01' + $4::integer OR day >= date '1970-01-01' + $5::integer)\nUNION ALL " + source(monthTable) + " AND " + range(4, 5)

@@ -6,7 +6,7 @@
 /// without one. A `portfolio_id` never holds `/` (`^[A-Za-z0-9._:-]{1,128}$`), so no key of a source is a page's key,
 /// and the view `page_source_visitors_daily` (migration 0031) splits them apart again.
 public struct PageSourceKey: Hashable, Sendable {
-    public enum Kind: String, Sendable, CaseIterable {
+    public enum Kind: String, Sendable {
         /// The host of the view's `referrer`.
         case referrer
         /// The visitor's `country`.
