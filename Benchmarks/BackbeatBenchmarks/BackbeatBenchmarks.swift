@@ -126,6 +126,30 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(memory)
     }
 
+    // Page events in deltas of 1000, as polls of the page topic hand them over (the generator's mix of the four types).
+    let pageDeltas: [InternedDelta] = (0..<20).map { _ in
+        var delta = InternedDelta()
+        for _ in 0..<1000 {
+            guard let value = pageGenerator.next().value, let record = try? EventDecoder.decodeRecord(value, now: now).get() else { continue }
+            value.withUnsafeBytes { delta.add(record, in: $0) }
+        }
+        return delta
+    }
+
+    Benchmark("Bucket update: a delta of 1000 page events added to the open cubes and visitor sketches", configuration: .init(scalingFactor: .one)) { benchmark in
+        var memory = CubeMemory()
+        for index in benchmark.scaledIterations {
+            memory.add(pageDeltas[index % pageDeltas.count])
+        }
+        blackHole(memory)
+    }
+
+    Benchmark("A flush's visitor sketches of a delta of 1000 page events (by artist, page and source)", configuration: .init(scalingFactor: .one)) { benchmark in
+        for index in benchmark.scaledIterations {
+            blackHole(pageDeltas[index % pageDeltas.count].visitors)
+        }
+    }
+
     Benchmark(
         "Seal 35 days of cubes (custom: sealed bytes per 100 non-zero cells, raw JSON bytes per 100 sealed bytes)",
         configuration: .init(

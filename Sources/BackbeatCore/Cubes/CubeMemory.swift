@@ -31,7 +31,7 @@ public struct CubeMemory: Sendable {
 
     // MARK: - Adding
 
-    /// Adds an interned delta's cells to every held cube, and each of its plays to its day's listener sketches, as
+    /// Adds an interned delta's cells to every held cube, and each of its plays and visits to its day's sketches, as
     /// adding its events one by one would; days before `horizonDay` are skipped. Each value of the delta's
     /// dictionary is looked up here once, not once per event.
     public mutating func add(_ delta: InternedDelta) {
@@ -48,6 +48,10 @@ public struct CubeMemory: Sendable {
         delta.forEachVisit { cell, hash in
             guard cell.day >= horizonDay else { return }
             days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].visitors.add(hash, artist: mapped.ids[Int(cell.artist)], key: mapped.ids[Int(cell.track)])
+        }
+        delta.forEachSourceVisit { cell, hash in
+            guard cell.day >= horizonDay else { return }
+            days[cell.day, default: DayBucket(cubeCount: Self.cubes.count)].visitors.add(hash, artist: mapped.ids[Int(cell.artist)], onlyKey: mapped.ids[Int(cell.track)])
         }
     }
 

@@ -19,6 +19,11 @@ struct DaySketches: Sendable {
     /// Adds one hash to the day's sketches of `artist` and of its `key`.
     mutating func add(_ hash: Int64, artist: UInt32, key: UInt32) {
         artists[artist, default: HyperLogLog()].add(hash: hash)
+        add(hash, artist: artist, onlyKey: key)
+    }
+
+    /// Adds one hash to the day's sketch of `artist`'s `key` only (one whose artist's sketch has the hash already).
+    mutating func add(_ hash: Int64, artist: UInt32, onlyKey key: UInt32) {
         keyed[ArtistTrack(artist: artist, track: key), default: HyperLogLog()].add(hash: hash)
     }
 

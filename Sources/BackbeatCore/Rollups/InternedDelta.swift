@@ -20,10 +20,13 @@ public struct InternedDelta: Sendable {
     /// The listener of each play with a `listener_id`, by track and day: the unique-listener sketches are built
     /// from these when they are read (`listeners`), one sort instead of a sketch update per play.
     private var plays: [ListenedPlay] = []
-    /// The visitor of each page event, by page (`portfolio_id`, in the place of a play's track) and day, and of each
-    /// `portfolio_view` also by its sources (`PageSourceKey`: referrer and country, of the page and of all pages): the
+    /// The visitor of each page event, by page (`portfolio_id`, in the place of a play's track) and day: the
     /// unique-visitor sketches are built from these as the listeners' are.
     private var visits: [ListenedPlay] = []
+    /// The visitor of each `portfolio_view` by its sources (`PageSourceKey`: referrer and country, of the page and of
+    /// all pages) and day: counted in those keys' sketches only, as the artist's own sketch has the visitor from the
+    /// view's page visit already.
+    private var sourceVisits: [ListenedPlay] = []
     /// The ids of the page source keys met so far, by page (`UInt32.max`: all pages), kind and value.
     private var sourceKeys: [SourceKeyCell: UInt32] = [:]
     public var rejected: [RejectedMessage] = []
@@ -73,27 +76,36 @@ public struct InternedDelta: Sendable {
         sessions = CellTable(capacity: other.sessions.count)
         plays.reserveCapacity(other.plays.count)
         visits.reserveCapacity(other.visits.count)
+        sourceVisits.reserveCapacity(other.sourceVisits.count)
     }
 
     public var isEmpty: Bool {
         streams.isEmpty && revenue.isEmpty && social.isEmpty && page.isEmpty && sessions.isEmpty && funnel.isEmpty && rejected.isEmpty && plays.isEmpty && visits.isEmpty
+            && sourceVisits.isEmpty
     }
 
     /// Rows of the full-dimension tables: one per cell.
     public var rowCount: Int { streams.count + revenue.count + social.count + page.count + funnel.count }
 
-    /// Plays kept for the listener sketches.
-    public var playCount: Int { plays.count }
+    /// Plays and visits kept for the listener and visitor sketches.
+    public var playCount: Int { plays.count + visits.count + sourceVisits.count }
 
     /// Each play with a listener, in the order added: the track day it counts in and the listener's hash.
     public func forEachPlay(_ body: (TrackDayCell, Int64) -> Void) {
         for play in plays { body(play.cell, play.hash) }
     }
 
-    /// Each page event, in the order added: its page's day (`TrackDayCell.track` holds the page, or for a
-    /// `portfolio_view` also each of its source keys, `PageSourceKey`) and the visitor's hash.
+    /// Each page event, in the order added: its page's day (`TrackDayCell.track` holds the page) and the visitor's
+    /// hash.
     public func forEachVisit(_ body: (TrackDayCell, Int64) -> Void) {
         for visit in visits { body(visit.cell, visit.hash) }
+    }
+
+    /// Each `portfolio_view`'s visitor by each of its sources, in the order added: the source's day
+    /// (`TrackDayCell.track` holds the source's key, `PageSourceKey`) and the visitor's hash. These count in the keys'
+    /// sketches only: the view's page visit (`forEachVisit`) counts the visitor for the artist.
+    public func forEachSourceVisit(_ body: (TrackDayCell, Int64) -> Void) {
+        for visit in sourceVisits { body(visit.cell, visit.hash) }
     }
 
     /// Adds one valid event, decoded from `value` (`EventDecoder.decodeRecord`), on its artist's local quarter hour and
@@ -211,13 +223,14 @@ public struct InternedDelta: Sendable {
         }
     }
 
-    /// The visitor of a `portfolio_view` by its sources (`PageSourceKey`), of its page and of all the artist's pages.
+    /// The visitor of a `portfolio_view` by its sources (`PageSourceKey`: its referrer and its country), of its page
+    /// and of all the artist's pages.
     private mutating func addSourceVisits(artist: UInt32, portfolio: UInt32, referrer: UInt32, country: UInt32, day: Int64, _ hash: Int64) {
-        for cell in [
-            SourceKeyCell(portfolio: portfolio, kind: .referrer, value: referrer), SourceKeyCell(portfolio: .max, kind: .referrer, value: referrer),
-            SourceKeyCell(portfolio: portfolio, kind: .country, value: country), SourceKeyCell(portfolio: .max, kind: .country, value: country),
-        ] {
-            visits.append(ListenedPlay(cell: TrackDayCell(artist: artist, track: sourceKey(cell), day: day), hash: hash))
+        for page in [portfolio, .max] {
+            for (kind, value) in [(PageSourceKey.Kind.referrer, referrer), (.country, country)] {
+                let key = sourceKey(SourceKeyCell(portfolio: page, kind: kind, value: value))
+                sourceVisits.append(ListenedPlay(cell: TrackDayCell(artist: artist, track: key, day: day), hash: hash))
+            }
         }
     }
 
@@ -255,6 +268,8 @@ public struct InternedDelta: Sendable {
         for play in other.plays { plays.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
         visits.reserveCapacity(visits.count + other.visits.count)
         for visit in other.visits { visits.append(ListenedPlay(cell: visit.cell.remapped(ids), hash: visit.hash)) }
+        sourceVisits.reserveCapacity(sourceVisits.count + other.sourceVisits.count)
+        for visit in other.sourceVisits { sourceVisits.append(ListenedPlay(cell: visit.cell.remapped(ids), hash: visit.hash)) }
         rejected.append(contentsOf: other.rejected)
     }
 
@@ -296,54 +311,89 @@ extension InternedDelta {
     public var listeners: Listeners { Self.listeners(sorting: plays) }
 
     /// The unique visitors of the page events added per artist and day, and per page (`TrackDayCell.track` holds the
-    /// `portfolio_id`) and day.
-    public var visitors: Listeners { Self.listeners(sorting: visits) }
+    /// `portfolio_id`, or a source's key, `PageSourceKey`) and day.
+    public var visitors: Listeners { Self.listeners(sorting: visits, keyedOnly: sourceVisits) }
 
     /// The unique listeners of the plays of several deltas, their ids made ids of one dictionary (`ids[d]` maps
     /// those of `deltas[d]`, as `CombinedDeltas` holds them).
     static func listeners(of deltas: [InternedDelta], ids: [[UInt32]]) -> Listeners {
-        sketches(of: deltas, \.plays, ids: ids)
+        listeners(sorting: all(of: deltas, \.plays, ids: ids))
     }
 
     /// The unique visitors of the page events of several deltas (as `listeners(of:ids:)`).
     static func visitors(of deltas: [InternedDelta], ids: [[UInt32]]) -> Listeners {
-        sketches(of: deltas, \.visits, ids: ids)
+        listeners(sorting: all(of: deltas, \.visits, ids: ids), keyedOnly: all(of: deltas, \.sourceVisits, ids: ids))
     }
 
-    private static func sketches(of deltas: [InternedDelta], _ hashes: KeyPath<InternedDelta, [ListenedPlay]>, ids: [[UInt32]]) -> Listeners {
+    /// The plays or visits of `deltas` at `hashes`, their ids made ids of one dictionary.
+    private static func all(of deltas: [InternedDelta], _ hashes: KeyPath<InternedDelta, [ListenedPlay]>, ids: [[UInt32]]) -> [ListenedPlay] {
         var all: [ListenedPlay] = []
         all.reserveCapacity(deltas.reduce(0) { $0 + $1[keyPath: hashes].count })
         for (delta, ids) in zip(deltas, ids) {
             for play in delta[keyPath: hashes] { all.append(ListenedPlay(cell: play.cell.remapped(ids), hash: play.hash)) }
         }
-        return listeners(sorting: all)
+        return all
     }
 
     /// One sort, by artist, day, track, then hash: a track day's plays are then a run, and an artist day's plays are
-    /// the runs of its tracks one after another (their hashes sorted again, a few at a time).
-    private static func listeners(sorting plays: [ListenedPlay]) -> Listeners {
-        var plays = plays
-        plays.sort { ($0.cell.artist, $0.cell.day, $0.cell.track, $0.hash) < ($1.cell.artist, $1.cell.day, $1.cell.track, $1.hash) }
+    /// the runs of its tracks one after another (their hashes sorted again, a few at a time). The sketches of
+    /// `keyedOnly`'s keys (never one of `plays`' tracks) are made by a sort of their own and placed among the
+    /// tracks', which stay ordered by artist, day and key; they add nothing to the artists' sketches.
+    private static func listeners(sorting plays: [ListenedPlay], keyedOnly: [ListenedPlay] = []) -> Listeners {
         var artists: [(key: ArtistDayCell, value: HyperLogLog)] = []
         var tracks: [(key: TrackDayCell, value: HyperLogLog)] = []
-        var index = 0
-        while index < plays.count {
-            let artistDay = ArtistDayCell(artist: plays[index].cell.artist, day: plays[index].cell.day)
-            var artistHashes: [Int64] = []
-            while index < plays.count, plays[index].cell.artist == artistDay.artist, plays[index].cell.day == artistDay.day {
-                let trackDay = plays[index].cell
-                var trackHashes: [Int64] = []
-                while index < plays.count, plays[index].cell == trackDay {
-                    if trackHashes.last != plays[index].hash { trackHashes.append(plays[index].hash) }
-                    index += 1
-                }
-                artistHashes.append(contentsOf: trackHashes)
-                tracks.append((trackDay, HyperLogLog(sortedDistinctHashes: trackHashes)))
-            }
+        var artistDay: ArtistDayCell?
+        var artistHashes: [Int64] = []
+        func finishArtistDay() {
+            guard let artistDay else { return }
             artistHashes.sort()
             artists.append((artistDay, HyperLogLog(sortedDistinctHashes: distinct(sorted: artistHashes))))
+            artistHashes.removeAll(keepingCapacity: true)
         }
-        return (artists, tracks)
+        forEachKeyDay(sorting: plays) { trackDay, hashes in
+            if artistDay?.artist != trackDay.artist || artistDay?.day != trackDay.day {
+                finishArtistDay()
+                artistDay = ArtistDayCell(artist: trackDay.artist, day: trackDay.day)
+            }
+            artistHashes.append(contentsOf: hashes)
+            tracks.append((trackDay, HyperLogLog(sortedDistinctHashes: hashes)))
+        }
+        finishArtistDay()
+        guard !keyedOnly.isEmpty else { return (artists, tracks) }
+        var keyed: [(key: TrackDayCell, value: HyperLogLog)] = []
+        forEachKeyDay(sorting: keyedOnly) { keyDay, hashes in keyed.append((keyDay, HyperLogLog(sortedDistinctHashes: hashes))) }
+        return (artists, merged(tracks, keyed))
+    }
+
+    /// Each key day of `plays` (`TrackDayCell`) with its distinct hashes, sorted, in order of artist, day and key.
+    private static func forEachKeyDay(sorting plays: [ListenedPlay], _ body: (TrackDayCell, [Int64]) -> Void) {
+        var plays = plays
+        plays.sort { ($0.cell.artist, $0.cell.day, $0.cell.track, $0.hash) < ($1.cell.artist, $1.cell.day, $1.cell.track, $1.hash) }
+        var index = 0
+        while index < plays.count {
+            let keyDay = plays[index].cell
+            var hashes: [Int64] = []
+            while index < plays.count, plays[index].cell == keyDay {
+                if hashes.last != plays[index].hash { hashes.append(plays[index].hash) }
+                index += 1
+            }
+            body(keyDay, hashes)
+        }
+    }
+
+    /// Two lists of sketches ordered by artist, day and key, with no key day in both, as one so ordered.
+    private static func merged(
+        _ first: [(key: TrackDayCell, value: HyperLogLog)], _ second: [(key: TrackDayCell, value: HyperLogLog)]
+    ) -> [(key: TrackDayCell, value: HyperLogLog)] {
+        var all: [(key: TrackDayCell, value: HyperLogLog)] = []
+        all.reserveCapacity(first.count + second.count)
+        var (i, j) = (0, 0)
+        while i < first.count || j < second.count {
+            let takeFirst = j == second.count
+                || (i < first.count && (first[i].key.artist, first[i].key.day, first[i].key.track) < (second[j].key.artist, second[j].key.day, second[j].key.track))
+            if takeFirst { all.append(first[i]); i += 1 } else { all.append(second[j]); j += 1 }
+        }
+        return all
     }
 
     /// `sorted` without its repeats.
