@@ -105,10 +105,10 @@ public struct IngestLedger: Sendable {
 
     /// Bytes assumed per pending row of a delta (its cell, counters and share of the table and dictionary).
     public static let bytesPerPendingRow = 200
-    /// Bytes assumed per play kept for the listener sketches (its track day and listener hash).
+    /// Bytes assumed per play or visit kept for the listener and visitor sketches (its key day and hash).
     public static let bytesPerPendingPlay = 24
 
-    /// An estimate of the memory held by unflushed work: rows at `bytesPerPendingRow`, plays at
+    /// An estimate of the memory held by unflushed work: rows at `bytesPerPendingRow`, plays and visits at
     /// `bytesPerPendingPlay`, archive lines and rejected messages at their size. What backpressure compares with its bound.
     public var pendingBytes: Int {
         partitions.values.reduce(0) { total, state in
