@@ -12,7 +12,7 @@ struct DevBrokerCommand: AsyncParsableCommand {
     var partitions: Int32 = 12
 
     @Option(help: "Comma-separated topics to create.")
-    var topics: String = "streams,revenue,social"
+    var topics: String = "streams,revenue,social,page"
 
     @Option(name: .customLong("bootstrap-file"), help: "Also write the bootstrap address to this file.")
     var bootstrapFile: String?
