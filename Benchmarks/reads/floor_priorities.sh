@@ -4,7 +4,8 @@
 # of 28 days at 2,000/s (64 connections, 15 s each), three rounds of two alternated conditions: A, everything at nice
 # 0; B, at nice 10: with MODE=others (default) PostgreSQL, the dev broker and the publisher; with MODE=threads the
 # serve's threads whose name matches PATTERN (default `rdk:*`, librdkafka's; `*overcommit*`: dispatch's serial
-# queues). Prints each run's report and the serve's CPU ticks per thread. Run as root from the repository (PostgreSQL
+# queues); with MODE=arrivals, B publishes the same events to a topic serve does not consume (`idle`): the broker
+# and the publisher work alike, serve's ingest and PostgreSQL do not. Prints each run's report and the serve's CPU ticks per thread. Run as root from the repository (PostgreSQL
 # is started as the postgres user on port 55433, fsync on); needs the release build of backbeat and backbeat-load.
 set -e
 cd "$(dirname "$0")/../.."
@@ -44,7 +45,13 @@ pgpids() { pgrep -f "postgres.*$D/data" ; pgrep -P "$(head -1 $D/data/postmaster
 for round in 1 2 3; do
   for cond in A B; do
     n=0; [ $cond = B ] && n=10
-    if [ "${MODE:-others}" = others ]; then
+    if [ "${MODE:-others}" = arrivals ]; then
+      kill $GPID 2>/dev/null || true
+      topics=streams,revenue,social,page; [ $cond = B ] && topics=idle
+      $BIN generate --brokers $B --events 3000000 --rate ${RATE:-2000} --artists 200 --days 1 --start $yesterday --seed $((77 + round)) --topics $topics >/dev/null 2>&1 &
+      GPID=$!
+      sleep 5
+    elif [ "${MODE:-others}" = others ]; then
       for pid in $(pgpids | sort -u) $BPID $GPID; do renice -n $n -p $pid >/dev/null 2>&1 || true; done
     else
       for t in /proc/$SPID/task/*; do
