@@ -106,13 +106,13 @@ public struct IngestLedger: Sendable {
     /// Bytes assumed per pending row of a delta (its cell, counters and share of the table and dictionary).
     public static let bytesPerPendingRow = 200
     /// Bytes assumed per play or visit kept for the listener and visitor sketches (its key day and hash).
-    public static let bytesPerPendingPlay = 24
+    public static let bytesPerPendingHash = 24
 
     /// An estimate of the memory held by unflushed work: rows at `bytesPerPendingRow`, plays and visits at
-    /// `bytesPerPendingPlay`, archive lines and rejected messages at their size. What backpressure compares with its bound.
+    /// `bytesPerPendingHash`, archive lines and rejected messages at their size. What backpressure compares with its bound.
     public var pendingBytes: Int {
         partitions.values.reduce(0) { total, state in
-            total + state.delta.rowCount * Self.bytesPerPendingRow + state.delta.playCount * Self.bytesPerPendingPlay
+            total + state.delta.rowCount * Self.bytesPerPendingRow + state.delta.keptHashCount * Self.bytesPerPendingHash
                 + state.archive.count
                 + state.delta.rejected.reduce(0) { $0 + ($1.value?.count ?? 0) + ($1.key?.count ?? 0) }
         }

@@ -87,8 +87,8 @@ public struct InternedDelta: Sendable {
     /// Rows of the full-dimension tables: one per cell.
     public var rowCount: Int { streams.count + revenue.count + social.count + page.count + funnel.count }
 
-    /// Plays and visits kept for the listener and visitor sketches.
-    public var playCount: Int { plays.count + visits.count + sourceVisits.count }
+    /// Hashes kept for the listener and visitor sketches: plays, visits and source visits.
+    public var keptHashCount: Int { plays.count + visits.count + sourceVisits.count }
 
     /// Each play with a listener, in the order added: the track day it counts in and the listener's hash.
     public func forEachPlay(_ body: (TrackDayCell, Int64) -> Void) {
@@ -337,8 +337,8 @@ extension InternedDelta {
 
     /// One sort, by artist, day, track, then hash: a track day's plays are then a run, and an artist day's plays are
     /// the runs of its tracks one after another (their hashes sorted again, a few at a time). The sketches of
-    /// `keyedOnly`'s keys (never one of `plays`' tracks) are made by a sort of their own and placed among the
-    /// tracks', which stay ordered by artist, day and key; they add nothing to the artists' sketches.
+    /// `keyedOnly`'s keys (never one of `plays`' tracks) are made by a sort of their own and sorted in among the
+    /// tracks' by artist, day and key; they add nothing to the artists' sketches.
     private static func listeners(sorting plays: [ListenedPlay], keyedOnly: [ListenedPlay] = []) -> Listeners {
         var artists: [(key: ArtistDayCell, value: HyperLogLog)] = []
         var tracks: [(key: TrackDayCell, value: HyperLogLog)] = []
@@ -360,9 +360,9 @@ extension InternedDelta {
         }
         finishArtistDay()
         guard !keyedOnly.isEmpty else { return (artists, tracks) }
-        var keyed: [(key: TrackDayCell, value: HyperLogLog)] = []
-        forEachKeyDay(sorting: keyedOnly) { keyDay, hashes in keyed.append((keyDay, HyperLogLog(sortedDistinctHashes: hashes))) }
-        return (artists, merged(tracks, keyed))
+        forEachKeyDay(sorting: keyedOnly) { keyDay, hashes in tracks.append((keyDay, HyperLogLog(sortedDistinctHashes: hashes))) }
+        tracks.sort { ($0.key.artist, $0.key.day, $0.key.track) < ($1.key.artist, $1.key.day, $1.key.track) }
+        return (artists, tracks)
     }
 
     /// Each key day of `plays` (`TrackDayCell`) with its distinct hashes, sorted, in order of artist, day and key.
@@ -379,21 +379,6 @@ extension InternedDelta {
             }
             body(keyDay, hashes)
         }
-    }
-
-    /// Two lists of sketches ordered by artist, day and key, with no key day in both, as one so ordered.
-    private static func merged(
-        _ first: [(key: TrackDayCell, value: HyperLogLog)], _ second: [(key: TrackDayCell, value: HyperLogLog)]
-    ) -> [(key: TrackDayCell, value: HyperLogLog)] {
-        var all: [(key: TrackDayCell, value: HyperLogLog)] = []
-        all.reserveCapacity(first.count + second.count)
-        var (i, j) = (0, 0)
-        while i < first.count || j < second.count {
-            let takeFirst = j == second.count
-                || (i < first.count && (first[i].key.artist, first[i].key.day, first[i].key.track) < (second[j].key.artist, second[j].key.day, second[j].key.track))
-            if takeFirst { all.append(first[i]); i += 1 } else { all.append(second[j]); j += 1 }
-        }
-        return all
     }
 
     /// `sorted` without its repeats.
