@@ -478,6 +478,41 @@ import Testing
         #expect(afterFailure.filter { $0 == "answer" }.count == 19)
     }
 
+    /// The artist changes while an answer is made: the burst of requests that follows, under the new validity, shares
+    /// one making of its own (not one each beside the older making), and gets the answer made under its validity.
+    @Test func aBurstUnderANewValidityMakesItOnceWhileTheOldMakingRuns() async throws {
+        let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
+        let stamp = MemoryLayers().stamp(of: "a", days: 0..<1)
+        let old = AnswerCache.Validity(stamp: stamp, day: 1), new = AnswerCache.Validity(stamp: stamp, day: 2)
+        let makes = Count()
+        let started = Count()
+        async let first = cache.answer("key", old) {
+            makes.value.add(1, ordering: .relaxed)
+            started.value.store(1, ordering: .relaxed)
+            try await Task.sleep(for: .milliseconds(300))
+            return (ByteBuffer(string: "old"), false)
+        }
+        try await Self.waitUntil("the old making started") { started.value.load(ordering: .relaxed) == 1 }
+        let answers = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    let body = try await cache.answer("key", new) {
+                        makes.value.add(1, ordering: .relaxed)
+                        try await Task.sleep(for: .milliseconds(100))
+                        return (ByteBuffer(string: "new"), true)
+                    }
+                    return body.plain.map { String(buffer: $0) } ?? "undecodable"
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers == Array(repeating: "new", count: 20))
+        #expect(try await first.plain.map { String(buffer: $0) } == "old")
+        #expect(makes.value.load(ordering: .relaxed) == 2, "one making per validity")
+        #expect(try await cache.answer("key", new) { (ByteBuffer(string: "again"), true) }.plain.map { String(buffer: $0) } == "new",
+                "the new answer was kept")
+    }
+
     /// JSON with sorted keys: member order may differ between two encodings of one answer.
     static func canonical(_ body: String) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)),

@@ -8,7 +8,7 @@ import Synchronization
 /// Only answers memory held whole are kept (`QueryService`), large ones compressed (`AnswerBody`). Bounded by
 /// `capacityBytes` of what is held: the oldest entries go first.
 final class AnswerCache: Sendable {
-    struct Validity: Sendable, Equatable {
+    struct Validity: Sendable, Hashable {
         var stamp: ArtistVersions.Stamp
         var day: Int64
     }
@@ -18,15 +18,17 @@ final class AnswerCache: Sendable {
         var body: AnswerBody
     }
 
-    /// An answer being made, and the requests waiting for it.
-    private struct Making {
+    /// An answer being made under one validity.
+    private struct MakingKey: Hashable {
+        var key: String
         var validity: Validity
-        var waiters: [CheckedContinuation<AnswerBody?, Never>] = []
     }
 
     private struct State {
         var entries: OldestFirstEntries<String, Entry>
-        var making: [String: Making] = [:]
+        /// The answers being made, each with the requests waiting for it. One answer may be made under two
+        /// validities at once (the artist changed while the first was made); requests share the making of their own.
+        var making: [MakingKey: [CheckedContinuation<AnswerBody?, Never>]] = [:]
     }
 
     let capacityBytes: Int
@@ -45,14 +47,15 @@ final class AnswerCache: Sendable {
     }
 
     /// The answer for `key` under `validity`: the one kept; else the one another request is making under the same
-    /// validity, awaited (a burst of requests for one answer makes it once); else the one `make` makes here, kept
-    /// when `make` says it may be (nothing of the artist changed while it was made). A body kept is compressed when
-    /// large (`AnswerBody`), and is answered as kept.
+    /// validity, awaited (a burst of requests for one answer makes it once, even while an older making of it under
+    /// another validity runs); else the one `make` makes here, kept when `make` says it may be (nothing of the
+    /// artist changed while it was made). A body kept is compressed when large (`AnswerBody`), and is answered as kept.
     func answer(_ key: String, _ validity: Validity, make: () async throws -> (body: ByteBuffer, keep: Bool)) async throws -> AnswerBody {
+        let making = MakingKey(key: key, validity: validity)
         let role = state.withLock { state -> Role in
             if let entry = state.entries[key], entry.validity == validity { return .kept(entry.body) }
-            if let making = state.making[key] { return making.validity == validity ? .waiter : .alone }
-            state.making[key] = Making(validity: validity)
+            if state.making[making] != nil { return .waiter }
+            state.making[making] = []
             return .maker
         }
         metrics?.recordAnswerLookup(role.outcome)
@@ -62,10 +65,7 @@ final class AnswerCache: Sendable {
             return kept
         case .waiter:
             sharedCount.add(1, ordering: .relaxed)
-            if let shared = await madeElsewhere(key, validity) { return shared }
-            return AnswerBody(plain: try await make().body)
-        case .alone:
-            missCount.add(1, ordering: .relaxed)
+            if let shared = await madeElsewhere(making) { return shared }
             return AnswerBody(plain: try await make().body)
         case .maker:
             missCount.add(1, ordering: .relaxed)
@@ -73,11 +73,11 @@ final class AnswerCache: Sendable {
             do {
                 made = try await make()
             } catch {
-                finish(key, validity, nil, keep: false)
+                finish(making, nil, keep: false)
                 throw error
             }
             let answer = made.keep ? AnswerBody(compressing: made.body) : AnswerBody(plain: made.body)
-            finish(key, validity, answer, keep: made.keep)
+            finish(making, answer, keep: made.keep)
             return answer
         }
     }
@@ -86,41 +86,41 @@ final class AnswerCache: Sendable {
         case kept(AnswerBody)
         /// Another request makes it under the same validity.
         case waiter
-        /// Another request makes it under another validity: made here too, not kept.
-        case alone
         case maker
 
         var outcome: String {
             switch self {
             case .kept: "hit"
             case .waiter: "shared"
-            case .alone, .maker: "miss"
+            case .maker: "miss"
             }
         }
     }
 
-    /// The answer the request making `key` under `validity` made, once it is made; nil when it failed.
-    private func madeElsewhere(_ key: String, _ validity: Validity) async -> AnswerBody? {
+    /// The answer the request of `making` made, once it is made; nil when it failed.
+    private func madeElsewhere(_ making: MakingKey) async -> AnswerBody? {
         await withCheckedContinuation { (waiter: CheckedContinuation<AnswerBody?, Never>) in
             let ready = state.withLock { state -> AnswerBody?? in
-                if state.making[key]?.validity == validity {
-                    state.making[key]!.waiters.append(waiter)
+                if state.making[making] != nil {
+                    state.making[making]!.append(waiter)
                     return .none
                 }
                 // Made meanwhile: kept, or failed or retired (nil: make it here).
-                if let entry = state.entries[key], entry.validity == validity { return .some(entry.body) }
+                if let entry = state.entries[making.key], entry.validity == making.validity { return .some(entry.body) }
                 return .some(nil)
             }
             if let ready { waiter.resume(returning: ready) }
         }
     }
 
-    /// The making of `key` ended: the waiters get its answer (nil when it failed), which is kept when `keep`.
-    private func finish(_ key: String, _ validity: Validity, _ answer: AnswerBody?, keep: Bool) {
+    /// The `making` ended: its waiters get its answer (nil when it failed), which is kept when `keep`.
+    private func finish(_ making: MakingKey, _ answer: AnswerBody?, keep: Bool) {
         let kept = keep ? answer : nil
         let (waiters, bytes) = state.withLock { state in
-            let waiters = state.making.removeValue(forKey: key)?.waiters ?? []
-            if let kept { state.entries.store(Entry(validity: validity, body: kept), for: key, bytes: Self.size(key, kept)) }
+            let waiters = state.making.removeValue(forKey: making) ?? []
+            if let kept {
+                state.entries.store(Entry(validity: making.validity, body: kept), for: making.key, bytes: Self.size(making.key, kept))
+            }
             return (waiters, state.entries.bytes)
         }
         if kept != nil { metrics?.recordAnswerCacheBytes(bytes) }
