@@ -6,8 +6,10 @@
 # serve's threads whose name matches PATTERN (default `rdk:*`, librdkafka's; `*overcommit*`: dispatch's serial
 # queues); with MODE=arrivals, B publishes the same events to a topic serve does not consume (`idle`): the broker
 # and the publisher work alike, serve's ingest and PostgreSQL do not; with MODE=flush, serve is started again for each
-# run, in B with --flush-interval 3600s --pending-limit 2GB (it consumes, but flushes nothing); with MODE=binary,
-# serve is started again for each run from BIN_A in A and BIN_B in B (two builds compared). Prints each run's report and the serve's CPU ticks per thread. Run as root from the repository (PostgreSQL
+# run, in B with FLUSH_B (default --flush-interval 3600s --pending-limit 2GB: it consumes, but flushes nothing); with
+# MODE=binary, serve is started again for each run from BIN_A in A and BIN_B in B (two builds compared; a wrapper
+# script that sets an environment variable compares two settings of one build). ROUNDS alternated rounds (default 3).
+# Prints each run's report and the serve's CPU ticks per thread. Run as root from the repository (PostgreSQL
 # is started as the postgres user on port 55433, fsync on); needs the release build of backbeat and backbeat-load.
 set -e
 cd "$(dirname "$0")/../.."
@@ -44,7 +46,7 @@ for t in /proc/$SPID/task/*; do cat $t/comm; done | sort | uniq -c
 echo "/healthz" > $D/healthz.txt
 echo "/v1/artists/artist-0001/streams?from=$(date -u -d '28 days ago' +%F)&to=$(date -u +%F)&granularity=day" > $D/streams.txt
 pgpids() { pgrep -f "postgres.*$D/data" ; pgrep -P "$(head -1 $D/data/postmaster.pid)" ; }
-for round in 1 2 3; do
+for round in $(seq ${ROUNDS:-3}); do
   for cond in A B; do
     n=0; [ $cond = B ] && n=10
     if [ "${MODE:-others}" = binary ]; then
@@ -56,7 +58,7 @@ for round in 1 2 3; do
       sleep 25
     elif [ "${MODE:-others}" = flush ]; then
       kill -INT $SPID; wait $SPID || true
-      extra=""; [ $cond = B ] && extra="--flush-interval 3600s --pending-limit 2GB"
+      extra=""; [ $cond = B ] && extra="${FLUSH_B:---flush-interval 3600s --pending-limit 2GB}"
       BACKBEAT_POSTGRES_URL=$URL $BIN serve --brokers $B --topics streams,revenue,social,page --http-port 18383 $extra >> $D/serve.log 2>&1 &
       SPID=$!
       until curl -sf localhost:18383/healthz >/dev/null 2>&1; do sleep 1; done
