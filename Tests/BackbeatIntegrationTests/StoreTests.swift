@@ -62,6 +62,27 @@ import Testing
     /// A batch carries the generation of the zones it was counted in: once another is recorded (a zone set), it is
     /// refused and writes nothing, also when the zone is set while it waits for its offsets (an artist's recount
     /// holds them); setting the zone an artist has changes no generation.
+    /// Reads inside `withReadSnapshot` see the database as of its first read, whatever commits meanwhile: its BEGIN,
+    /// sent without waiting for the answer, runs before the body's first statement.
+    @Test func aReadSnapshotSeesNoCommitMadeAfterItsFirstRead() async throws {
+        let database = try await TestEnvironment.freshDatabase("snapshot")
+        try await TestEnvironment.withStore(url: database) { store in
+            try await store.migrate(try TestEnvironment.migrations())
+            try await store.write(try #require(batch(expected: nil, new: 3)))
+            let day = QueryInterval(from: try #require(RFC3339.parseTimestamp("2026-10-02T00:00:00Z")), to: try #require(RFC3339.parseTimestamp("2026-10-03T00:00:00Z")))
+            let likes = Query(dataset: .social, interval: day, granularity: .all, filters: [.artistID: ["a1"]])
+            @Sendable func count(_ rows: [QueryRow]) -> Int64 { rows.reduce(0) { $0 + $1.metrics[0].integer } }
+            let (first, second) = try await store.withReadSnapshot {
+                let first = count(try await store.rows(for: likes))
+                // Committed by another task, outside the snapshot (a detached task does not join it).
+                try await Task.detached { try await store.write(try #require(self.batch(expected: 3, new: 5))) }.value
+                return (first, count(try await store.rows(for: likes)))
+            }
+            #expect(first == 15 && second == 15, "both reads of the snapshot: \(first) and \(second)")
+            #expect(count(try await store.rows(for: likes)) == 25, "after the snapshot, the commit is read")
+        }
+    }
+
     @Test func aBatchCountedInZonesSinceChangedIsRefused() async throws {
         let database = try await TestEnvironment.freshDatabase("zones_changed")
         try await TestEnvironment.withStore(url: database) { store in
