@@ -175,6 +175,22 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { blackHole(sealedWindow.rows(for: query)) }
     }
 
+    // One artist's track blocks of 28 days as PostgreSQL returns them (an answer without memory decodes and sums them).
+    let trackCube = Cube.all.first { $0.table == "streams_by_artist_day_track" }!
+    let storedTrackDays = ArtistDayRows(windowDelta).days(of: trackCube)
+        .filter { windowDelta.values[$0.artist] == artist && $0.day < firstDay + 28 }
+        .map { (day: $0.day, block: CubeBlock.encode($0, of: trackCube, values: windowDelta.values)) }
+    let window28 = QueryInterval(from: window35.from, to: Timestamp(seconds: (firstDay + 28) * 86_400))
+
+    Benchmark("Sum 28 stored day blocks: one artist's top tracks (\(storedTrackDays.count) blocks decoded and summed)", configuration: .init(scalingFactor: .one)) { benchmark in
+        let query = Query(dataset: .streams, interval: window28, granularity: .all, groupBy: [.trackID], filters: [.artistID: [artist]])
+        for _ in benchmark.scaledIterations {
+            var answer = BlockAnswer(query)
+            for stored in storedTrackDays { answer.add(artist: artist, day: stored.day, try CubeBlock.decode(stored.block, of: trackCube)) }
+            blackHole(answer.rows)
+        }
+    }
+
     Benchmark("Listeners of one artist over 28 days in memory", configuration: .init(scalingFactor: .one)) { benchmark in
         let scope = ListenerScope(artistID: artist, days: firstDay..<firstDay + 28)
         for _ in benchmark.scaledIterations { blackHole(sealedWindow.listenerSketches(scope, granularity: .all)[nil]?.cardinality) }
