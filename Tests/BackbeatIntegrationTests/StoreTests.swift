@@ -59,9 +59,6 @@ import Testing
         }
     }
 
-    /// A batch carries the generation of the zones it was counted in: once another is recorded (a zone set), it is
-    /// refused and writes nothing, also when the zone is set while it waits for its offsets (an artist's recount
-    /// holds them); setting the zone an artist has changes no generation.
     /// Reads inside `withReadSnapshot` see the database as of its first read, whatever commits meanwhile: its BEGIN,
     /// sent without waiting for the answer, runs before the body's first statement.
     @Test func aReadSnapshotSeesNoCommitMadeAfterItsFirstRead() async throws {
@@ -83,6 +80,9 @@ import Testing
         }
     }
 
+    /// A batch carries the generation of the zones it was counted in: once another is recorded (a zone set), it is
+    /// refused and writes nothing, also when the zone is set while it waits for its offsets (an artist's recount
+    /// holds them); setting the zone an artist has changes no generation.
     @Test func aBatchCountedInZonesSinceChangedIsRefused() async throws {
         let database = try await TestEnvironment.freshDatabase("zones_changed")
         try await TestEnvironment.withStore(url: database) { store in
