@@ -119,7 +119,7 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
                              artistRequestsPerSecond: configuration.artistRequestsPerSecond, webDirectory: configuration.webDirectory,
                              registry: registry, answerCache: answerCache, storedChanges: storedChanges)
     var services: [any Service] = [
-        store.client,
+        store,
         MaintenanceService(store: store, retention: configuration.retention, logger: logger),
         ingest,
     ]

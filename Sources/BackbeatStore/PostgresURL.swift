@@ -2,8 +2,8 @@ import Foundation
 import NIOSSL
 import PostgresNIO
 
-/// A parsed `postgres://user:pass@host:port/db?sslmode=disable|prefer|require`: the settings of the connection pool
-/// and of the connections a store opens apart from it (`Store.withDedicatedConnection`).
+/// A parsed `postgres://user:pass@host:port/db?sslmode=disable|prefer|require`: the settings of a store's two
+/// connection pools and of the connections it opens apart from them (`Store.withDedicatedConnection`).
 public struct PostgresURL: Sendable {
     /// A URL that cannot be used, with the reason.
     public struct Invalid: Error, CustomStringConvertible {
@@ -51,6 +51,16 @@ public struct PostgresURL: Sendable {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = 8
+        return configuration
+    }
+
+    /// The read pool's settings (`Store.readClient`): the pool's, with each connection planning a prepared
+    /// statement once, for any values (`plan_cache_mode=force_generic_plan`). PostgreSQL's own choice keeps planning
+    /// the query path's statements for each run: a plan for every month's partition costs more on paper than one for
+    /// the months asked, though the generic plan skips the others when it runs ("Subplans Removed").
+    public var readClientConfiguration: PostgresClient.Configuration {
+        var configuration = clientConfiguration
+        configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
         return configuration
     }
 

@@ -15,7 +15,7 @@ extension Store {
     /// outside a transaction are never answered.
     public func withReadSnapshot<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         if Self.snapshotConnection != nil { return try await body() }
-        return try await client.withConnection { connection in
+        return try await readClient.withConnection { connection in
             queryStatements.add(2)
             let begun: EventLoopFuture<PostgresQueryResult> = connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
@@ -28,19 +28,35 @@ extension Store {
                 }
                 return result
             } catch {
-                _ = try? await begun.get()
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
         }
     }
 
-    /// Runs a read on the current snapshot's connection, or on the pool.
-    func read(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+    /// Runs a read on the current snapshot's connection, or on the read pool: prepared by its text
+    /// (`PreparedReads`), or unnamed once every number is taken.
+    func read(_ query: PostgresQuery) async throws -> ReadRows {
         queryStatements.add()
-        if let connection = Self.snapshotConnection {
-            return try await connection.query(query, logger: logger)
+        let connection = Self.snapshotConnection
+        switch PreparedReads.shared.sending(query.sql) {
+        case .named(let statement):
+            if let connection {
+                return try await statement.run(query.binds, on: connection, logger: logger)
+            }
+            return try await statement.run(query.binds, on: readClient, logger: logger)
+        case .unnamed(let first):
+            if first {
+                logger.warning("the query path sends more statement texts than it keeps prepared: the others are planned each time they run",
+                               metadata: ["prepared": "\(PreparedReads.shared.capacity)"])
+            }
+            if let connection {
+                return try await connection.query(query, logger: logger).map { row throws in row }
+            }
+            return try await readClient.query(query, logger: logger).map { row throws in row }
         }
-        return try await client.query(query, logger: logger)
     }
+
+    /// The rows of a read, undecoded.
+    typealias ReadRows = AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>
 }

@@ -1,15 +1,20 @@
 import BackbeatCore
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
 /// Backbeat's PostgreSQL store: migrations, the exactly-once flush, stored offsets and aggregate reads.
 ///
 /// Every statement binds its values as parameters; the only identifiers spliced into SQL come from the fixed
 /// dataset/dimension/metric allow-lists of the core's query model.
-public struct Store: Sendable {
-    /// The connection pool; run it as a service (`client.run()`) for as long as the store is used.
+public struct Store: Sendable, Service {
+    /// The connection pool of everything but the query path; run the store as a service (`run()`) for as long as it
+    /// is used.
     public let client: PostgresClient
+    /// The query path's pool (`read`, `withReadSnapshot`): its connections keep the query path's statements prepared
+    /// (`PreparedReads`), so that a miss of the answer cache costs PostgreSQL no planning.
+    let readClient: PostgresClient
     /// Where the store connects, for the connections it opens apart from the pool.
     private let url: PostgresURL
     let logger: Logger
@@ -22,8 +27,17 @@ public struct Store: Sendable {
 
     public init(url: PostgresURL, logger: Logger) {
         self.client = PostgresClient(configuration: url.clientConfiguration, backgroundLogger: logger)
+        self.readClient = PostgresClient(configuration: url.readClientConfiguration, backgroundLogger: logger)
         self.url = url
         self.logger = logger
+    }
+
+    /// Runs the store's two pools until the task is cancelled or a graceful shutdown is asked.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await client.run() }
+            group.addTask { await readClient.run() }
+        }
     }
 
     /// Runs `body` on a connection of its own, outside the pool, closed when `body` returns or throws: for work that

@@ -85,7 +85,7 @@ func parseDuration(_ text: String) -> Duration? {
 func withStore<T: Sendable>(url: String, logger: Logger, _ body: @Sendable (Store) async throws -> T) async throws -> T {
     let store = Store(url: try PostgresURL(url), logger: logger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { await store.client.run() }
+        group.addTask { await store.run() }
         defer { group.cancelAll() }
         // Give run() a moment to start, so the pool does not warn that it was used before running.
         try await Task.sleep(for: .milliseconds(20))

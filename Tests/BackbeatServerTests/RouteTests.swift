@@ -185,7 +185,7 @@ import Testing
     static func withStore(url: String, _ body: @Sendable (Store) async throws -> Void) async throws {
         let store = Store(url: try PostgresURL(url), logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await store.client.run() }
+            group.addTask { await store.run() }
             defer { group.cancelAll() }
             try await body(store)
         }

@@ -52,7 +52,7 @@ enum TestEnvironment {
     static func withStore<T: Sendable>(url: String, _ body: @Sendable (Store) async throws -> T) async throws -> T {
         let store = Store(url: try PostgresURL(url), logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await store.client.run() }
+            group.addTask { await store.run() }
             defer { group.cancelAll() }
             return try await body(store)
         }
