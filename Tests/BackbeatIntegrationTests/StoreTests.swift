@@ -5,7 +5,8 @@ import BackbeatTestSupport
 import PostgresNIO
 import Testing
 
-/// The flush transaction against a real PostgreSQL: offsets move only from the expected value, atomically with data.
+/// The store against a real PostgreSQL: the flush transaction (offsets move only from the expected value, atomically
+/// with data, in the zones they were counted in), the migrations and the read snapshot.
 @Suite(.serialized) struct StoreTests {
     let partition = TopicPartition(topic: "social", partition: 0)
 
