@@ -101,10 +101,8 @@ final class AnswerCache: Sendable {
     private func madeElsewhere(_ making: MakingKey) async -> AnswerBody? {
         await withCheckedContinuation { (waiter: CheckedContinuation<AnswerBody?, Never>) in
             let ready = state.withLock { state -> AnswerBody?? in
-                if state.making[making] != nil {
-                    state.making[making]!.append(waiter)
-                    return .none
-                }
+                // Still being made: wait with the others (the append happens only when it is).
+                if state.making[making]?.append(waiter) != nil { return .none }
                 // Made meanwhile: kept, or failed or retired (nil: make it here).
                 if let entry = state.entries[making.key], entry.validity == making.validity { return .some(entry.body) }
                 return .some(nil)
