@@ -25,8 +25,7 @@ final class PreparedReads: Sendable {
     private struct Numbered {
         var numbers: [String: Int] = [:]
         var texts: [String] = []
-        var types: [any StatementNumber.Type] = []
-        var turnedAway = 0
+        var turnedAwayOne = false
     }
 
     init(capacity: Int) {
@@ -44,16 +43,14 @@ final class PreparedReads: Sendable {
     /// How `sql` is sent: by its number (given it if it is new), or unnamed once `capacity` texts have numbers.
     func sending(_ sql: String) -> Sending {
         state.withLock { state in
-            if let number = state.numbers[sql] { return .named(state.types[number]) }
+            if let number = state.numbers[sql] { return .named(Self.type(of: number)) }
             guard state.texts.count < capacity else {
-                state.turnedAway += 1
-                return .unnamed(first: state.turnedAway == 1)
+                defer { state.turnedAwayOne = true }
+                return .unnamed(first: !state.turnedAwayOne)
             }
-            let number = state.texts.count
-            state.numbers[sql] = number
+            state.numbers[sql] = state.texts.count
             state.texts.append(sql)
-            state.types.append(Self.type(of: number))
-            return .named(state.types[number])
+            return .named(Self.type(of: state.texts.count - 1))
         }
     }
 
@@ -84,14 +81,12 @@ extension StatementNumber {
         digit == 0 ? DigitZero<Self>.self : DigitOne<Self>.self
     }
 
-    /// Runs the text numbered `value` with `binds` on `connection`, preparing it there first if it is new there.
-    static func run(_ binds: PostgresBindings, on connection: PostgresConnection, logger: Logger) async throws -> Store.ReadRows {
-        try await connection.execute(ReadStatement<Self>(bindings: binds), logger: logger)
-    }
-
-    /// Runs the text numbered `value` with `binds` on a connection of `pool`.
-    static func run(_ binds: PostgresBindings, on pool: PostgresClient, logger: Logger) async throws -> Store.ReadRows {
-        try await pool.execute(ReadStatement<Self>(bindings: binds), logger: logger)
+    /// Runs the text numbered `value` with `binds` on `connection`, else on a connection of `pool`, preparing it
+    /// there first if it is new there.
+    static func run(_ binds: PostgresBindings, on connection: PostgresConnection?, else pool: PostgresClient, logger: Logger) async throws -> Store.ReadRows {
+        let statement = ReadStatement<Self>(bindings: binds)
+        if let connection { return try await connection.execute(statement, logger: logger) }
+        return try await pool.execute(statement, logger: logger)
     }
 }
 

@@ -41,10 +41,7 @@ extension Store {
         let connection = Self.snapshotConnection
         switch PreparedReads.shared.sending(query.sql) {
         case .named(let statement):
-            if let connection {
-                return try await statement.run(query.binds, on: connection, logger: logger)
-            }
-            return try await statement.run(query.binds, on: readClient, logger: logger)
+            return try await statement.run(query.binds, on: connection, else: readClient, logger: logger)
         case .unnamed(let first):
             if first {
                 logger.warning("the query path sends more statement texts than it keeps prepared: the others are planned each time they run",
