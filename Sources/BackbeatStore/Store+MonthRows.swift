@@ -55,13 +55,21 @@ extension Store {
     func readingMonthRows<Result>(
         of days: Range<Int64>?, _ read: (Range<Int64>?) async throws -> (result: Result, rolledTo: Int64??)
     ) async throws -> Result {
+        try await readingMonthRows(of: [days]) { try await read($0[0]) }
+    }
+
+    /// `readingMonthRows(of:_:)` for several reads in one statement: `read` is handed the whole months of each of
+    /// `days`, in their order, and run again when any of them goes past the rolls its statement saw.
+    func readingMonthRows<Result>(
+        of days: [Range<Int64>?], _ read: ([Range<Int64>?]) async throws -> (result: Result, rolledTo: Int64??)
+    ) async throws -> Result {
         var rolledTo = knownMonthRolls.rolledTo
         while true {
-            let months = days.flatMap { MonthDays.whole(from: $0.lowerBound, to: $0.upperBound, rolledTo: rolledTo) }
+            let months = days.map { $0.flatMap { MonthDays.whole(from: $0.lowerBound, to: $0.upperBound, rolledTo: rolledTo) } }
             let (result, seen) = try await read(months)
             guard let seen else { return result }
             knownMonthRolls.saw(seen)
-            guard let months, months.upperBound > seen ?? .min else { return result }
+            guard months.contains(where: { $0.map { $0.upperBound > seen ?? .min } ?? false }) else { return result }
             rolledTo = seen
         }
     }

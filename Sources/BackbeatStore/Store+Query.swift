@@ -9,14 +9,84 @@ extension Store {
     /// - Throws: `QueryError` `dropped_by_retention` when the interval starts before the first day retention kept
     ///   of that cube (`Store.applyRetention`).
     public func rows(for query: Query) async throws -> [QueryRow] {
-        var answer = BlockAnswer(query)
-        let cube = answer.cube
-        guard query.interval.from < query.interval.to else {
-            try requireKept(cube, from: query.interval.from, keptFrom: try await keptFrom(cube.table))
-            return []
+        try await rows(for: [query])[0]
+    }
+
+    /// The rows of each of `queries`, in their order, as `rows(for:)` of each would answer them: the blocks of them
+    /// all, the first days retention kept of their cubes and the months rolled come in one statement; each full
+    /// dimension by day adds a statement of its own for the daily rows retention rolled its hourly detail into.
+    /// - Throws: `QueryError` `dropped_by_retention` for the first query whose interval starts before the first day
+    ///   retention kept of its cube.
+    public func rows(for queries: [Query]) async throws -> [[QueryRow]] {
+        var answers = queries.map(BlockAnswer.init)
+        // Whole months of a month-rolled cube, asked by month or in all, are read from its month rows.
+        let wholeMonthDays = answers.map { answer -> Range<Int64>? in
+            let query = answer.query
+            guard query.interval.from < query.interval.to, AggregateTable(answer.stored).months != nil, [.month, .all].contains(query.granularity) else {
+                return nil
+            }
+            let firstWholeDay = -(-query.interval.from.seconds).floorDiv(86_400)
+            return firstWholeDay..<max(firstWholeDay, query.interval.to.seconds.floorDiv(86_400))
         }
-        // The blocks of a day cube are its own; the full dimensions by day read the full table's.
-        let stored = answer.stored
+        let keptFrom = try await readingMonthRows(of: wholeMonthDays) { months in
+            answers = queries.map(BlockAnswer.init)
+            var binds = PostgresBindings()
+            func bound(_ value: Int64) -> String {
+                binds.append(value)
+                return "date '1970-01-01' + $\(binds.count)::integer"
+            }
+            // The blocks of a day cube are its own; the full dimensions by day read the full table's. Each row says
+            // whose query it answers.
+            var selects: [String] = []
+            for (index, answer) in answers.enumerated() where answer.query.interval.from < answer.query.interval.to {
+                let query = answer.query, tables = AggregateTable(answer.stored)
+                let days = "day >= \(bound(query.interval.from.seconds.floorDiv(86_400))) AND day <= \(bound((query.interval.to.seconds - 1).floorDiv(86_400)))"
+                var artistCondition = ""
+                if let artists = query.filters[.artistID] {
+                    binds.append(artists)
+                    artistCondition = " AND artist_id = ANY($\(binds.count)::text[])"
+                }
+                let block = "SELECT \(index), artist_id, (day - date '1970-01-01')::bigint, block FROM "
+                if let monthDays = months[index], let monthTable = tables.months {
+                    let lower = bound(monthDays.lowerBound), upper = bound(monthDays.upperBound)
+                    selects.append(block + "\(tables.days) WHERE \(days)\(artistCondition) AND (day < \(lower) OR day >= \(upper))")
+                    selects.append(block + "\(monthTable) WHERE day >= \(lower) AND day < \(upper)\(artistCondition)")
+                } else {
+                    selects.append(block + "\(tables.days) WHERE \(days)\(artistCondition)")
+                }
+            }
+            // The first day retention kept of each cube, and the months rolled, come in the same statement.
+            binds.append(Array(Set(answers.map(\.cube.table))).sorted())
+            selects.append("SELECT -1, table_name, (kept_from - date '1970-01-01')::bigint, NULL::bytea FROM retention_horizons WHERE table_name = ANY($\(binds.count)::text[])")
+            selects.append("SELECT -2, NULL, (rolled_to - date '1970-01-01')::bigint, NULL FROM month_rolls")
+            var keptFrom: [String: Int64] = [:]
+            var rolledTo: Int64??
+            for try await (index, name, day, block) in try await read(PostgresQuery(unsafeSQL: selects.joined(separator: "\nUNION ALL "), binds: binds))
+                .decode((Int32, String?, Int64?, ByteBuffer?).self) {
+                switch index {
+                case -1: if let name, let day { keptFrom[name] = day }
+                case -2: rolledTo = .some(day)
+                default:
+                    guard answers.indices.contains(Int(index)), let name, let day, let block else { continue }
+                    blocksSummed.add()
+                    answers[Int(index)].add(artist: name, day: day, try CubeBlock.decode(Array(block.readableBytesView), of: answers[Int(index)].stored))
+                }
+            }
+            return (keptFrom, rolledTo)
+        }
+        for answer in answers {
+            try requireKept(answer.cube, from: answer.query.interval.from, keptFrom: keptFrom[answer.cube.table])
+        }
+        for index in answers.indices where answers[index].cube.isDailyDetail && answers[index].query.interval.from < answers[index].query.interval.to {
+            try await addRolledDetail(to: &answers[index])
+        }
+        return answers.map(\.rows)
+    }
+
+    /// Adds to `answer` (of a full dimension by day) the daily rows retention rolled the hourly detail of its
+    /// interval's days into.
+    private func addRolledDetail(to answer: inout BlockAnswer) async throws {
+        let query = answer.query
         var binds = PostgresBindings()
         binds.append(query.interval.from.seconds.floorDiv(86_400))
         binds.append((query.interval.to.seconds - 1).floorDiv(86_400))
@@ -25,67 +95,24 @@ extension Store {
             binds.append(artists)
             artistCondition = " AND artist_id = ANY($3::text[])"
         }
-        let days = "day >= date '1970-01-01' + $1::integer AND day <= date '1970-01-01' + $2::integer"
-        // Whole months of a month-rolled cube, asked by month or in all, are read from its month rows.
-        let monthTable = AggregateTable(stored).months
-        let firstWholeDay = -(-query.interval.from.seconds).floorDiv(86_400)
-        let wholeMonthDays = monthTable != nil && [.month, .all].contains(query.granularity)
-            ? firstWholeDay..<max(firstWholeDay, query.interval.to.seconds.floorDiv(86_400)) : nil
-        let keptFrom = try await readingMonthRows(of: wholeMonthDays) { months in
-            answer = BlockAnswer(query)
-            var statement = binds
-            var sql = "SELECT 0, artist_id, (day - date '1970-01-01')::bigint, block FROM \(AggregateTable(stored).days) WHERE \(days)\(artistCondition)"
-            if let months, let monthTable {
-                statement.append(months.lowerBound)
-                statement.append(months.upperBound)
-                let lower = "date '1970-01-01' + $\(statement.count - 1)::integer", upper = "date '1970-01-01' + $\(statement.count)::integer"
-                sql += " AND (day < \(lower) OR day >= \(upper))"
-                sql += "\nUNION ALL SELECT 0, artist_id, (day - date '1970-01-01')::bigint, block FROM \(monthTable) WHERE day >= \(lower) AND day < \(upper)\(artistCondition)"
-            }
-            // The first day retention kept of the cube, and the months rolled, come in the same statement.
-            statement.append(cube.table)
-            sql += """
-
-                UNION ALL SELECT 1, NULL, (kept_from - date '1970-01-01')::bigint, NULL FROM retention_horizons WHERE table_name = $\(statement.count)
-                UNION ALL SELECT 2, NULL, (rolled_to - date '1970-01-01')::bigint, NULL FROM month_rolls
-                """
-            var keptFrom: Int64?
-            var rolledTo: Int64??
-            for try await (kind, artist, day, block) in try await read(PostgresQuery(unsafeSQL: sql, binds: statement))
-                .decode((Int32, String?, Int64?, ByteBuffer?).self) {
-                switch kind {
-                case 1: keptFrom = day
-                case 2: rolledTo = .some(day)
-                default:
-                    guard let artist, let day, let block else { continue }
-                    blocksSummed.add()
-                    answer.add(artist: artist, day: day, try CubeBlock.decode(Array(block.readableBytesView), of: stored))
-                }
-            }
-            return (keptFrom, rolledTo)
+        let dimensions = answer.cube.dimensions.map(Self.column)
+        let rolled = try await read(PostgresQuery(unsafeSQL: """
+            SELECT artist_id, (day - date '1970-01-01')::bigint, \((dimensions + query.dataset.metrics.map(Self.stored)).joined(separator: ", "))
+            FROM \(answer.stored.rolledTable) WHERE day >= date '1970-01-01' + $1::integer AND day <= date '1970-01-01' + $2::integer\(artistCondition)
+            """, binds: binds))
+        for try await row in rolled {
+            let cells = row.makeRandomAccess()
+            let metrics = try query.dataset.metrics.enumerated().map { try Self.decode($1, cells[2 + dimensions.count + $0]) }
+            let sums = CubeRowSums(metrics, of: query.dataset)
+            answer.add(artist: try cells[0].decode(String.self), day: try cells[1].decode(Int64.self), secondOfDay: nil,
+                       values: try dimensions.indices.map { try cells[2 + $0].decode(String.self) }, sums: sums)
         }
-        try requireKept(cube, from: query.interval.from, keptFrom: keptFrom)
-        if cube.isDailyDetail {
-            let dimensions = cube.dimensions.map(Self.column)
-            let rolled = try await read(PostgresQuery(unsafeSQL: """
-                SELECT artist_id, (day - date '1970-01-01')::bigint, \((dimensions + query.dataset.metrics.map(Self.stored)).joined(separator: ", "))
-                FROM \(stored.rolledTable) WHERE \(days)\(artistCondition)
-                """, binds: binds))
-            for try await row in rolled {
-                let cells = row.makeRandomAccess()
-                let metrics = try query.dataset.metrics.enumerated().map { try Self.decode($1, cells[2 + dimensions.count + $0]) }
-                let sums = CubeRowSums(metrics, of: query.dataset)
-                answer.add(artist: try cells[0].decode(String.self), day: try cells[1].decode(Int64.self), secondOfDay: nil,
-                           values: try dimensions.indices.map { try cells[2 + $0].decode(String.self) }, sums: sums)
-            }
-        }
-        return answer.rows
     }
 
-    /// The statements `rows(for:)` sends answering `query`: one, and a second when the full dimensions by day read the
-    /// daily rows retention rolled the hourly detail into.
-    public static func statements(answering query: Query) -> Int {
-        BlockAnswer(query).cube.isDailyDetail ? 2 : 1
+    /// The statements `rows(for:)` sends answering `queries`: one, and one more for each full dimension by day over
+    /// some days (it reads the daily rows retention rolled the hourly detail into).
+    public static func statements(answering queries: [Query]) -> Int {
+        1 + queries.filter { $0.interval.from < $0.interval.to && BlockAnswer($0).cube.isDailyDetail }.count
     }
 
     /// Refuses a query on `cube` from before `keptFrom`, the first day retention kept of it, saying what to ask

@@ -50,10 +50,15 @@ import Testing
     static func answers(_ store: Store) async throws -> [String] {
         var answers: [String] = []
         for artist in artists {
-            for question in try questions(artist) {
+            let questions = try questions(artist)
+            var alone: [[String]] = []
+            for question in questions {
                 let rows = try await store.rows(for: question).map { "\($0)" }.sorted()
+                alone.append(rows)
                 answers.append("\(artist) \(question.dataset) \(question.interval) \(question.groupBy): \(rows.joined(separator: "; "))")
             }
+            // All of them asked at once, in one statement, answer each as asked alone.
+            #expect(try await store.rows(for: questions).map { $0.map { "\($0)" }.sorted() } == alone)
             for (from, to) in [(months[0], months[4]), (months[0] + 9, months[3] + 12)] {
                 for granularity in [Granularity.month, .all] {
                     let sketches = try await store.listenerSketches(ListenerScope(artistID: artist, days: from..<to), granularity: granularity)
@@ -117,6 +122,14 @@ import Testing
                 }
                 #expect(try await RetentionTests.count(store, "SELECT count(*) FROM streams_by_artist_hour_months WHERE day < '\(Self.date(Self.months[1]))'") == 0)
                 #expect(try await RetentionTests.count(store, "SELECT count(*) FROM streams_by_artist_hour_months") == 15)
+                // Asked at once, a question from before what retention kept is refused as it is alone.
+                let kept = try Self.query("social", Self.months[1], Self.months[4], "all", [], artist: Self.artists[0])
+                let dropped = try Self.query("streams", Self.months[0], Self.months[4], "month", [], artist: Self.artists[0])
+                _ = try await store.rows(for: [kept])
+                for questions in [[dropped], [kept, dropped]] {
+                    let refusal = await #expect(throws: QueryError.self) { _ = try await store.rows(for: questions) }
+                    #expect(refusal?.code == .droppedByRetention)
+                }
             }
         }
     }

@@ -99,16 +99,9 @@ extension ArtistRoutes {
         let countsUnavailable = artist.countsUnavailable(lists[0])
         let (scope, visitorsUnavailable) = visitorKeys == nil ? (nil, nil) : artist.listenerScope(whole)
         return try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: lists[0].interval, plan: try await queries.plan(context, for: lists[0])
+            key: request.answerKey, over: lists[0].interval, plan: try await queries.plan(context, for: lists[0]), oneStatement: scope == nil
         ) { reads in
-            let rows = try await withThrowingTaskGroup(of: (Int, [QueryRow]).self) { group in
-                for (index, list) in lists.enumerated() {
-                    group.addTask { (index, Self.ranked(try await answer(list, reads, regrouping), limit)) }
-                }
-                var rows = [[QueryRow]](repeating: [], count: lists.count)
-                for try await (index, ranked) in group { rows[index] = ranked }
-                return rows
-            }
+            let rows = try await answers(lists, reads, regrouping).map { Self.ranked($0, limit) }
             var visitors: [String: Double]?
             if let scope, let visitorKeys {
                 visitors = try await reads.keyedCounts(.visitors, artistID: scope.artistID, keys: visitorKeys(rows), days: scope.days)

@@ -112,14 +112,14 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         // Ages and genders are both sums of the demographics cube: read once, grouped by both, and totalled each way.
         let agesAndGenders = try sharesQuery(by: [.ageRange, .gender], artist)
         let regrouping = artist.regrouping
-        return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: ages.interval, plan: try await queries.plan(context, for: ages)) { reads in
-            async let bothRows = answer(agesAndGenders, reads, regrouping)
-            async let countryShares = streamShares(countries, reads, regrouping)
-            let both = try await bothRows
+        return try EncodedAnswer.response(to: request, try await queries.answer(
+            key: request.answerKey, over: ages.interval, plan: try await queries.plan(context, for: ages), oneStatement: true
+        ) { reads in
+            let rows = try await answers([agesAndGenders, countries], reads, regrouping)
             return EncodedAnswer.written(DemographicsResponse(
-                age_ranges: Self.shares(try Self.totals(of: both, in: agesAndGenders, as: ages), by: .ageRange),
-                genders: Self.shares(try Self.totals(of: both, in: agesAndGenders, as: genders), by: .gender),
-                countries: try await countryShares, counts_unavailable: artist.countsUnavailable(ages)))
+                age_ranges: Self.shares(try Self.totals(of: rows[0], in: agesAndGenders, as: ages), by: .ageRange),
+                genders: Self.shares(try Self.totals(of: rows[0], in: agesAndGenders, as: genders), by: .gender),
+                countries: Self.shares(rows[1], by: .country), counts_unavailable: artist.countsUnavailable(ages)))
         })
     }
 
@@ -390,6 +390,15 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         do {
             return try builder.build()
         } catch {
+            throw APIError(error)
+        }
+    }
+
+    /// The answers to `queries`, in their order, in another zone's periods with `regrouping` (`QueryService.Reads.answers`).
+    func answers(_ queries: [Query], _ reads: QueryService.Reads, _ regrouping: ZoneRegrouping? = nil) async throws -> [[QueryRow]] {
+        do {
+            return try await reads.answers(queries, regrouped: regrouping)
+        } catch let error as QueryError {
             throw APIError(error)
         }
     }

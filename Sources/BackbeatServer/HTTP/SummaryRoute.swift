@@ -48,24 +48,27 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         let lastDay = CivilDate(daysSinceEpoch: asOfDay - 1)
         let monthStart = CivilDate(year: lastDay.year, month: lastDay.month, day: 1).daysSinceEpoch
 
-        // Four independent reads, run at once, from one snapshot; the streams of both windows are one read by day.
+        // Two reads at once, from one snapshot: the unique listeners, and the rows of three queries (the streams of
+        // both windows by day, the month's revenue, the follows), whose blocks PostgreSQL sends in one statement.
         let read = QueryInterval(from: Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400), to: Timestamp(seconds: asOfDay * 86_400))
         // Days a change of the artist's zone could not count again (`RecountNotice`).
         let gaps = queries.zones.gaps(of: artistID), zone = queries.zones[artistID].name
         let listenersUnavailable = RecountNotice.listeners(gaps, days: asOfDay - window..<asOfDay, zone: zone)
         let countsUnavailable = RecountNotice.counts(gaps, days: read.days, zone: zone)
         return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID)) { reads in
-            async let dailyRows = rows(.streams, artistID, days: asOfDay - 2 * window..<asOfDay, granularity: .day, reads)
             async let listenerCounts = listenersUnavailable != nil
                 ? nil : reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
-            async let revenueRows = rows(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency], reads)
-            async let followRows = rows(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"], reads)
-            let daily = try await dailyRows
+            let rows = try await reads.answers([
+                Self.query(.streams, artistID, days: asOfDay - 2 * window..<asOfDay, granularity: .day),
+                Self.query(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency]),
+                Self.query(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"]),
+            ])
+            let daily = rows[0]
             let splitAt = Timestamp(seconds: (asOfDay - window) * 86_400)
             var summary = Self.summary(
                 artistID, asOfDay: asOfDay, current: Self.streams(daily.filter { $0.periodStart.map { $0 >= splitAt } ?? false }),
                 previous: Self.streams(daily.filter { $0.periodStart.map { $0 < splitAt } ?? false }),
-                listeners: try await listenerCounts, revenue: try await revenueRows, follows: try await followRows)
+                listeners: try await listenerCounts, revenue: rows[1], follows: rows[2])
             summary.listeners_unavailable = listenersUnavailable
             summary.counts_unavailable = countsUnavailable
             return EncodedAnswer.written(summary)
@@ -95,17 +98,17 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
             net_followers_28d: followCount("follow") - followCount("unfollow"))
     }
 
-    private func rows(
+    /// The query of `dataset`'s rows of `artistID` over `days` (never empty: each window ends on `as_of` and starts
+    /// before it).
+    private static func query(
         _ dataset: Dataset, _ artistID: String, days: Range<Int64>, granularity: Granularity = .all, groupBy: [BackbeatCore.Dimension] = [],
-        actions: [String]? = nil, _ reads: QueryService.Reads
-    ) async throws -> [QueryRow] {
-        guard days.lowerBound < days.upperBound else { return [] }
+        actions: [String]? = nil
+    ) -> Query {
         var filters: [BackbeatCore.Dimension: [String]] = [.artistID: [artistID]]
         if let actions { filters[.action] = actions }
-        let query = Query(
+        return Query(
             dataset: dataset,
             interval: QueryInterval(from: Timestamp(seconds: days.lowerBound * 86_400), to: Timestamp(seconds: days.upperBound * 86_400)),
             granularity: granularity, groupBy: groupBy, filters: filters)
-        return try await reads.answer(query)
     }
 }

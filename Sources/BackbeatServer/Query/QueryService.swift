@@ -209,6 +209,38 @@ public struct QueryService: Sendable {
             return try ResultShaper.shape(try await regroupedRows(query, regrouping), for: reading)
         }
 
+        /// The answers to `queries`, in their order (in another zone's periods with `regrouping`): without memory, the
+        /// blocks of them all are read in one statement (`Store.rows(for:)` of the list); with memory, each is split
+        /// between memory and PostgreSQL on its own, all at once.
+        public func answers(_ queries: [Query], regrouped regrouping: ZoneRegrouping? = nil) async throws -> [[QueryRow]] {
+            guard memory == nil else {
+                return try await withThrowingTaskGroup(of: (Int, [QueryRow]).self) { group in
+                    for (index, query) in queries.enumerated() {
+                        group.addTask {
+                            guard let regrouping else { return (index, try await answer(query)) }
+                            return (index, try await answer(query, regrouped: regrouping))
+                        }
+                    }
+                    var answers = [[QueryRow]](repeating: [], count: queries.count)
+                    for try await (index, rows) in group { answers[index] = rows }
+                    return answers
+                }
+            }
+            guard let regrouping else {
+                let rows = try await fromStore(Store.statements(answering: queries)) { try await store.rows(for: queries) }
+                return try zip(queries, rows).map { try ResultShaper.shape($1, for: $0) }
+            }
+            let slots = queries.map { Self.slots(of: $0, regrouping) }
+            let rows = try await Self.sayingSlots(regrouping) {
+                try await fromStore(Store.statements(answering: slots)) { try await store.rows(for: slots) }
+            }
+            return try zip(queries, rows).map { query, rows in
+                var reading = query
+                reading.interval = regrouping.reading
+                return try ResultShaper.shape(regrouping.regroup(rows), for: reading)
+            }
+        }
+
         /// The rows of each part, summed: a part with a regrouping read by its stored hours into that zone's periods,
         /// one without as it is (not shaped: `ResultShaper` shapes the sum).
         public func rows(of parts: [(query: Query, regrouping: ZoneRegrouping?)]) async throws -> [QueryRow] {
@@ -225,13 +257,24 @@ public struct QueryService: Sendable {
 
         /// `query`'s rows read by stored slot (hour or quarter hour) over `regrouping.stored` and summed into its periods.
         private func regroupedRows(_ query: Query, _ regrouping: ZoneRegrouping) async throws -> [QueryRow] {
+            let slots = Self.slots(of: query, regrouping)
+            return regrouping.regroup(try await Self.sayingSlots(regrouping) { try await rows(for: slots) })
+        }
+
+        /// `query` asked by stored slot (hour or quarter hour) over `regrouping.stored`, unordered and whole.
+        private static func slots(of query: Query, _ regrouping: ZoneRegrouping) -> Query {
             var slots = query
             slots.interval = regrouping.stored
             slots.granularity = regrouping.slotGranularity
             slots.orderBy = nil
             slots.limit = nil
+            return slots
+        }
+
+        /// `read`'s result, a refusal by retention saying that the read in another zone summed stored slots.
+        private static func sayingSlots<Value>(_ regrouping: ZoneRegrouping, _ read: () async throws -> Value) async throws -> Value {
             do {
-                return regrouping.regroup(try await rows(for: slots))
+                return try await read()
             } catch let error as QueryError where error.code == .droppedByRetention {
                 let kept = regrouping.slotSeconds == 900 ? "quarter hours (kept for --detail-days)" : "hours"
                 throw QueryError(error.code, "a read in another zone (tz) sums the artist's stored \(kept): \(error.message)")
@@ -311,7 +354,7 @@ public struct QueryService: Sendable {
         }
 
         private func rows(for query: Query) async throws -> [QueryRow] {
-            guard let memory, let layers else { return try await fromStore(Store.statements(answering: query)) { try await store.rows(for: query) } }
+            guard let memory, let layers else { return try await fromStore(Store.statements(answering: [query])) { try await store.rows(for: query) } }
             var parts: [[QueryRow]] = []
             var stored: Query? = query
             if memoryHoldsAll, CubeMemory.holds(Cube.plan(for: query)) {
@@ -330,7 +373,7 @@ public struct QueryService: Sendable {
                 }
             }
             if let stored {
-                parts.append(try await kept(.rows(stored), days: stored.interval.days, { try await fromStore(Store.statements(answering: stored)) { try await store.rows(for: stored) } }, as: StoredParts.Part.rows) {
+                parts.append(try await kept(.rows(stored), days: stored.interval.days, { try await fromStore(Store.statements(answering: [stored])) { try await store.rows(for: stored) } }, as: StoredParts.Part.rows) {
                     if case .rows(let rows) = $0 { rows } else { nil }
                 })
             }
