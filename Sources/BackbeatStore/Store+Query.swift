@@ -12,80 +12,17 @@ extension Store {
         try await rows(for: [query])[0]
     }
 
-    /// The rows of each of `queries`, in their order, as `rows(for:)` of each would answer them: the blocks of them
-    /// all, the first days retention kept of their cubes and the months rolled come in one statement; each full
-    /// dimension by day adds a statement of its own for the daily rows retention rolled its hourly detail into.
+    /// The rows of each of `queries`, in their order, as `rows(for:)` of each would answer them, in one statement
+    /// (`rowsAndSketches`), and one more for each full dimension by day over some days.
     /// - Throws: `QueryError` `dropped_by_retention` for the first query whose interval starts before the first day
     ///   retention kept of its cube.
     public func rows(for queries: [Query]) async throws -> [[QueryRow]] {
-        var answers = queries.map(BlockAnswer.init)
-        // Whole months of a month-rolled cube, asked by month or in all, are read from its month rows.
-        let wholeMonthDays = answers.map { answer -> Range<Int64>? in
-            let query = answer.query
-            guard query.interval.from < query.interval.to, AggregateTable(answer.stored).months != nil, [.month, .all].contains(query.granularity) else {
-                return nil
-            }
-            let firstWholeDay = -(-query.interval.from.seconds).floorDiv(86_400)
-            return firstWholeDay..<max(firstWholeDay, query.interval.to.seconds.floorDiv(86_400))
-        }
-        let keptFrom = try await readingMonthRows(of: wholeMonthDays) { months in
-            answers = queries.map(BlockAnswer.init)
-            var binds = PostgresBindings()
-            func bound(_ value: Int64) -> String {
-                binds.append(value)
-                return "date '1970-01-01' + $\(binds.count)::integer"
-            }
-            // The blocks of a day cube are its own; the full dimensions by day read the full table's. Each row says
-            // whose query it answers.
-            var selects: [String] = []
-            for (index, answer) in answers.enumerated() where answer.query.interval.from < answer.query.interval.to {
-                let query = answer.query, tables = AggregateTable(answer.stored)
-                let days = "day >= \(bound(query.interval.from.seconds.floorDiv(86_400))) AND day <= \(bound((query.interval.to.seconds - 1).floorDiv(86_400)))"
-                var artistCondition = ""
-                if let artists = query.filters[.artistID] {
-                    binds.append(artists)
-                    artistCondition = " AND artist_id = ANY($\(binds.count)::text[])"
-                }
-                let block = "SELECT \(index), artist_id, (day - date '1970-01-01')::bigint, block FROM "
-                if let monthDays = months[index], let monthTable = tables.months {
-                    let lower = bound(monthDays.lowerBound), upper = bound(monthDays.upperBound)
-                    selects.append(block + "\(tables.days) WHERE \(days)\(artistCondition) AND (day < \(lower) OR day >= \(upper))")
-                    selects.append(block + "\(monthTable) WHERE day >= \(lower) AND day < \(upper)\(artistCondition)")
-                } else {
-                    selects.append(block + "\(tables.days) WHERE \(days)\(artistCondition)")
-                }
-            }
-            // The first day retention kept of each cube, and the months rolled, come in the same statement.
-            binds.append(Array(Set(answers.map(\.cube.table))).sorted())
-            selects.append("SELECT -1, table_name, (kept_from - date '1970-01-01')::bigint, NULL::bytea FROM retention_horizons WHERE table_name = ANY($\(binds.count)::text[])")
-            selects.append("SELECT -2, NULL, (rolled_to - date '1970-01-01')::bigint, NULL FROM month_rolls")
-            var keptFrom: [String: Int64] = [:]
-            var rolledTo: Int64??
-            for try await (index, name, day, block) in try await read(PostgresQuery(unsafeSQL: selects.joined(separator: "\nUNION ALL "), binds: binds))
-                .decode((Int32, String?, Int64?, ByteBuffer?).self) {
-                switch index {
-                case -1: if let name, let day { keptFrom[name] = day }
-                case -2: rolledTo = .some(day)
-                default:
-                    guard answers.indices.contains(Int(index)), let name, let day, let block else { continue }
-                    blocksSummed.add()
-                    answers[Int(index)].add(artist: name, day: day, try CubeBlock.decode(Array(block.readableBytesView), of: answers[Int(index)].stored))
-                }
-            }
-            return (keptFrom, rolledTo)
-        }
-        for answer in answers {
-            try requireKept(answer.cube, from: answer.query.interval.from, keptFrom: keptFrom[answer.cube.table])
-        }
-        for index in answers.indices where answers[index].cube.isDailyDetail && answers[index].query.interval.from < answers[index].query.interval.to {
-            try await addRolledDetail(to: &answers[index])
-        }
-        return answers.map(\.rows)
+        try await rowsAndSketches(queries, []).rows
     }
 
     /// Adds to `answer` (of a full dimension by day) the daily rows retention rolled the hourly detail of its
     /// interval's days into.
-    private func addRolledDetail(to answer: inout BlockAnswer) async throws {
+    func addRolledDetail(to answer: inout BlockAnswer) async throws {
         let query = answer.query
         var binds = PostgresBindings()
         binds.append(query.interval.from.seconds.floorDiv(86_400))
@@ -109,15 +46,17 @@ extension Store {
         }
     }
 
-    /// The statements `rows(for:)` sends answering `queries`: one, and one more for each full dimension by day over
-    /// some days (it reads the daily rows retention rolled the hourly detail into).
-    public static func statements(answering queries: [Query]) -> Int {
-        1 + queries.filter { $0.interval.from < $0.interval.to && BlockAnswer($0).cube.isDailyDetail }.count
+    /// The statements `rowsAndSketches` (or `rows(for:)`) sends answering `queries` and `sketches`: one (none when
+    /// there is nothing to read), and one more for each full dimension by day over some days (it reads the daily rows
+    /// retention rolled the hourly detail into).
+    public static func statements(answering queries: [Query], sketches: [SketchRead] = []) -> Int {
+        if queries.isEmpty && sketches.allSatisfy(\.isEmpty) { return 0 }
+        return 1 + queries.filter { $0.interval.from < $0.interval.to && BlockAnswer($0).cube.isDailyDetail }.count
     }
 
     /// Refuses a query on `cube` from before `keptFrom`, the first day retention kept of it, saying what to ask
     /// instead.
-    private func requireKept(_ cube: Cube, from: Timestamp, keptFrom: Int64?) throws {
+    func requireKept(_ cube: Cube, from: Timestamp, keptFrom: Int64?) throws {
         guard let keptFrom, from < Timestamp(seconds: keptFrom * 86_400) else { return }
         let day = RFC3339.formatDate(CivilDate(daysSinceEpoch: keptFrom))
         if cube.isFull {

@@ -57,8 +57,17 @@ import Testing
                 alone.append(rows)
                 answers.append("\(artist) \(question.dataset) \(question.interval) \(question.groupBy): \(rows.joined(separator: "; "))")
             }
-            // All of them asked at once, in one statement, answer each as asked alone.
+            // All of them asked at once, in one statement, answer each as asked alone; so do they with sketches.
             #expect(try await store.rows(for: questions).map { $0.map { "\($0)" }.sorted() } == alone)
+            let scope = ListenerScope(artistID: artist, days: (months[0] + 9)..<(months[3] + 12))
+            let tracks = (1...20).map { artist + ":track-" + String(format: "%02d", $0) }
+            let together = try await store.rowsAndSketches(
+                questions, [.periods(scope, .month), .periods(scope, .all), .keyed(.listeners, artistID: artist, keys: tracks, days: scope.days)])
+            #expect(together.rows.map { $0.map { "\($0)" }.sorted() } == alone)
+            #expect(Store.periods(together.sketches[0]) == (try await store.listenerSketches(scope, granularity: .month)))
+            #expect(Store.periods(together.sketches[1]) == (try await store.listenerSketches(scope, granularity: .all)))
+            #expect(Store.keyed(together.sketches[2]) == (try await store.keyedSketches(.listeners, artistID: artist, keys: tracks, days: scope.days)))
+            #expect(Store.keyed(together.sketches[2]).count == 20)
             for (from, to) in [(months[0], months[4]), (months[0] + 9, months[3] + 12)] {
                 for granularity in [Granularity.month, .all] {
                     let sketches = try await store.listenerSketches(ListenerScope(artistID: artist, days: from..<to), granularity: granularity)

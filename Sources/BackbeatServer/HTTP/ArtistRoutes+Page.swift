@@ -16,13 +16,10 @@ extension ArtistRoutes {
         let countsUnavailable = artist.countsUnavailable(query)
         let regrouping = artist.regrouping
         return try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: scope == nil
+            key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
         ) { reads in
-            async let seriesRows = answer(query, reads, regrouping)
-            async let visitorCounts = listeners(scope, granularity: query.granularity, regrouping, reads)
-            let rows = try await seriesRows
+            let (rows, visitors) = try await answerAndListeners(query, scope, regrouping, reads)
             let totals = try Self.totals(of: rows, in: query, as: totalsQuery)
-            let visitors = try await visitorCounts
             var periods = periods
             var series: [PagePoint] = []
             var place: [Timestamp?: Int] = [:]

@@ -35,14 +35,15 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let query = try build(builder)
         let regrouping = artist.regrouping
         // The series and, when sketches can answer, the listeners per period (their union counts the total): read at
-        // once, from one snapshot.
+        // once (from PostgreSQL, in one statement).
         let (scope, unavailable) = artist.listenerScope(query)
         let countsUnavailable = artist.countsUnavailable(query)
         let periods = artist.periodTexts(query)
-        return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
-            async let seriesRows = answer(query, reads, regrouping)
-            async let listenerCounts = listeners(scope, granularity: query.granularity, regrouping, reads)
-            var answer = Self.streams(query, periods, try await seriesRows, try await listenerCounts)
+        return try EncodedAnswer.response(to: request, try await queries.answer(
+            key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
+        ) { reads in
+            let read = try await answerAndListeners(query, scope, regrouping, reads)
+            var answer = Self.streams(query, periods, read.rows, read.listeners)
             answer.listeners_unavailable = unavailable
             answer.counts_unavailable = countsUnavailable
             return EncodedAnswer.written(answer)
@@ -377,13 +378,20 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         return RFC3339.format(instant + Int64(zone.offset(atSecond: instant.seconds)))
     }
 
-    /// Listeners per period and in all for `scope`, or nil when there is no scope; in another zone's periods with
-    /// `regrouping`.
-    func listeners(
-        _ scope: ListenerScope?, granularity: Granularity, _ regrouping: ZoneRegrouping?, _ reads: QueryService.Reads
-    ) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double)? {
-        guard let scope else { return nil }
-        return try await reads.listenersPerPeriodAndInAll(scope, granularity: granularity, regroupedBy: regrouping?.periodOfStoredDay)
+    /// The answer to `query` and, with `scope`, the listeners (visitors) per period and in all, in another zone's
+    /// periods with `regrouping` (`QueryService.Reads.answers(_:regrouped:listeners:granularity:regroupedBy:)`:
+    /// without memory, one statement).
+    func answerAndListeners(
+        _ query: Query, _ scope: ListenerScope?, _ regrouping: ZoneRegrouping?, _ reads: QueryService.Reads
+    ) async throws -> (rows: [QueryRow], listeners: (perPeriod: [Timestamp?: Double], inAll: Double)?) {
+        guard let scope else { return (try await answer(query, reads, regrouping), nil) }
+        do {
+            let read = try await reads.answers(
+                [query], regrouped: regrouping, listeners: scope, granularity: query.granularity, regroupedBy: regrouping?.periodOfStoredDay)
+            return (read.rows[0], read.listeners)
+        } catch let error as QueryError {
+            throw APIError(error)
+        }
     }
 
     func build(_ builder: QueryBuilder) throws -> Query {

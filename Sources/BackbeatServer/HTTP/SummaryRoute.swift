@@ -48,27 +48,36 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         let lastDay = CivilDate(daysSinceEpoch: asOfDay - 1)
         let monthStart = CivilDate(year: lastDay.year, month: lastDay.month, day: 1).daysSinceEpoch
 
-        // Two reads at once, from one snapshot: the unique listeners, and the rows of three queries (the streams of
-        // both windows by day, the month's revenue, the follows), whose blocks PostgreSQL sends in one statement.
+        // The rows of three queries (the streams of both windows by day, the month's revenue, the follows) and the
+        // unique listeners, read at once (from PostgreSQL, in one statement).
         let read = QueryInterval(from: Timestamp(seconds: min(asOfDay - 2 * window, monthStart) * 86_400), to: Timestamp(seconds: asOfDay * 86_400))
         // Days a change of the artist's zone could not count again (`RecountNotice`).
         let gaps = queries.zones.gaps(of: artistID), zone = queries.zones[artistID].name
         let listenersUnavailable = RecountNotice.listeners(gaps, days: asOfDay - window..<asOfDay, zone: zone)
         let countsUnavailable = RecountNotice.counts(gaps, days: read.days, zone: zone)
-        return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID)) { reads in
-            async let listenerCounts = listenersUnavailable != nil
-                ? nil : reads.listeners(ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all)
-            let rows = try await reads.answers([
+        return try EncodedAnswer.response(to: request, try await queries.answer(
+            key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID), oneStatement: true
+        ) { reads in
+            let queries = [
                 Self.query(.streams, artistID, days: asOfDay - 2 * window..<asOfDay, granularity: .day),
                 Self.query(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency]),
                 Self.query(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"]),
-            ])
+            ]
+            let rows: [[QueryRow]], listeners: Double?
+            if listenersUnavailable == nil {
+                let both = try await reads.answers(
+                    queries, regrouped: nil, listeners: ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all,
+                    regroupedBy: nil)
+                (rows, listeners) = (both.rows, both.listeners.inAll)
+            } else {
+                (rows, listeners) = (try await reads.answers(queries), nil)
+            }
             let daily = rows[0]
             let splitAt = Timestamp(seconds: (asOfDay - window) * 86_400)
             var summary = Self.summary(
                 artistID, asOfDay: asOfDay, current: Self.streams(daily.filter { $0.periodStart.map { $0 >= splitAt } ?? false }),
                 previous: Self.streams(daily.filter { $0.periodStart.map { $0 < splitAt } ?? false }),
-                listeners: try await listenerCounts, revenue: rows[1], follows: rows[2])
+                listeners: listeners, revenue: rows[1], follows: rows[2])
             summary.listeners_unavailable = listenersUnavailable
             summary.counts_unavailable = countsUnavailable
             return EncodedAnswer.written(summary)
@@ -82,7 +91,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
 
     /// The summary of the reads.
     private static func summary(
-        _ artistID: String, asOfDay: Int64, current streams: Int64, previous previousStreams: Int64, listeners: [Timestamp?: Double]?,
+        _ artistID: String, asOfDay: Int64, current streams: Int64, previous previousStreams: Int64, listeners: Double?,
         revenue: [QueryRow], follows: [QueryRow]
     ) -> SummaryResponse {
         let followCount = { (action: String) in follows.first { $0.groupValues[0] == action }?.metrics[0].integer ?? 0 }
@@ -90,7 +99,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         return SummaryResponse(
             artist_id: artistID,
             as_of: RFC3339.formatDate(CivilDate(daysSinceEpoch: asOfDay)),
-            monthly_listeners: listeners.map { ListenerScope.count($0[nil] ?? 0) },
+            monthly_listeners: listeners.map(ListenerScope.count),
             streams_28d: streams,
             streams_prev_28d: previousStreams,
             growth_percent: previousStreams == 0 ? nil : ((Double(streams - previousStreams) / Double(previousStreams)) * 10_000).rounded() / 100,

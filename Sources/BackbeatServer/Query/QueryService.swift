@@ -210,35 +210,63 @@ public struct QueryService: Sendable {
         }
 
         /// The answers to `queries`, in their order (in another zone's periods with `regrouping`): without memory, the
-        /// blocks of them all are read in one statement (`Store.rows(for:)` of the list); with memory, each is split
-        /// between memory and PostgreSQL on its own, all at once.
+        /// blocks of them all are read in one statement (`Store.rowsAndSketches`); with memory, each is split between
+        /// memory and PostgreSQL on its own, all at once.
         public func answers(_ queries: [Query], regrouped regrouping: ZoneRegrouping? = nil) async throws -> [[QueryRow]] {
-            guard memory == nil else {
-                return try await withThrowingTaskGroup(of: (Int, [QueryRow]).self) { group in
-                    for (index, query) in queries.enumerated() {
-                        group.addTask {
-                            guard let regrouping else { return (index, try await answer(query)) }
-                            return (index, try await answer(query, regrouped: regrouping))
-                        }
+            guard memory == nil else { return try await eachAnswer(queries, regrouping) }
+            return try await together(queries, regrouping, []).rows
+        }
+
+        /// `answers(_:regrouped:)`, and the unique listeners (or visitors) of `scope` as `listenersPerPeriodAndInAll`
+        /// counts them: without memory, all in one statement.
+        public func answers(
+            _ queries: [Query], regrouped regrouping: ZoneRegrouping?, listeners scope: ListenerScope, granularity: Granularity,
+            regroupedBy periodOfStoredDay: [Int64: Timestamp]?
+        ) async throws -> (rows: [[QueryRow]], listeners: (perPeriod: [Timestamp?: Double], inAll: Double)) {
+            let sketchGranularity = periodOfStoredDay == nil ? granularity : .day
+            let rows: [[QueryRow]], sketches: [Timestamp?: HyperLogLog]
+            if memory == nil {
+                let read = try await together(queries, regrouping, [.periods(scope, sketchGranularity)])
+                (rows, sketches) = (read.rows, Store.periods(read.sketches[0]))
+            } else {
+                async let each = eachAnswer(queries, regrouping)
+                sketches = try await listenerSketches(scope, granularity: sketchGranularity)
+                rows = try await each
+            }
+            return (rows, Self.listeners(sketches, granularity: granularity, regroupedBy: periodOfStoredDay))
+        }
+
+        /// Each of `queries` answered on its own, all at once.
+        private func eachAnswer(_ queries: [Query], _ regrouping: ZoneRegrouping?) async throws -> [[QueryRow]] {
+            try await withThrowingTaskGroup(of: (Int, [QueryRow]).self) { group in
+                for (index, query) in queries.enumerated() {
+                    group.addTask {
+                        guard let regrouping else { return (index, try await answer(query)) }
+                        return (index, try await answer(query, regrouped: regrouping))
                     }
-                    var answers = [[QueryRow]](repeating: [], count: queries.count)
-                    for try await (index, rows) in group { answers[index] = rows }
-                    return answers
                 }
+                var answers = [[QueryRow]](repeating: [], count: queries.count)
+                for try await (index, rows) in group { answers[index] = rows }
+                return answers
             }
-            guard let regrouping else {
-                let rows = try await fromStore(Store.statements(answering: queries)) { try await store.rows(for: queries) }
-                return try zip(queries, rows).map { try ResultShaper.shape($1, for: $0) }
+        }
+
+        /// The answers to `queries` (in `regrouping`'s periods) and the unions of `sketches`, from PostgreSQL in one
+        /// statement (`Store.rowsAndSketches`).
+        private func together(
+            _ queries: [Query], _ regrouping: ZoneRegrouping?, _ sketches: [SketchRead]
+        ) async throws -> (rows: [[QueryRow]], sketches: [[String?: HyperLogLog]]) {
+            let reading = regrouping.map { regrouping in queries.map { Self.slots(of: $0, regrouping) } } ?? queries
+            let read = try await Self.sayingSlots(regrouping) {
+                try await fromStore(Store.statements(answering: reading, sketches: sketches)) { try await store.rowsAndSketches(reading, sketches) }
             }
-            let slots = queries.map { Self.slots(of: $0, regrouping) }
-            let rows = try await Self.sayingSlots(regrouping) {
-                try await fromStore(Store.statements(answering: slots)) { try await store.rows(for: slots) }
-            }
-            return try zip(queries, rows).map { query, rows in
+            let rows = try zip(queries, read.rows).map { query, rows in
+                guard let regrouping else { return try ResultShaper.shape(rows, for: query) }
                 var reading = query
                 reading.interval = regrouping.reading
                 return try ResultShaper.shape(regrouping.regroup(rows), for: reading)
             }
+            return (rows, read.sketches)
         }
 
         /// The rows of each part, summed: a part with a regrouping read by its stored hours into that zone's periods,
@@ -271,11 +299,12 @@ public struct QueryService: Sendable {
             return slots
         }
 
-        /// `read`'s result, a refusal by retention saying that the read in another zone summed stored slots.
-        private static func sayingSlots<Value>(_ regrouping: ZoneRegrouping, _ read: () async throws -> Value) async throws -> Value {
+        /// `read`'s result, with `regrouping` a refusal by retention saying that the read in another zone summed stored slots.
+        private static func sayingSlots<Value>(_ regrouping: ZoneRegrouping?, _ read: () async throws -> Value) async throws -> Value {
             do {
                 return try await read()
             } catch let error as QueryError where error.code == .droppedByRetention {
+                guard let regrouping else { throw error }
                 let kept = regrouping.slotSeconds == 900 ? "quarter hours (kept for --detail-days)" : "hours"
                 throw QueryError(error.code, "a read in another zone (tz) sums the artist's stored \(kept): \(error.message)")
             }
@@ -293,6 +322,14 @@ public struct QueryService: Sendable {
             _ scope: ListenerScope, granularity: Granularity, regroupedBy periodOfStoredDay: [Int64: Timestamp]? = nil
         ) async throws -> (perPeriod: [Timestamp?: Double], inAll: Double) {
             let sketches = try await listenerSketches(scope, granularity: periodOfStoredDay == nil ? granularity : .day)
+            return Self.listeners(sketches, granularity: granularity, regroupedBy: periodOfStoredDay)
+        }
+
+        /// Unique listeners per period and in all from the unions of `sketches` (per period of `granularity`, or with
+        /// `periodOfStoredDay` per stored day, each united into the period it places the day in).
+        private static func listeners(
+            _ sketches: [Timestamp?: HyperLogLog], granularity: Granularity, regroupedBy periodOfStoredDay: [Int64: Timestamp]?
+        ) -> (perPeriod: [Timestamp?: Double], inAll: Double) {
             var periods = periodOfStoredDay == nil ? sketches : [:]
             var all = HyperLogLog()
             for (period, sketch) in sketches {
