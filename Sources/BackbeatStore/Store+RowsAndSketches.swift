@@ -54,26 +54,17 @@ public enum SketchRead: Sendable, Hashable {
         case .keyed(_, let artist, let keyList, _):
             (artistID, keys, key) = (artist, keyList, "track_id")
         }
-        binds.append(artistID)
-        let artist = "$\(binds.count)"
-        var keyCondition = ""
-        if let keys {
-            binds.append(keys)
-            keyCondition = " AND t.track_id = ANY($\(binds.count)::text[])"
-        }
-        func day(_ value: Int64) -> String {
-            binds.append(value)
-            return "date '1970-01-01' + $\(binds.count)::integer"
-        }
+        let artist = binds.placeholder(artistID)
+        let keyCondition = keys.map { " AND t.track_id = ANY(\(binds.placeholder($0))::text[])" } ?? ""
         let source = { (table: String) in
             keys == nil
                 ? "SELECT day, NULL::text AS track_id, \(family.column) AS sketch FROM \(table) WHERE artist_id = \(artist)"
                 : "SELECT d.day, t.track_id, t.sketch FROM \(table) d, unnest(d.\(family.key), d.\(family.column)) AS t(track_id, sketch) WHERE d.artist_id = \(artist)\(keyCondition)"
         }
         let tables = keys == nil ? family.artists : family.keyed
-        var rows = source(tables.days) + " AND day >= \(day(days.lowerBound)) AND day < \(day(days.upperBound))"
+        var rows = source(tables.days) + " AND day >= \(binds.day(days.lowerBound)) AND day < \(binds.day(days.upperBound))"
         if let months, let monthTable = tables.months {
-            let lower = day(months.lowerBound), upper = day(months.upperBound)
+            let lower = binds.day(months.lowerBound), upper = binds.day(months.upperBound)
             rows += " AND (day < \(lower) OR day >= \(upper))\nUNION ALL " + source(monthTable) + " AND day >= \(lower) AND day < \(upper)"
         }
         return "SELECT \(tag), \(key), NULL::bigint, hll_send(hll_union_agg(sketch)) FROM (\(rows)) AS sketches GROUP BY 2"
@@ -103,23 +94,15 @@ extension Store {
         let (keptFrom, unions) = try await readingMonthRows(of: queryMonthDays + sketches.map(\.wholeMonthDays)) { months in
             answers = queries.map(BlockAnswer.init)
             var binds = PostgresBindings()
-            func day(_ value: Int64) -> String {
-                binds.append(value)
-                return "date '1970-01-01' + $\(binds.count)::integer"
-            }
             // The blocks of a day cube are its own; the full dimensions by day read the full table's.
             var selects: [String] = []
             for (index, answer) in answers.enumerated() where answer.query.interval.from < answer.query.interval.to {
                 let query = answer.query, tables = AggregateTable(answer.stored)
-                let days = "day >= \(day(query.interval.from.seconds.floorDiv(86_400))) AND day <= \(day((query.interval.to.seconds - 1).floorDiv(86_400)))"
-                var artistCondition = ""
-                if let artists = query.filters[.artistID] {
-                    binds.append(artists)
-                    artistCondition = " AND artist_id = ANY($\(binds.count)::text[])"
-                }
+                let days = "day >= \(binds.day(query.interval.from.seconds.floorDiv(86_400))) AND day <= \(binds.day((query.interval.to.seconds - 1).floorDiv(86_400)))"
+                let artistCondition = query.filters[.artistID].map { " AND artist_id = ANY(\(binds.placeholder($0))::text[])" } ?? ""
                 let block = "SELECT \(index), artist_id, (day - date '1970-01-01')::bigint, block FROM "
                 if let monthDays = months[index], let monthTable = tables.months {
-                    let lower = day(monthDays.lowerBound), upper = day(monthDays.upperBound)
+                    let lower = binds.day(monthDays.lowerBound), upper = binds.day(monthDays.upperBound)
                     selects.append(block + "\(tables.days) WHERE \(days)\(artistCondition) AND (day < \(lower) OR day >= \(upper))")
                     selects.append(block + "\(monthTable) WHERE day >= \(lower) AND day < \(upper)\(artistCondition)")
                 } else {
@@ -131,8 +114,8 @@ extension Store {
             }
             // The first day retention kept of each cube, and the months rolled, come in the same statement.
             if !queries.isEmpty {
-                binds.append(Array(Set(answers.map(\.cube.table))).sorted())
-                selects.append("SELECT \(Self.keptFromTag), table_name, (kept_from - date '1970-01-01')::bigint, NULL::bytea FROM retention_horizons WHERE table_name = ANY($\(binds.count)::text[])")
+                let tables = binds.placeholder(Array(Set(answers.map(\.cube.table))).sorted())
+                selects.append("SELECT \(Self.keptFromTag), table_name, (kept_from - date '1970-01-01')::bigint, NULL::bytea FROM retention_horizons WHERE table_name = ANY(\(tables)::text[])")
             }
             selects.append("SELECT \(Self.rolledToTag), NULL, (rolled_to - date '1970-01-01')::bigint, NULL FROM month_rolls")
             var keptFrom: [String: Int64] = [:]
@@ -176,5 +159,18 @@ extension Store {
     /// A sketch from an `hll` value's storage bytes (`hll_send`, or the value as PostgreSQL sends it in binary).
     static func sketch(_ stored: ByteBuffer) throws -> HyperLogLog {
         try HyperLogLog(serialized: Array(stored.readableBytesView))
+    }
+}
+
+extension PostgresBindings {
+    /// Appends `value` and returns the placeholder that names it in the statement's text (`$n`).
+    mutating func placeholder(_ value: some PostgresDynamicTypeEncodable) -> String {
+        append(value)
+        return "$\(count)"
+    }
+
+    /// Appends `day` (days since the epoch) and returns it as a date in the statement's text.
+    mutating func day(_ day: Int64) -> String {
+        "date '1970-01-01' + \(placeholder(day))::integer"
     }
 }

@@ -397,7 +397,7 @@ import Testing
             let query = try builder.build()
             let plan = try await queries.plan(for: query)
             let twoReads: @Sendable (QueryService.Reads) async throws -> ByteBuffer = { reads in
-                ByteBuffer(string: "\(try await reads.answer(query)) \(try await reads.listeners(try #require(ListenerScope(query)), granularity: .day).sorted { $0.key! < $1.key! })")
+                ByteBuffer(string: "\(try await reads.answer(query)) \(try await reads.listenersPerPeriodAndInAll(try #require(ListenerScope(query)), granularity: .day).perPeriod.sorted { $0.key! < $1.key! })")
             }
             let before = store.queryStatementCount
             let saidOnce = try await queries.answer(key: nil, over: query.interval, plan: plan, oneStatement: true, twoReads).plain

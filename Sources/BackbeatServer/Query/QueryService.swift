@@ -204,9 +204,16 @@ public struct QueryService: Sendable {
         /// The answer to `query` (on the artist's stored clock) in the periods of another zone: its stored hours read and
         /// summed into the periods `regrouping` places them in, then shaped on that zone's clock (`tz=`).
         public func answer(_ query: Query, regrouped regrouping: ZoneRegrouping) async throws -> [QueryRow] {
+            try Self.shape(try await regroupedRows(query, regrouping), of: query, in: regrouping)
+        }
+
+        /// `rows` shaped as the answer to `query`: on the artist's clock, or in `regrouping`'s periods (already
+        /// summed into them), on that zone's.
+        private static func shape(_ rows: [QueryRow], of query: Query, in regrouping: ZoneRegrouping?) throws -> [QueryRow] {
+            guard let regrouping else { return try ResultShaper.shape(rows, for: query) }
             var reading = query
             reading.interval = regrouping.reading
-            return try ResultShaper.shape(try await regroupedRows(query, regrouping), for: reading)
+            return try ResultShaper.shape(rows, for: reading)
         }
 
         /// The answers to `queries`, in their order (in another zone's periods with `regrouping`): without memory, the
@@ -261,10 +268,7 @@ public struct QueryService: Sendable {
                 try await fromStore(Store.statements(answering: reading, sketches: sketches)) { try await store.rowsAndSketches(reading, sketches) }
             }
             let rows = try zip(queries, read.rows).map { query, rows in
-                guard let regrouping else { return try ResultShaper.shape(rows, for: query) }
-                var reading = query
-                reading.interval = regrouping.reading
-                return try ResultShaper.shape(regrouping.regroup(rows), for: reading)
+                try Self.shape(regrouping.map { $0.regroup(rows) } ?? rows, of: query, in: regrouping)
             }
             return (rows, read.sketches)
         }
@@ -308,11 +312,6 @@ public struct QueryService: Sendable {
                 let kept = regrouping.slotSeconds == 900 ? "quarter hours (kept for --detail-days)" : "hours"
                 throw QueryError(error.code, "a read in another zone (tz) sums the artist's stored \(kept): \(error.message)")
             }
-        }
-
-        /// Unique listeners per period (nil key for `all`).
-        public func listeners(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: Double] {
-            try await listenerSketches(scope, granularity: granularity).mapValues(\.cardinality)
         }
 
         /// Unique listeners per period (nil key for `all`) and over them all, the union of the periods' sketches (no
