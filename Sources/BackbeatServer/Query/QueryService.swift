@@ -218,7 +218,7 @@ public struct QueryService: Sendable {
 
         /// The answers to `queries`, in their order (in another zone's periods with `regrouping`): without memory, the
         /// blocks of them all are read in one statement (`Store.rowsAndSketches`); with memory, each is split between
-        /// memory and PostgreSQL on its own, all at once.
+        /// memory and PostgreSQL on its own, one after another (`eachAnswer`).
         public func answers(_ queries: [Query], regrouped regrouping: ZoneRegrouping? = nil) async throws -> [[QueryRow]] {
             guard memory == nil else { return try await eachAnswer(queries, regrouping) }
             return try await together(queries, regrouping, []).rows
@@ -236,26 +236,31 @@ public struct QueryService: Sendable {
                 let read = try await together(queries, regrouping, [.periods(scope, sketchGranularity)])
                 (rows, sketches) = (read.rows, Store.periods(read.sketches[0]))
             } else {
-                async let each = eachAnswer(queries, regrouping)
+                rows = try await eachAnswer(queries, regrouping)
                 sketches = try await listenerSketches(scope, granularity: sketchGranularity)
-                rows = try await each
             }
             return (rows, Self.listeners(sketches, granularity: granularity, regroupedBy: periodOfStoredDay))
         }
 
-        /// Each of `queries` answered on its own, all at once.
+        /// Each of `queries` answered on its own, one after another, on this task. Nothing would be gained by child
+        /// tasks: memory's reads are work on this thread, and what is read from PostgreSQL is kept
+        /// (`StoredParts`) or read inside a snapshot, whose statements take its one connection in turn. A child task
+        /// would only queue the answer behind every other request's work on the cooperative pool, once to start and
+        /// once to resume (docs/performance.md, "A miss made on its own task").
         private func eachAnswer(_ queries: [Query], _ regrouping: ZoneRegrouping?) async throws -> [[QueryRow]] {
-            try await withThrowingTaskGroup(of: (Int, [QueryRow]).self) { group in
-                for (index, query) in queries.enumerated() {
-                    group.addTask {
-                        guard let regrouping else { return (index, try await answer(query)) }
-                        return (index, try await answer(query, regrouped: regrouping))
-                    }
-                }
-                var answers = [[QueryRow]](repeating: [], count: queries.count)
-                for try await (index, rows) in group { answers[index] = rows }
-                return answers
-            }
+            var answers: [[QueryRow]] = []
+            answers.reserveCapacity(queries.count)
+            for query in queries { answers.append(try await answer(query, regrouping)) }
+            return answers
+        }
+
+        /// `query`'s answer, in `regrouping`'s periods if any. Not inlined: inlined into `eachAnswer`'s loop, the
+        /// release build of Swift 6.3.1 crashes splitting the coroutine (docs/performance.md, "The Swift 6.3.1
+        /// optimizer crash").
+        @inline(never)
+        private func answer(_ query: Query, _ regrouping: ZoneRegrouping?) async throws -> [QueryRow] {
+            guard let regrouping else { return try await answer(query) }
+            return try await answer(query, regrouped: regrouping)
         }
 
         /// The answers to `queries` (in `regrouping`'s periods) and the unions of `sketches`, from PostgreSQL in one
