@@ -133,14 +133,19 @@ public struct HyperLogLog: Equatable, Sendable {
             return Double(hashes.count)
         case .registers(let registers):
             let m = Double(Self.registerCount)
-            var sum = 0.0
+            // The sum of 2^-register, as integers counted in 2^-31ths: every term is a whole number of them and
+            // 16,384 terms of at most 2^31 fit in 45 bits, so the integer sum (one the compiler vectorizes) is
+            // exact, and so equals postgresql-hll's sum of doubles term by term (each of its partial sums fits in
+            // a double's 53 bits: it rounds nothing either).
+            var scaled: UInt64 = 0
             var zeros = 0
             registers.withUnsafeBufferPointer { registers in
                 for value in registers {
-                    sum += Self.inversePowersOfTwo[Int(value & 31)]
-                    if value == 0 { zeros += 1 }
+                    scaled &+= UInt64(1) &<< (31 &- UInt64(value & 31))
+                    zeros &+= Int((value &- 1) >> 7)  // 1 for a register of 0 (it wraps to 255), else 0: no branch
                 }
             }
+            let sum = Double(scaled) / Double(UInt64(1) << 31)
             let gamma = (0.7213 / (1.0 + 1.079 / m)) * m * m
             let estimator = gamma / sum
             let pwBits = (1 << Self.registerWidth) - 2
@@ -174,9 +179,6 @@ public struct HyperLogLog: Equatable, Sendable {
         result.append(contentsOf: b[j...])
         return result
     }
-
-    /// 2^-v for every register value v (registers hold at most 31), so the estimate adds table entries.
-    static let inversePowersOfTwo: [Double] = (0..<32).map { 1.0 / Double(UInt64(1) << UInt64($0)) }
 
     /// Register index from the low bits, value = 1 + trailing zeros of the rest (0 when the rest is 0), capped.
     @inline(__always)
