@@ -51,7 +51,13 @@ extension Store {
     /// retention rolled the hourly detail into).
     public static func statements(answering queries: [Query], sketches: [SketchRead] = []) -> Int {
         if queries.isEmpty && sketches.allSatisfy(\.isEmpty) { return 0 }
-        return 1 + queries.filter { $0.interval.from < $0.interval.to && BlockAnswer($0).cube.isDailyDetail }.count
+        return 1 + queries.filter { readsRolledDetail(BlockAnswer($0)) }.count
+    }
+
+    /// Whether `answer` also reads the daily rows retention rolled hourly detail into (`addRolledDetail`, a
+    /// statement of its own): a non-empty interval of the full dimensions by day.
+    static func readsRolledDetail(_ answer: BlockAnswer) -> Bool {
+        answer.cube.isDailyDetail && answer.query.interval.from < answer.query.interval.to
     }
 
     /// Refuses a query on `cube` from before `keptFrom`, the first day retention kept of it, saying what to ask

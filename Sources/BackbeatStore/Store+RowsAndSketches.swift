@@ -142,7 +142,7 @@ extension Store {
         for answer in answers {
             try requireKept(answer.cube, from: answer.query.interval.from, keptFrom: keptFrom[answer.cube.table])
         }
-        for index in answers.indices where answers[index].cube.isDailyDetail && answers[index].query.interval.from < answers[index].query.interval.to {
+        for index in answers.indices where Self.readsRolledDetail(answers[index]) {
             try await addRolledDetail(to: &answers[index])
         }
         return (answers.map(\.rows), unions)

@@ -384,7 +384,6 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
     func answerAndListeners(
         _ query: Query, _ scope: ListenerScope?, _ regrouping: ZoneRegrouping?, _ reads: QueryService.Reads
     ) async throws -> (rows: [QueryRow], listeners: (perPeriod: [Timestamp?: Double], inAll: Double)?) {
-        guard let scope else { return (try await answer(query, reads, regrouping), nil) }
         do {
             let read = try await reads.answers(
                 [query], regrouped: regrouping, listeners: scope, granularity: query.granularity, regroupedBy: regrouping?.periodOfStoredDay)

@@ -63,15 +63,11 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
                 Self.query(.revenue, artistID, days: monthStart..<asOfDay, groupBy: [.currency]),
                 Self.query(.social, artistID, days: asOfDay - window..<asOfDay, groupBy: [.action], actions: ["follow", "unfollow"]),
             ]
-            let rows: [[QueryRow]], listeners: Double?
-            if listenersUnavailable == nil {
-                let both = try await reads.answers(
-                    queries, regrouped: nil, listeners: ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay), granularity: .all,
-                    regroupedBy: nil)
-                (rows, listeners) = (both.rows, both.listeners.inAll)
-            } else {
-                (rows, listeners) = (try await reads.answers(queries), nil)
-            }
+            // Without a count of the listeners when a change of zone left days it could not count again.
+            let read = try await reads.answers(
+                queries, regrouped: nil, listeners: listenersUnavailable == nil ? ListenerScope(artistID: artistID, days: asOfDay - window..<asOfDay) : nil,
+                granularity: .all, regroupedBy: nil)
+            let (rows, listeners) = (read.rows, read.listeners?.inAll)
             let daily = rows[0]
             let splitAt = Timestamp(seconds: (asOfDay - window) * 86_400)
             var summary = Self.summary(

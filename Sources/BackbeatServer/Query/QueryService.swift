@@ -220,26 +220,29 @@ public struct QueryService: Sendable {
         /// blocks of them all are read in one statement (`Store.rowsAndSketches`); with memory, each is split between
         /// memory and PostgreSQL on its own, one after another (`eachAnswer`).
         public func answers(_ queries: [Query], regrouped regrouping: ZoneRegrouping? = nil) async throws -> [[QueryRow]] {
-            guard memory == nil else { return try await eachAnswer(queries, regrouping) }
-            return try await together(queries, regrouping, []).rows
+            try await answers(queries, regrouped: regrouping, listeners: nil, granularity: .all, regroupedBy: nil).rows
         }
 
-        /// `answers(_:regrouped:)`, and the unique listeners (or visitors) of `scope` as `listenersPerPeriodAndInAll`
-        /// counts them: without memory, all in one statement.
+        /// `answers(_:regrouped:)`, and with `scope` the unique listeners (or visitors) of `scope` as
+        /// `listenersPerPeriodAndInAll` counts them (nil without): without memory, all in one statement.
         public func answers(
-            _ queries: [Query], regrouped regrouping: ZoneRegrouping?, listeners scope: ListenerScope, granularity: Granularity,
+            _ queries: [Query], regrouped regrouping: ZoneRegrouping?, listeners scope: ListenerScope?, granularity: Granularity,
             regroupedBy periodOfStoredDay: [Int64: Timestamp]?
-        ) async throws -> (rows: [[QueryRow]], listeners: (perPeriod: [Timestamp?: Double], inAll: Double)) {
+        ) async throws -> (rows: [[QueryRow]], listeners: (perPeriod: [Timestamp?: Double], inAll: Double)?) {
             let sketchGranularity = periodOfStoredDay == nil ? granularity : .day
-            let rows: [[QueryRow]], sketches: [Timestamp?: HyperLogLog]
+            let rows: [[QueryRow]], sketches: [Timestamp?: HyperLogLog]?
             if memory == nil {
-                let read = try await together(queries, regrouping, [.periods(scope, sketchGranularity)])
-                (rows, sketches) = (read.rows, Store.periods(read.sketches[0]))
+                let read = try await together(queries, regrouping, scope.map { [.periods($0, sketchGranularity)] } ?? [])
+                (rows, sketches) = (read.rows, scope == nil ? nil : Store.periods(read.sketches[0]))
             } else {
                 rows = try await eachAnswer(queries, regrouping)
-                sketches = try await listenerSketches(scope, granularity: sketchGranularity)
+                if let scope {
+                    sketches = try await listenerSketches(scope, granularity: sketchGranularity)
+                } else {
+                    sketches = nil
+                }
             }
-            return (rows, Self.listeners(sketches, granularity: granularity, regroupedBy: periodOfStoredDay))
+            return (rows, sketches.map { Self.listeners($0, granularity: granularity, regroupedBy: periodOfStoredDay) })
         }
 
         /// Each of `queries` answered on its own, one after another, on this task. Nothing would be gained by child
