@@ -54,8 +54,8 @@ public enum SketchRead: Sendable, Hashable {
         case .keyed(_, let artist, let keyList, _):
             (artistID, keys, key) = (artist, keyList, "track_id")
         }
-        let artist = binds.placeholder(artistID)
-        let keyCondition = keys.map { " AND t.track_id = ANY(\(binds.placeholder($0))::text[])" } ?? ""
+        let artist = binds.parameter(artistID)
+        let keyCondition = keys.map { " AND t.track_id = ANY(\(binds.parameter($0))::text[])" } ?? ""
         let source = { (table: String) in
             keys == nil
                 ? "SELECT day, NULL::text AS track_id, \(family.column) AS sketch FROM \(table) WHERE artist_id = \(artist)"
@@ -99,7 +99,7 @@ extension Store {
             for (index, answer) in answers.enumerated() where answer.query.interval.from < answer.query.interval.to {
                 let query = answer.query, tables = AggregateTable(answer.stored)
                 let days = "day >= \(binds.day(query.interval.from.seconds.floorDiv(86_400))) AND day <= \(binds.day((query.interval.to.seconds - 1).floorDiv(86_400)))"
-                let artistCondition = query.filters[.artistID].map { " AND artist_id = ANY(\(binds.placeholder($0))::text[])" } ?? ""
+                let artistCondition = query.filters[.artistID].map { " AND artist_id = ANY(\(binds.parameter($0))::text[])" } ?? ""
                 let block = "SELECT \(index), artist_id, (day - date '1970-01-01')::bigint, block FROM "
                 if let monthDays = months[index], let monthTable = tables.months {
                     let lower = binds.day(monthDays.lowerBound), upper = binds.day(monthDays.upperBound)
@@ -114,7 +114,7 @@ extension Store {
             }
             // The first day retention kept of each cube, and the months rolled, come in the same statement.
             if !queries.isEmpty {
-                let tables = binds.placeholder(Array(Set(answers.map(\.cube.table))).sorted())
+                let tables = binds.parameter(Array(Set(answers.map(\.cube.table))).sorted())
                 selects.append("SELECT \(Self.keptFromTag), table_name, (kept_from - date '1970-01-01')::bigint, NULL::bytea FROM retention_horizons WHERE table_name = ANY(\(tables)::text[])")
             }
             selects.append("SELECT \(Self.rolledToTag), NULL, (rolled_to - date '1970-01-01')::bigint, NULL FROM month_rolls")
@@ -159,18 +159,5 @@ extension Store {
     /// A sketch from an `hll` value's storage bytes (`hll_send`, or the value as PostgreSQL sends it in binary).
     static func sketch(_ stored: ByteBuffer) throws -> HyperLogLog {
         try HyperLogLog(serialized: Array(stored.readableBytesView))
-    }
-}
-
-extension PostgresBindings {
-    /// Appends `value` and returns the placeholder that names it in the statement's text (`$n`).
-    mutating func placeholder(_ value: some PostgresDynamicTypeEncodable) -> String {
-        append(value)
-        return "$\(count)"
-    }
-
-    /// Appends `day` (days since the epoch) and returns it as a date in the statement's text.
-    mutating func day(_ day: Int64) -> String {
-        "date '1970-01-01' + \(placeholder(day))::integer"
     }
 }
