@@ -23,8 +23,7 @@ extension Store {
         if let detailKeptFrom {
             for cube in Cube.all where cube.isFull {
                 for (partition, monthEnd) in try await monthPartitions(of: AggregateTable(cube).days) where monthEnd <= detailKeptFrom {
-                    try await roll(partition, of: cube, monthEnd: monthEnd)
-                    outcome.rolled.append(partition)
+                    if try await roll(partition, of: cube, monthEnd: monthEnd) { outcome.rolled.append(partition) }
                 }
             }
             // A session started before the detail kept can change no count kept: its state goes.
@@ -38,8 +37,8 @@ extension Store {
         cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable, nil) }
         for (view, stored, months) in cubes {
             for (partition, monthEnd) in try await monthPartitions(of: stored) where monthEnd <= cubesKeptFrom {
-                try await client.withTransaction(logger: logger) { connection in
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
+                let dropped = try await client.withTransaction(logger: logger) { connection in
+                    guard try await lockForMaintenance(finding: partition, on: connection) else { return false }
                     try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
                     if let months {
                         try await connection.query(PostgresQuery(unsafeSQL:
@@ -51,8 +50,9 @@ extension Store {
                     if let full = Cube.all.first(where: { $0.isFull && $0.dailyDetail.table == view }) {
                         try await recordHorizon(full.table, keptFrom: monthEnd, on: connection)
                     }
+                    return true
                 }
-                outcome.dropped.append(partition)
+                if dropped { outcome.dropped.append(partition) }
             }
         }
         return outcome
@@ -65,9 +65,19 @@ extension Store {
         return nil
     }
 
+    /// Takes the maintenance lock for the rest of the transaction, and says whether `partition` is still there: another
+    /// instance's pass, which listed it too, may have rolled or dropped it while this one waited for the lock.
+    private func lockForMaintenance(finding partition: String, on connection: PostgresConnection) async throws -> Bool {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
+        for try await found in try await connection.query("SELECT to_regclass(\(partition)) IS NOT NULL", logger: logger).decode(Bool.self) {
+            return found
+        }
+        return false
+    }
+
     /// Sums a month partition of `cube` (a full hourly table's artist-days) into its daily rows (`rolledTable`), and
-    /// drops it.
-    private func roll(_ partition: String, of cube: Cube, monthEnd: Int64) async throws {
+    /// drops it; false when it was gone by the time the lock was taken.
+    private func roll(_ partition: String, of cube: Cube, monthEnd: Int64) async throws -> Bool {
         let rolled = cube.rolledTable
         let dimensions = cube.dimensions.map(\.rawValue)
         let measures = cube.dataset.metrics.map(\.rawValue)
@@ -78,8 +88,8 @@ extension Store {
         }
         let values = dimensions.indices.map { "r.row_values[\($0 + 1)]" }
         let additions = measures.map { "\($0) = \(rolled).\($0) + excluded.\($0)" }
-        try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
+        return try await client.withTransaction(logger: logger) { connection in
+            guard try await lockForMaintenance(finding: partition, on: connection) else { return false }
             try await makeMonthPartitions(of: rolled, days: [monthEnd - 1], on: connection)
             try await connection.query(PostgresQuery(unsafeSQL: """
                 INSERT INTO \(rolled) (\((key + measures).joined(separator: ", ")))
@@ -90,6 +100,7 @@ extension Store {
                 """), logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
             try await recordHorizon(cube.table, keptFrom: monthEnd, on: connection)
+            return true
         }
     }
 

@@ -1,4 +1,5 @@
 import BackbeatCore
+import Foundation
 import BackbeatStore
 import PostgresNIO
 import Testing
@@ -96,6 +97,50 @@ import Testing
                 await #expect(throws: QueryError.self) { _ = try await store.rows(for: fromSeptember) }
                 fromSeptember.interval.from = Timestamp(seconds: Self.october1 * 86_400)
                 #expect(try await store.rows(for: fromSeptember).count == 2)
+            }
+        }
+    }
+
+    /// Two instances' passes list the same month partitions, then wait for the maintenance lock: the first to take it
+    /// rolls (or drops) a partition, the other finds it gone and goes on; neither fails, and nothing is counted twice.
+    @Test func passesOfTwoInstancesAtOnceEachSkipWhatTheOtherDid() async throws {
+        let kept = try await TestEnvironment.freshDatabase("retention_none")
+        let shared = try await TestEnvironment.freshDatabase("retention_shared")
+        try await TestEnvironment.withStore(url: kept) { reference in
+            try await TestEnvironment.withStore(url: shared) { first in
+                try await TestEnvironment.withStore(url: shared) { second in
+                    for database in [reference, first] {
+                        try await database.migrate(try TestEnvironment.migrations())
+                        _ = try await StoredLayoutTests.writeFlushes(database, events: 6_000, flushes: 3, start: Self.september30)
+                    }
+                    // The lock held while both passes list the partitions and come to wait for it, then let go.
+                    let passes = [first, second].map { store in
+                        Task { try await store.applyRetention(detailKeptFrom: Self.october1, cubesKeptFrom: Self.october1) }
+                    }
+                    let database = String(URLComponents(string: shared)!.path.dropFirst())
+                    try await first.client.withTransaction(logger: TestEnvironment.logger) { holder in
+                        try await holder.query("SELECT pg_advisory_xact_lock(\(Store.maintenanceLock))", logger: TestEnvironment.logger)
+                        var waiting: Int64 = 0
+                        for _ in 0..<500 where waiting < 2 {
+                            try await Task.sleep(for: .milliseconds(10))
+                            waiting = try await Self.count(reference, """
+                                SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+                                WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = '\(database)'
+                                """)
+                        }
+                        #expect(waiting == 2)
+                    }
+                    let outcomes = (try await passes[0].value, try await passes[1].value)
+                    let rolled = outcomes.0.rolled + outcomes.1.rolled, dropped = outcomes.0.dropped + outcomes.1.dropped
+                    #expect(rolled.sorted() == ["revenue_hourly_days_2026_09", "social_hourly_days_2026_09", "stream_hourly_days_2026_09"])
+                    #expect(Set(dropped).count == dropped.count && dropped.contains("stream_daily_rolled_2026_09"))
+                    _ = try await reference.applyRetention(detailKeptFrom: Self.october1, cubesKeptFrom: Self.october1)
+                    var october = try Self.questions(Self.artists[0])
+                    for index in october.indices { october[index].interval.from = Timestamp(seconds: Self.october1 * 86_400) }
+                    for question in october {
+                        #expect(try await first.rows(for: question).map { "\($0)" }.sorted() == reference.rows(for: question).map { "\($0)" }.sorted())
+                    }
+                }
             }
         }
     }
