@@ -120,7 +120,7 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
                              registry: registry, answerCache: answerCache, storedChanges: storedChanges)
     var services: [any Service] = [
         store,
-        MaintenanceService(store: store, retention: configuration.retention, logger: logger),
+        MaintenanceService(store: store, retention: configuration.retention, logger: logger, metrics: metrics),
         ingest,
     ]
     if let storedChanges { services.append(storedChanges) }

@@ -6,17 +6,26 @@ import ServiceLifecycle
 /// The store's upkeep, once a minute from the start: each ended month rolled into month rows (`Store.rollMonths`),
 /// then retention applied (`Store.applyRetention`): months of hourly detail past `RetentionSettings.detailDays`
 /// rolled into daily rows, months past `cubeMonths` dropped. A failure is logged and tried again a minute later.
+/// Each pass is counted by what it did (`backbeat_maintenance_passes_total`): after a replay or a rebuild of many
+/// months, an `idle` pass says the upkeep has caught up.
 public struct MaintenanceService: Service {
     let store: Store
     let retention: RetentionSettings
     let logger: Logger
     let interval: Duration
+    let metrics: ServiceMetrics?
 
-    public init(store: Store, retention: RetentionSettings, logger: Logger, interval: Duration = .seconds(60)) {
+    public init(store: Store, retention: RetentionSettings, logger: Logger, interval: Duration = .seconds(60), metrics: ServiceMetrics? = nil) {
         self.store = store
         self.retention = retention
         self.logger = logger
         self.interval = interval
+        self.metrics = metrics
+    }
+
+    /// What a pass did: nothing left to do (`idle`), some months rolled or dropped (`worked`), or it failed.
+    enum PassOutcome: String {
+        case idle, worked, failed
     }
 
     /// How long one pass is awaited. A statement that went out as its connection broke has been seen never to
@@ -25,13 +34,14 @@ public struct MaintenanceService: Service {
 
     public func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            await applyOnce()
+            await pass(today: Timestamp.wallClock().daysSinceEpoch)
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
 
-    private func applyOnce() async {
-        let today = Timestamp.wallClock().daysSinceEpoch
+    /// One pass as of the UTC day `today`; nil when the service is stopping.
+    @discardableResult
+    func pass(today: Int64) async -> PassOutcome? {
         do {
             // A stop does not wait for a pass: it acts on whole months, one transaction each, and the next start goes on.
             let (months, outcome) = try await awaitTaskUnlessStopping(limit: Self.passLimit) { [store, retention] in
@@ -47,10 +57,17 @@ public struct MaintenanceService: Service {
                 logger.notice("retention: months rolled into daily rows or dropped", metadata: [
                     "rolled": "\(outcome.rolled.joined(separator: ","))", "dropped": "\(outcome.dropped.joined(separator: ","))"])
             }
+            let worked = !months.rolled.isEmpty || !outcome.rolled.isEmpty || !outcome.dropped.isEmpty
+            metrics?.recordMaintenancePass(
+                outcome: worked ? PassOutcome.worked.rawValue : PassOutcome.idle.rawValue,
+                months: ["month_rows": months.rolled.count, "detail_rolled": outcome.rolled.count, "dropped": outcome.dropped.count])
+            return worked ? .worked : .idle
         } catch where Task.isCancelled || Task.isShuttingDownGracefully {
-            return
+            return nil
         } catch {
             logger.warning("maintenance failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
+            metrics?.recordMaintenancePass(outcome: PassOutcome.failed.rawValue, months: [:])
+            return .failed
         }
     }
 }

@@ -97,6 +97,15 @@ public final class ServiceMetrics: Sendable {
         if outcome == "committed" { counter("backbeat_flush_rows_total", [:]).increment(by: rows) }
     }
 
+    /// A pass of the store's upkeep (`MaintenanceService`) by outcome (`idle`, `worked`, `failed`), and the month
+    /// partitions or months it handled by kind of work (`month_rows`, `detail_rolled`, `dropped`).
+    func recordMaintenancePass(outcome: String, months: [String: Int]) {
+        counter("backbeat_maintenance_passes_total", ["outcome": outcome]).increment()
+        for (work, count) in months where count > 0 {
+            counter("backbeat_maintenance_months_total", ["work": work]).increment(by: count)
+        }
+    }
+
     /// An artist query sent to the instance holding the artist: "answered" there, or "failed" (answered here).
     func recordForward(outcome: String) {
         counter("backbeat_queries_forwarded_total", ["outcome": outcome]).increment()
