@@ -4,7 +4,8 @@ one answering from memory and one with --memory-days 0 (PostgreSQL alone), reque
 ranges ending on the last days. For each endpoint, in each of three runs (the two serves alternated): closed-loop
 (wrk, 64 connections) for p50/p99/p99.9 and throughput, then open-loop (backbeat-load) at half of that throughput for
 p99.9 with waiting counted. Each endpoint's p99 over the floor's p99 of the same run and serve; the report gives the
-median of the three ratios and their range, and the answer cache's hit rate over the whole step. Every request says
+median of the three ratios and their range, and the answer cache's hit rate over the whole step (per endpoint too:
+`memory_serve_lookups` of each closed-loop run, with what answers from memory read of PostgreSQL, kept or read). Every request says
 `Accept-Encoding: gzip, deflate, br, zstd`, as Chromium's since version 123 do: large kept answers come as zstd.
 
 usage: read_bench.py --memory-port P --postgres-port P --token T --load BIN --lua FILE --today YYYY-MM-DD --out FILE
@@ -77,12 +78,19 @@ def opened(port, name, rate):
 
 
 def cache_counts(port):
+    """The answer cache's lookups by outcome, and what answers from memory read of PostgreSQL found kept or read
+    (`stored_hit`, `stored_miss`)."""
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
-    counts = {"hit": 0, "shared": 0, "miss": 0}
-    for outcome in counts:
-        m = re.search(rf'backbeat_answer_cache_lookups_total{{outcome="{outcome}"}} (\d+)', text)
-        counts[outcome] = int(m.group(1)) if m else 0
+    counts = {}
+    for name, metric, outcome in [("hit", "answer_cache", "hit"), ("shared", "answer_cache", "shared"), ("miss", "answer_cache", "miss"),
+                                  ("stored_hit", "stored_part", "hit"), ("stored_miss", "stored_part", "miss")]:
+        m = re.search(rf'backbeat_{metric}_lookups_total{{outcome="{outcome}"}} (\d+)', text)
+        counts[name] = int(m.group(1)) if m else 0
     return counts
+
+
+def delta(after, before):
+    return {k: after[k] - before[k] for k in after}
 
 
 modes = {"memory": args.memory_port, "postgres_only": args.postgres_port}
@@ -95,16 +103,18 @@ for run in range(args.runs):
         port = modes[mode]
         result[mode] = {}
         for name in ENDPOINTS:
+            counted = cache_counts(args.memory_port)
             c = closed(port, name)
+            c["memory_serve_lookups"] = delta(cache_counts(args.memory_port), counted)
             o = opened(port, name, max(1.0, c["rps"] / 2))
             result[mode][name] = {"closed": c, "open_half_rate": o}
             print(f"run {run + 1} {mode:13s} {name:18s} closed p50 {c['p50_ms']:7.2f} p99 {c['p99_ms']:7.2f} p99.9 {c['p999_ms']:7.2f} ms "
                   f"{c['rps']:8.0f}/s errors {c['errors']}; open at {o['rate']:.0f}/s p99.9 {o['p999_ms']:.2f} ms non-200 {o['non_200']}",
                   file=sys.stderr, flush=True)
     runs.append(result)
-after = cache_counts(args.memory_port)
-lookups = {k: after[k] - before[k] for k in after}
-total = sum(lookups.values())
+lookups = delta(cache_counts(args.memory_port), before)
+total = lookups["hit"] + lookups["shared"] + lookups["miss"]
+stored_total = lookups["stored_hit"] + lookups["stored_miss"]
 
 summary = {}
 for mode in modes:
@@ -126,7 +136,8 @@ targets = {mode: {name: {"p99_within": summary[mode][name]["p99_over_floor"]["me
                    for name in ENDPOINTS if name != "healthz"} for mode in modes}
 report = {"artists": len(artists), "ranges_per_artist": len(ends), "seconds": args.seconds, "connections": args.connections,
           "runs": runs, "summary": summary, "targets": targets, "limits": limits,
-          "answer_cache": {"lookups": lookups, "hit_rate": (lookups["hit"] + lookups["shared"]) / total if total else None}}
+          "answer_cache": {"lookups": lookups, "hit_rate": (lookups["hit"] + lookups["shared"]) / total if total else None,
+                           "stored_part_hit_rate": lookups["stored_hit"] / stored_total if stored_total else None}}
 json.dump(report, open(args.out, "w"), indent=2, sort_keys=True)
 
 # The same, as a table on standard output: each endpoint from memory and from PostgreSQL alone.
@@ -145,4 +156,8 @@ for name in ENDPOINTS:
 hit_rate = report["answer_cache"]["hit_rate"]
 print(f"\nAnswer cache of the memory serve: hit rate {hit_rate:.3f} ({lookups['hit']:,} hits, {lookups['shared']:,} shared, "
       f"{lookups['miss']:,} misses)." if hit_rate is not None else "\nAnswer cache of the memory serve: no lookups.")
+stored_rate = report["answer_cache"]["stored_part_hit_rate"]
+if stored_rate is not None:
+    print(f"What its answers read of PostgreSQL (the days before memory's horizon): found kept {stored_rate:.3f} "
+          f"({lookups['stored_hit']:,} kept, {lookups['stored_miss']:,} read).")
 
