@@ -13,6 +13,10 @@ public final class ServiceMetrics: Sendable {
     private let counters = Mutex<[Key: CoreMetrics.Counter]>([:])
     private let gauges = Mutex<[Key: CoreMetrics.Gauge]>([:])
     private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
+    /// The counters every kept answer served adds to, made once: looked up by name and labels, they cost a served
+    /// answer more than its lookup in the cache.
+    private let answerLookups: [String: CoreMetrics.Counter]
+    private let storedPartLookups: (hit: CoreMetrics.Counter, miss: CoreMetrics.Counter)
 
     private struct Key: Hashable {
         var name: String
@@ -24,6 +28,12 @@ public final class ServiceMetrics: Sendable {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets[Self.resumeWait] = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 900, 3600].map { .milliseconds(Int64($0 * 1000)) }
         self.factory = factory
+        answerLookups = Dictionary(uniqueKeysWithValues: ["hit", "shared", "miss"].map {
+            ($0, CoreMetrics.Counter(label: "backbeat_answer_cache_lookups_total", dimensions: [("outcome", $0)], factory: factory))
+        })
+        storedPartLookups = (
+            CoreMetrics.Counter(label: "backbeat_stored_part_lookups_total", dimensions: [("outcome", "hit")], factory: factory),
+            CoreMetrics.Counter(label: "backbeat_stored_part_lookups_total", dimensions: [("outcome", "miss")], factory: factory))
     }
 
     /// The Prometheus text exposition of every metric.
@@ -114,13 +124,13 @@ public final class ServiceMetrics: Sendable {
     /// A lookup of an artist endpoint's answer in `AnswerCache`: `hit` (kept under the current stamp), `shared`
     /// (another request was making it) or `miss`.
     func recordAnswerLookup(_ outcome: String) {
-        counter("backbeat_answer_cache_lookups_total", ["outcome": outcome]).increment()
+        (answerLookups[outcome] ?? counter("backbeat_answer_cache_lookups_total", ["outcome": outcome])).increment()
     }
 
     /// A lookup of what an answer from memory reads from PostgreSQL among the parts kept (`StoredParts`): `hit`
     /// (kept under the current stamp; PostgreSQL is not asked) or `miss`.
     func recordStoredPartLookup(hit: Bool) {
-        counter("backbeat_stored_part_lookups_total", ["outcome": hit ? "hit" : "miss"]).increment()
+        (hit ? storedPartLookups.hit : storedPartLookups.miss).increment()
     }
 
     /// Bytes `AnswerCache` holds (large answers compressed).
