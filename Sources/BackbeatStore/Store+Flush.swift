@@ -147,7 +147,7 @@ extension Store {
             if index + 1 < Cube.all.count { next = blocks(Cube.all[index + 1]) }
             try await mergeDays(cube, made, on: connection)
             try await mergeMonths(made, of: cube, rolledTo: rolledTo, on: connection)
-            if cube.isFull { for block in made { written.insert(block.artistID, days: block.day...block.day) } }
+            if cube.isFull { for block in made { written.insert(block.artistID, ArtistVersions.Families(cube.dataset), days: block.day...block.day) } }
         }
         if !written.isEmpty { try await announceChanges(to: written, on: connection) }
         for (family, sketches) in [(SketchFamily.listeners, await listeners), (.visitors, await visitors)] where !sketches.artists.isEmpty {

@@ -30,7 +30,7 @@ import Testing
     @Test func anArtistsStampMovesWithItsNumbersOnly() {
         let artist = "artist-a"
         // Another artist on another of the shared counters.
-        let other = (1...50).map { "artist-\($0)" }.first { ArtistDays([$0], days: 0...0) != ArtistDays([artist], days: 0...0) }!
+        let other = (1...50).map { "artist-\($0)" }.first { ArtistDays([$0], .streams, days: 0...0) != ArtistDays([artist], .streams, days: 0...0) }!
         // 28 days ending with the events' day.
         let days = Self.now.daysSinceEpoch - 27..<Self.now.daysSinceEpoch + 1
         func delta(_ artistID: String) -> InternedDelta {
@@ -39,10 +39,10 @@ import Testing
         }
         var layers = MemoryLayers()
         layers.install(CubeMemory(), owned: Set(Self.partitions), everyPartition: true)
-        var stamps = (layers.stamp(of: artist, days: days), layers.stamp(of: other, days: days))
+        var stamps = (layers.stamp(of: artist, reading: .all, days: days), layers.stamp(of: other, reading: .all, days: days))
         /// Which of the two stamps moved since the last call.
         func moved() -> (artist: Bool, other: Bool) {
-            let now = (layers.stamp(of: artist, days: days), layers.stamp(of: other, days: days))
+            let now = (layers.stamp(of: artist, reading: .all, days: days), layers.stamp(of: other, reading: .all, days: days))
             defer { stamps = now }
             return (now.0 != stamps.0, now.1 != stamps.1)
         }

@@ -12,8 +12,8 @@ import Testing
 
 /// The answer cache in process, against a real PostgreSQL: two routers over the same memory and store, one keeping
 /// answers and one not, asked every artist endpoint after each change that may alter an answer. Their answers are
-/// always equal; the cache misses for the artist after each change that touches a day it read (a flush of its
-/// events, a late event, a replay or a rebuild by another process, retention, a change of ownership, a new day) and
+/// always equal; the cache misses for the artist after each change that touches a day and an event family it read (a
+/// flush of its events, a late event, a replay or a rebuild by another process, retention, a change of ownership, a new day) and
 /// still hits after another artist's flush and after the artist's events of days it did not read.
 @Suite(.serialized) struct AnswerCacheTests {
     static let artist = RouteTests.artist
@@ -28,6 +28,10 @@ import Testing
         + ["/v1/artists/\(artist)/summary", "/v1/artists/\(artist)/streams?from=2026-08-01&to=2026-10-12&granularity=month"]
     /// How many of `uris` read 2026-09-20 (the three that reach before October), and 2026-10-11 (the last two).
     static let readingSeptember20 = 3, readingOctober11 = 2
+    /// How many of `uris` read social events (the social series and both summaries): the others read other families.
+    static let readingSocial = uris.filter { $0.contains("/social?") || $0.contains("/summary") }.count
+    /// How many of `uris` read stream events (all but the revenue, social and page answers).
+    static let readingStreams = uris.filter { !$0.contains("/revenue?") && !$0.contains("/social?") && !$0.contains("/page") }.count
 
     @Test func answersAreReusedUntilWhatTheyReadChangesAndEqualWithoutTheCache() async throws {
         let events = RouteTests.events()
@@ -50,14 +54,14 @@ import Testing
                     try await Self.flush(events, ingest: ingest, offset: &offset)
                 }
                 // Another artist on another of the shared counters (`ArtistVersions`).
-                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistDays([$0], days: 0...0) != ArtistDays([Self.artist], days: 0...0) }!
+                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistDays([$0], .streams, days: 0...0) != ArtistDays([Self.artist], .streams, days: 0...0) }!
                 let count = Self.uris.count
 
                 #expect(try await ask("first") == 0)
                 #expect(try await ask("nothing changed") == count)
 
                 try await flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 5), "a1")])
-                #expect(try await ask("a flush of the artist's event") == 0)
+                #expect(try await ask("a flush of the artist's event") == count - Self.readingStreams)
                 #expect(try await ask("after it") == count)
 
                 try await flush([Self.play(Self.artist, on: CivilDate(year: 2026, month: 10, day: 12), "a2")])
@@ -68,6 +72,14 @@ import Testing
 
                 try await flush([Self.play(other, on: CivilDate(year: 2026, month: 10, day: 5), "o1")])
                 #expect(try await ask("another artist's flush") == count)
+
+                let follow = SocialEvent(
+                    eventID: "f1", occurredAt: Timestamp(seconds: CivilDate(year: 2026, month: 10, day: 5).daysSinceEpoch * 86_400 + 7_200),
+                    artistID: Self.artist, platform: "instagram", action: "follow", count: 1)
+                try await flush([.social(follow)])
+                #expect(Self.readingSocial == 3)
+                #expect(try await ask("a follow of the artist, which only the answers reading social events read") == count - Self.readingSocial)
+                #expect(try await ask("after it") == count)
 
                 ingest.consume([Self.play(Self.artist, on: CivilDate(year: 2026, month: 9, day: 20), "late")], on: Self.partition, from: offset)
                 offset += 1
@@ -121,31 +133,31 @@ import Testing
             let listening = Task { try await listener.run() }
             defer { listening.cancel() }
             let read = CivilDate(year: 2026, month: 8, day: 1).daysSinceEpoch..<Self.today
-            try await Self.waitUntil("listening") { listener.stamp(of: Self.artist, days: read) != nil }
+            try await Self.waitUntil("listening") { listener.stamp(of: Self.artist, reading: .all, days: read) != nil }
             let now: @Sendable () -> Timestamp = { Timestamp(seconds: Self.today * 86_400 + 3_600) }
             try await Self.withAndWithoutCache(store: store, ingest: nil, storedChanges: listener, clock: now) { ask in
                 var offset = Int64(RouteTests.events().count)
                 /// Writes `events` as a flush of another instance would, and waits until its announcement is heard.
                 func flush(_ events: [Event], of artist: String) async throws {
                     let all = Int64.min..<Int64.max
-                    let before = listener.stamp(of: artist, days: all)
+                    let before = listener.stamp(of: artist, reading: .all, days: all)
                     try await store.write(FlushBatch(parts: [FlushBatch.Part(
                         topicPartition: TopicPartition(topic: "streams", partition: 0), generation: 0, expectedOffset: offset,
                         newOffset: offset + Int64(events.count), delta: InternedDelta(events: events))]))
                     offset += Int64(events.count)
-                    try await Self.waitUntil("the flush announced") { listener.stamp(of: artist, days: all) != before }
+                    try await Self.waitUntil("the flush announced") { listener.stamp(of: artist, reading: .all, days: all) != before }
                 }
                 func play(_ artist: String, _ id: String, on day: Int = 5) -> Event {
                     .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: CivilDate(year: 2026, month: 10, day: day).daysSinceEpoch * 86_400 + 7_200),
                                         artistID: artist, trackID: "track-x", platform: "spotify", listenerID: "listener-\(id)"))
                 }
-                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistDays([$0], days: 0...0) != ArtistDays([Self.artist], days: 0...0) }!
+                let other = (1...50).map { "artist-other-\($0)" }.first { ArtistDays([$0], .streams, days: 0...0) != ArtistDays([Self.artist], .streams, days: 0...0) }!
                 let count = Self.uris.count
 
                 #expect(try await ask("first") == 0)
                 #expect(try await ask("nothing changed") == count)
                 try await flush([play(Self.artist, "p1")], of: Self.artist)
-                #expect(try await ask("a flush of the artist's event") == 0)
+                #expect(try await ask("a flush of the artist's event") == count - Self.readingStreams)
                 #expect(try await ask("after it") == count)
                 try await flush([play(other, "p2")], of: other)
                 #expect(try await ask("another artist's flush") == count)
@@ -154,10 +166,10 @@ import Testing
                 try await flush([play(Self.artist, "p4", on: 11)], of: Self.artist)
                 #expect(try await ask("the artist's event of yesterday") == count - Self.readingOctober11)
 
-                let beforeRebuild = listener.stamp(of: Self.artist, days: read)
+                let beforeRebuild = listener.stamp(of: Self.artist, reading: .all, days: read)
                 let day = CivilDate(year: 2026, month: 10, day: 7).daysSinceEpoch
                 try await store.rebuild(fromDay: day, toDay: day) { _ in (InternedDelta(), 0) }
-                try await Self.waitUntil("the rebuild announced") { listener.stamp(of: Self.artist, days: read) != beforeRebuild }
+                try await Self.waitUntil("the rebuild announced") { listener.stamp(of: Self.artist, reading: .all, days: read) != beforeRebuild }
                 #expect(try await ask("a rebuild") == 0)
                 #expect(try await ask("after it") == count)
 
@@ -166,10 +178,10 @@ import Testing
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
                     """, logger: RouteTests.logger)
-                try await Self.waitUntil("the loss noticed") { listener.stamp(of: Self.artist, days: read) == nil }
+                try await Self.waitUntil("the loss noticed") { listener.stamp(of: Self.artist, reading: .all, days: read) == nil }
                 #expect(try await ask("not listening") == 0)
                 #expect(try await ask("still not listening") == 0)
-                try await Self.waitUntil("listening again") { listener.stamp(of: Self.artist, days: read) != nil }
+                try await Self.waitUntil("listening again") { listener.stamp(of: Self.artist, reading: .all, days: read) != nil }
                 #expect(try await ask("listening again") == 0)
                 #expect(try await ask("after it") == count)
             }
@@ -400,9 +412,9 @@ import Testing
                 ByteBuffer(string: "\(try await reads.answer(query)) \(try await reads.listenersPerPeriodAndInAll(try #require(ListenerScope(query)), granularity: .day).perPeriod.sorted { $0.key! < $1.key! })")
             }
             let before = store.queryStatementCount
-            let saidOnce = try await queries.answer(key: nil, over: query.interval, plan: plan, oneStatement: true, twoReads).plain
+            let saidOnce = try await queries.answer(key: nil, over: query.interval, reading: .streams, plan: plan, oneStatement: true, twoReads).plain
             #expect(store.queryStatementCount - before == 1 + 4, "one statement, then the answer made again in a snapshot")
-            #expect(saidOnce == (try await queries.answer(key: nil, over: query.interval, plan: plan, twoReads).plain))
+            #expect(saidOnce == (try await queries.answer(key: nil, over: query.interval, reading: .streams, plan: plan, twoReads).plain))
         }
     }
 
@@ -410,7 +422,7 @@ import Testing
     /// 1 MB, and each comes back byte for byte without being made again; a small answer is kept as it is.
     @Test func largeAnswersAreKeptCompressedAndServedByteForByte() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a", days: 0..<1), day: 1)
+        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a", reading: .all, days: 0..<1), day: 1)
         func series(_ seed: Int) -> ByteBuffer {
             var text = "{\"series\":["
             for point in 0..<1_120 {
@@ -446,7 +458,7 @@ import Testing
     /// waiting request makes it itself.
     @Test func aBurstForOneAnswerMakesItOnce() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a", days: 0..<1), day: 1)
+        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a", reading: .all, days: 0..<1), day: 1)
         let makes = Count()
         func burst(failing: Bool) async throws -> [String] {
             try await withThrowingTaskGroup(of: String.self) { group in
@@ -482,7 +494,7 @@ import Testing
     /// one making of its own (not one each beside the older making), and gets the answer made under its validity.
     @Test func aBurstUnderANewValidityMakesItOnceWhileTheOldMakingRuns() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-        let stamp = MemoryLayers().stamp(of: "a", days: 0..<1)
+        let stamp = MemoryLayers().stamp(of: "a", reading: .all, days: 0..<1)
         let old = AnswerCache.Validity(stamp: stamp, day: 1), new = AnswerCache.Validity(stamp: stamp, day: 2)
         let makes = Count()
         let started = Count()

@@ -1,16 +1,53 @@
-/// Counts the changes to what the memory layers (or the stored numbers) answer for each artist and UTC day, so that
-/// an answer made from them can be reused for as long as nothing it read changed: `stamp(of:days:)` before the
-/// answer equals `stamp(of:days:)` now. A change to days the answer did not read (today's events, for an answer that
-/// ends yesterday) leaves its stamp alone.
+/// Counts the changes to what the memory layers (or the stored numbers) answer for each artist, event family and UTC
+/// day, so that an answer made from them can be reused for as long as nothing it read changed:
+/// `stamp(of:reading:days:)` before the answer equals it now. A change to days the answer did not read (today's events, for an answer that
+/// ends yesterday) or to a family it did not read (a stream, for a revenue answer) leaves its stamp alone.
 ///
-/// Artists share `slotCount` counters by the hash of their id: a change to one artist also retires the answers of
-/// the few that share its counter, never fewer. Each counter keeps the day spans of its latest changes, at most
-/// `spansKept`; beyond that the two oldest are joined into one that covers both (more answers retired, never fewer).
-/// A change that may touch any artist or day (a snapshot installed, a change of ownership, the stored numbers
+/// Artists share `slotCount` counters per family by the hash of their id: a change to one artist also retires the
+/// answers of the few that share its counter, never fewer. Each counter keeps the day spans of its latest changes, at
+/// most `spansKept`; beyond that the two oldest are joined into one that covers both (more answers retired, never
+/// fewer). A change that may touch any artist or day (a snapshot installed, a change of ownership, the stored numbers
 /// replaced or dropped) moves `everything`.
 public struct ArtistVersions: Sendable {
+    /// Counters per family.
     public static let slotCount = 4096
+    /// Counters of every family.
+    static let allSlots = slotCount * Families.count
     static let spansKept = 4
+
+    /// The families of events an answer reads, each with counters of its own: a query of the `funnel` dataset, the
+    /// page's visitors and its sources read the page family; listeners and top tracks the streams family.
+    public struct Families: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        public static let streams = Families(rawValue: 1 << 0)
+        public static let revenue = Families(rawValue: 1 << 1)
+        public static let social = Families(rawValue: 1 << 2)
+        public static let page = Families(rawValue: 1 << 3)
+        public static let all: Families = [.streams, .revenue, .social, .page]
+        static let count = 4
+
+        /// The family a query of `dataset` reads.
+        public init(_ dataset: Dataset) {
+            switch dataset {
+            case .streams: self = .streams
+            case .revenue: self = .revenue
+            case .social: self = .social
+            case .page, .funnel: self = .page
+            }
+        }
+
+        /// The family whose sketches `kind` counts.
+        public init(_ kind: ListenerScope.Kind) {
+            self = kind == .listeners ? .streams : .page
+        }
+
+        /// The index of each family in the set, in order.
+        var indexes: some Sequence<Int> {
+            (0..<Self.count).lazy.filter { self.rawValue & (1 << $0) != 0 }
+        }
+    }
 
     /// What an answer for one artist over some days read, as of some layers.
     public struct Stamp: Sendable, Hashable {
@@ -31,11 +68,14 @@ public struct ArtistVersions: Sendable {
 
     public init() {}
 
-    /// The stamp of an answer for `artist` that read the UTC days `days`.
-    public func stamp(of artist: String, days: Range<Int64>) -> Stamp {
+    /// The stamp of an answer for `artist` that read `families` on the UTC days `days`.
+    public func stamp(of artist: String, reading families: Families, days: Range<Int64>) -> Stamp {
         var latest: UInt64 = 0
-        if !days.isEmpty, let changes = spans[Self.slot(of: artist)] {
-            let read = days.lowerBound...(days.upperBound - 1)
+        guard !days.isEmpty, !spans.isEmpty else { return Stamp(everything: everything, artist: latest) }
+        let read = days.lowerBound...(days.upperBound - 1)
+        let artistSlot = Self.artistSlot(of: artist)
+        for family in families.indexes {
+            guard let changes = spans[Self.slot(artistSlot, family: family)] else { continue }
             for change in changes where change.days.overlaps(read) { latest = max(latest, change.version) }
         }
         return Stamp(everything: everything, artist: latest)
@@ -68,10 +108,15 @@ public struct ArtistVersions: Sendable {
         spans[slot] = changes
     }
 
-    /// The counter of `artist`: the same in every process (MurmurHash3 of its id), so that a set of them can travel
-    /// between processes (`ArtistDays.announcement`).
-    static func slot(of artist: String) -> Int {
+    /// The counter of `artist` among a family's: the same in every process (MurmurHash3 of its id), so that a set of
+    /// them can travel between processes (`ArtistDays.announcement`).
+    static func artistSlot(of artist: String) -> Int {
         Int(truncatingIfNeeded: MurmurHash3.hash64(artist)) & (slotCount - 1)
+    }
+
+    /// The counter of an artist's (`artistSlot`) among all: the family's counters, one after another.
+    static func slot(_ artistSlot: Int, family: Int) -> Int {
+        family * slotCount + artistSlot
     }
 }
 
@@ -82,16 +127,17 @@ public struct ArtistDays: Sendable, Equatable {
 
     public init() {}
 
-    /// `artists`, each on `days`.
-    public init(_ artists: some Sequence<String>, days: ClosedRange<Int64>) {
-        for artist in artists { insert(artist, days: days) }
+    /// `artists`, each on `days` in `families`.
+    public init(_ artists: some Sequence<String>, _ families: ArtistVersions.Families, days: ClosedRange<Int64>) {
+        for artist in artists { insert(artist, families, days: days) }
     }
 
     public var isEmpty: Bool { spans.isEmpty }
 
-    /// `artist` changed on `days` (as well as on the days already noted).
-    public mutating func insert(_ artist: String, days: ClosedRange<Int64>) {
-        insert(slot: ArtistVersions.slot(of: artist), days: days)
+    /// `artist`'s events of `families` changed on `days` (as well as on the days already noted).
+    public mutating func insert(_ artist: String, _ families: ArtistVersions.Families, days: ClosedRange<Int64>) {
+        let artistSlot = ArtistVersions.artistSlot(of: artist)
+        for family in families.indexes { insert(slot: ArtistVersions.slot(artistSlot, family: family), days: days) }
     }
 
     public mutating func formUnion(_ other: ArtistDays) {
@@ -102,11 +148,11 @@ public struct ArtistDays: Sendable, Equatable {
         spans[slot] = spans[slot].map { $0.joined(with: days) } ?? days
     }
 
-    /// The set as text that fits a PostgreSQL notification: the counters as bits (each word of 64 as 16 hexadecimal
-    /// digits, 1,024 characters), then the first and last day of all the spans (days since the epoch), separated by
-    /// spaces. Every artist read back from it changed on all those days.
+    /// The set as text that fits a PostgreSQL notification: the counters of every family as bits (each word of 64 as
+    /// 16 hexadecimal digits, 4,096 characters), then the first and last day of all the spans (days since the epoch),
+    /// separated by spaces. Every artist read back from it changed on all those days.
     public var announcement: String {
-        var words = [UInt64](repeating: 0, count: ArtistVersions.slotCount / 64)
+        var words = [UInt64](repeating: 0, count: ArtistVersions.allSlots / 64)
         for slot in spans.keys { words[slot >> 6] |= 1 << UInt64(slot & 63) }
         let hex = words.map { word in
             let digits = String(word, radix: 16)
@@ -121,8 +167,8 @@ public struct ArtistDays: Sendable, Equatable {
         let parts = announcement.split(separator: " ")
         guard parts.count == 3, let first = Int64(parts[1]), let last = Int64(parts[2]), first <= last else { return nil }
         let utf8 = Array(parts[0].utf8)
-        guard utf8.count == ArtistVersions.slotCount / 4 else { return nil }
-        for index in 0..<ArtistVersions.slotCount / 64 {
+        guard utf8.count == ArtistVersions.allSlots / 4 else { return nil }
+        for index in 0..<ArtistVersions.allSlots / 64 {
             guard var word = UInt64(String(decoding: utf8[index * 16..<(index + 1) * 16], as: UTF8.self), radix: 16) else { return nil }
             while word != 0 {
                 spans[index << 6 | word.trailingZeroBitCount] = first...last

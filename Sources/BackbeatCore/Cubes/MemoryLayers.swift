@@ -37,7 +37,7 @@ public struct MemoryLayers: Sendable {
     public private(set) var daysSealed = 0
     public private(set) var daysDropped = 0
     /// Changes to what the layers answer for each artist: an answer made from them stays right while its artist's
-    /// stamp stays (`stamp(of:days:)`).
+    /// stamp stays (`stamp(of:reading:days:)`).
     private var versions = ArtistVersions()
     /// The artists of `pending` and of `inFlight`, with their days. Days before the horizon are read from PostgreSQL
     /// and `pending` alone, so a flush starting, failing or committing changes those artists' answers for them.
@@ -46,12 +46,12 @@ public struct MemoryLayers: Sendable {
 
     public init() {}
 
-    /// What an answer for `artist` made from these layers (and PostgreSQL before the horizon) over the UTC days
-    /// `days` depends on: it is still right while the stamp is the same. Events consumed for the artist on those
+    /// What an answer for `artist` made from these layers (and PostgreSQL before the horizon) of `families` over the
+    /// UTC days `days` depends on: it is still right while the stamp is the same. Events consumed for the artist on those
     /// days, a flush holding them starting, failing or committing, a snapshot installed, a change of ownership,
     /// stored numbers replaced or dropped each change it.
-    public func stamp(of artist: String, days: Range<Int64>) -> ArtistVersions.Stamp {
-        versions.stamp(of: artist, days: days)
+    public func stamp(of artist: String, reading families: ArtistVersions.Families, days: Range<Int64>) -> ArtistVersions.Stamp {
+        versions.stamp(of: artist, reading: families, days: days)
     }
 
     /// What a flush took: the epoch it started under, and its cubes.

@@ -273,22 +273,26 @@ public struct InternedDelta: Sendable {
         rejected.append(contentsOf: other.rejected)
     }
 
-    /// The artists of the delta's rows, each with the span of (local) days of its rows (`ArtistVersions`' counters).
+    /// The artists of the delta's rows, each with the span of (local) days of its rows in each family
+    /// (`ArtistVersions`' counters): the funnel's sessions are the page family's.
     public var artistDays: ArtistDays {
-        var spans = [ClosedRange<Int64>?](repeating: nil, count: values.count)
-        func note(_ artist: UInt32, _ quarter: Int64) {
-            let day = quarter.floorDiv(96)
-            spans[Int(artist)] = spans[Int(artist)].map { $0.joined(with: day...day) } ?? day...day
-        }
-        for (cell, _) in streams.rows { note(cell.artist, cell.quarter) }
-        for (cell, _) in revenue.rows { note(cell.artist, cell.quarter) }
-        for (cell, _) in social.rows { note(cell.artist, cell.quarter) }
-        for (cell, _) in page.rows { note(cell.artist, cell.quarter) }
-        for (cell, _) in funnel.rows { note(cell.artist, cell.quarter) }
         var days = ArtistDays()
-        for (artist, span) in spans.enumerated() {
-            if let span { days.insert(values[UInt32(artist)], days: span) }
+        func note<Rows: Sequence, Row, Value>(
+            _ rows: Rows, _ family: ArtistVersions.Families, cell: (Row) -> (artist: UInt32, quarter: Int64)
+        ) where Rows.Element == (Row, Value) {
+            var spans: [UInt32: ClosedRange<Int64>] = [:]
+            for (row, _) in rows {
+                let (artist, quarter) = cell(row)
+                let day = quarter.floorDiv(96)
+                spans[artist] = spans[artist].map { $0.joined(with: day...day) } ?? day...day
+            }
+            for (artist, span) in spans { days.insert(values[artist], family, days: span) }
         }
+        note(streams.rows, .streams) { ($0.artist, $0.quarter) }
+        note(revenue.rows, .revenue) { ($0.artist, $0.quarter) }
+        note(social.rows, .social) { ($0.artist, $0.quarter) }
+        note(page.rows, .page) { ($0.artist, $0.quarter) }
+        note(funnel.rows, .page) { ($0.artist, $0.quarter) }
         return days
     }
 

@@ -3,8 +3,8 @@ import NIOCore
 import Synchronization
 
 /// Encoded answers of the artist endpoints, each reused while nothing it read changed: the artist's stamp over the
-/// days it read in the memory layers (`MemoryLayers.stamp(of:days:)`) and the UTC day (answers default to today) are
-/// those it was made under.
+/// days and event families it read in the memory layers (`MemoryLayers.stamp(of:reading:days:)`) and the UTC day
+/// (answers default to today) are those it was made under.
 /// Only answers memory held whole are kept (`QueryService`), large ones compressed (`AnswerBody`). Bounded by
 /// `capacityBytes` of what is held: the oldest entries go first.
 final class AnswerCache: Sendable {

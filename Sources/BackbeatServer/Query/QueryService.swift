@@ -61,7 +61,7 @@ public struct QueryService: Sendable {
 
     /// `answer(key:over:plan:_:)` for `query`'s interval, planned here.
     func answer(key: String?, for query: Query, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> AnswerBody {
-        try await answer(key: key, over: query.interval, plan: try await plan(for: query), body)
+        try await answer(key: key, over: query.interval, reading: ArtistVersions.Families(query.dataset), plan: try await plan(for: query), body)
     }
 
     /// `query`'s plan: for its one artist when it filters on exactly one.
@@ -102,10 +102,11 @@ public struct QueryService: Sendable {
     /// `rebuild`'s swap. (A query on a table memory does not hold still reads PostgreSQL outside a database snapshot
     /// when memory covers `from`.) With `key` (what names the answer: the request's path and query), an answer for
     /// one artist memory holds whole is taken from the cache when one was made under the artist's stamp over the
-    /// interval's days and today's day, and kept there when nothing of the artist on those days changed while it
-    /// was made. A kept answer is answered as kept: compressed when large (`AnswerBody`); any other as made.
+    /// interval's days in the event `families` the body reads (a stream does not retire a revenue answer) and today's
+    /// day, and kept there when nothing of the artist's in those families on those days changed while it was made. A kept answer is answered as kept: compressed when large (`AnswerBody`); any other as made.
     func answer(
-        key: String?, over interval: QueryInterval, plan: QueryPlan, oneStatement: Bool = false, _ body: @Sendable (Reads) async throws -> ByteBuffer
+        key: String?, over interval: QueryInterval, reading families: ArtistVersions.Families, plan: QueryPlan, oneStatement: Bool = false,
+        _ body: @Sendable (Reads) async throws -> ByteBuffer
     ) async throws -> AnswerBody {
         let reads = Reads(
             store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll, artist: plan.artist,
@@ -117,10 +118,10 @@ public struct QueryService: Sendable {
         let days = interval.days
         let stamp: @Sendable () -> ArtistVersions.Stamp?
         if let memory, let layers = plan.layers, plan.memoryHoldsAll {
-            let planned = layers.stamp(of: artist, days: days)
-            stamp = { memory.stamp(of: artist, days: days) == planned ? planned : nil }
+            let planned = layers.stamp(of: artist, reading: families, days: days)
+            stamp = { memory.stamp(of: artist, reading: families, days: days) == planned ? planned : nil }
         } else if memory == nil, let storedChanges {
-            stamp = { storedChanges.stamp(of: artist, days: days) }
+            stamp = { storedChanges.stamp(of: artist, reading: families, days: days) }
         } else {
             return try await notKept()
         }
@@ -469,7 +470,7 @@ public struct QueryService: Sendable {
             as wrap: (Value) -> StoredParts.Part, _ unwrap: (StoredParts.Part) -> Value?
         ) async throws -> Value {
             guard let storedParts, let artist, let memory, let layers, memoryHoldsAll else { return try await read() }
-            let planned = layers.stamp(of: artist, days: days)
+            let planned = layers.stamp(of: artist, reading: .all, days: days)
             if let part = storedParts.part(key, planned).flatMap(unwrap) {
                 storedParts.record(hit: true)
                 return part
@@ -477,7 +478,7 @@ public struct QueryService: Sendable {
             if keptPartsOnly { throw PartNotKept() }
             storedParts.record(hit: false)
             let value = try await read()
-            if memory.stamp(of: artist, days: days) == planned { storedParts.keep(wrap(value), for: key, planned) }
+            if memory.stamp(of: artist, reading: .all, days: days) == planned { storedParts.keep(wrap(value), for: key, planned) }
             return value
         }
     }

@@ -3,8 +3,9 @@ import Synchronization
 
 /// What answers from memory read from PostgreSQL (the days before the memory's split: a year's months), kept per
 /// read and reused while the artist's stamp over those days stays the one it was read under
-/// (`MemoryLayers.stamp(of:days:)`). The artist's events of the days memory holds change an answer that ends
-/// yesterday, not what it reads of the months before: with the part kept, making it again asks PostgreSQL nothing.
+/// (`MemoryLayers.stamp(of:reading:days:)`, every family). The artist's events of the days memory holds change an
+/// answer that ends yesterday, not what it reads of the months before: with the part kept, making it again asks
+/// PostgreSQL nothing.
 /// Bounded by `capacityBytes`: the oldest parts go first.
 final class StoredParts: Sendable {
     /// One read of the days before the split.
