@@ -38,11 +38,6 @@ public struct ArtistVersions: Sendable {
             }
         }
 
-        /// The family whose sketches `kind` counts.
-        public init(_ kind: ListenerScope.Kind) {
-            self = kind == .listeners ? .streams : .page
-        }
-
         /// The index of each family in the set, in order.
         var indexes: some Sequence<Int> {
             (0..<Self.count).lazy.filter { self.rawValue & (1 << $0) != 0 }
