@@ -129,6 +129,12 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(memory)
     }
 
+    Benchmark("The artists and days of a delta of 1000 events (what a poll moves of the answers' stamps)", configuration: .init(scalingFactor: .one)) { benchmark in
+        for index in benchmark.scaledIterations {
+            blackHole(smallDeltas[index % smallDeltas.count].artistDays)
+        }
+    }
+
     // Page events in deltas of 1000, as polls of the page topic hand them over (the generator's mix of the four types).
     let pageDeltas: [InternedDelta] = (0..<20).map { _ in
         var delta = InternedDelta()

@@ -53,6 +53,32 @@ struct InternedDeltaTests {
         #expect(delta.rowCount == expected.rowCount)
     }
 
+    /// What a delta moves of the answers' stamps: each artist of its events, in each event family, on the span of
+    /// the (UTC) days of those events, as the decoded events give them one by one.
+    @Test func artistDaysAreEachArtistsDaysInEachFamily() {
+        var generator = EventGenerator(.init(seed: 5, artists: 40, days: 9, start: Self.start, invalidFraction: 0.05, tracksPerArtist: 4, pageFraction: 0.3))
+        var delta = InternedDelta()
+        var expected = ArtistDays()
+        for _ in 0..<8_000 {
+            guard let value = generator.next().value else { continue }
+            value.withUnsafeBytes { bytes in
+                guard case .success(let record) = EventDecoder.decodeRecord(bytes: bytes, now: Self.now) else { return }
+                delta.add(record, in: bytes)
+                let event = record.event(in: bytes)
+                let family: ArtistVersions.Families = switch event {
+                case .stream: .streams
+                case .revenue: .revenue
+                case .social: .social
+                case .page: .page
+                }
+                let day = event.occurredAt.daysSinceEpoch
+                expected.insert(event.artistID, family, days: day...day)
+            }
+        }
+        #expect(!expected.isEmpty)
+        #expect(delta.artistDays == expected)
+    }
+
     @Test func mergingDeltasAddsWhatOneDeltaOfAllTheLinesAdds() {
         var generator = EventGenerator(.init(seed: 11, artists: 6, days: 5, start: Self.start, invalidFraction: 0.05, tracksPerArtist: 4, pageFraction: 0.2))
         let values = (0..<6_000).map { _ in generator.next().value ?? [] }

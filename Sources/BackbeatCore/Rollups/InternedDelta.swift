@@ -277,16 +277,27 @@ public struct InternedDelta: Sendable {
     /// (`ArtistVersions`' counters): the funnel's sessions are the page family's.
     public var artistDays: ArtistDays {
         var days = ArtistDays()
+        // Each family's spans by artist id, in one table reused family after family: only the ids noted are reset.
+        var spans = [ClosedRange<Int64>?](repeating: nil, count: values.count)
+        var noted: [UInt32] = []
         func note<Rows: Sequence, Row, Value>(
             _ rows: Rows, _ family: ArtistVersions.Families, cell: (Row) -> (artist: UInt32, quarter: Int64)
         ) where Rows.Element == (Row, Value) {
-            var spans: [UInt32: ClosedRange<Int64>] = [:]
             for (row, _) in rows {
                 let (artist, quarter) = cell(row)
                 let day = quarter.floorDiv(96)
-                spans[artist] = spans[artist].map { $0.joined(with: day...day) } ?? day...day
+                if let span = spans[Int(artist)] {
+                    if !span.contains(day) { spans[Int(artist)] = span.joined(with: day...day) }
+                } else {
+                    spans[Int(artist)] = day...day
+                    noted.append(artist)
+                }
             }
-            for (artist, span) in spans { days.insert(values[artist], family, days: span) }
+            for artist in noted {
+                days.insert(values[artist], family, days: spans[Int(artist)]!)
+                spans[Int(artist)] = nil
+            }
+            noted.removeAll(keepingCapacity: true)
         }
         note(streams.rows, .streams) { ($0.artist, $0.quarter) }
         note(revenue.rows, .revenue) { ($0.artist, $0.quarter) }
