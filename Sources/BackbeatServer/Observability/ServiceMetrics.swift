@@ -13,10 +13,16 @@ public final class ServiceMetrics: Sendable {
     private let counters = Mutex<[Key: CoreMetrics.Counter]>([:])
     private let gauges = Mutex<[Key: CoreMetrics.Gauge]>([:])
     private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
-    /// The counters every kept answer served adds to, made once: looked up by name and labels, they cost a served
-    /// answer more than its lookup in the cache.
-    private let answerLookups: [String: CoreMetrics.Counter]
-    private let storedPartLookups: (hit: CoreMetrics.Counter, miss: CoreMetrics.Counter)
+    /// The metrics recorded on every request, by typed labels (`LabeledMetric`); the others by name and labels.
+    private let requests: LabeledMetric<RequestLabels, (count: CoreMetrics.Counter, duration: CoreMetrics.Timer)>
+    private let answerLookups: LabeledMetric<String, CoreMetrics.Counter>
+    private let storedPartLookups: LabeledMetric<String, CoreMetrics.Counter>
+
+    private struct RequestLabels: Hashable, Sendable {
+        var route: String
+        var method: String
+        var status: Int
+    }
 
     private struct Key: Hashable {
         var name: String
@@ -28,12 +34,17 @@ public final class ServiceMetrics: Sendable {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets[Self.resumeWait] = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 900, 3600].map { .milliseconds(Int64($0 * 1000)) }
         self.factory = factory
-        answerLookups = Dictionary(uniqueKeysWithValues: ["hit", "shared", "miss"].map {
-            ($0, CoreMetrics.Counter(label: "backbeat_answer_cache_lookups_total", dimensions: [("outcome", $0)], factory: factory))
-        })
-        storedPartLookups = (
-            CoreMetrics.Counter(label: "backbeat_stored_part_lookups_total", dimensions: [("outcome", "hit")], factory: factory),
-            CoreMetrics.Counter(label: "backbeat_stored_part_lookups_total", dimensions: [("outcome", "miss")], factory: factory))
+        requests = LabeledMetric { [factory] labels in
+            let dimensions = [("method", labels.method), ("route", labels.route), ("status", String(labels.status))]
+            return (CoreMetrics.Counter(label: "backbeat_http_requests_total", dimensions: dimensions, factory: factory),
+                    CoreMetrics.Timer(label: "backbeat_http_request_duration_seconds", dimensions: dimensions, factory: factory))
+        }
+        answerLookups = LabeledMetric { [factory] outcome in
+            CoreMetrics.Counter(label: "backbeat_answer_cache_lookups_total", dimensions: [("outcome", outcome)], factory: factory)
+        }
+        storedPartLookups = LabeledMetric { [factory] outcome in
+            CoreMetrics.Counter(label: "backbeat_stored_part_lookups_total", dimensions: [("outcome", outcome)], factory: factory)
+        }
     }
 
     /// The Prometheus text exposition of every metric.
@@ -124,13 +135,13 @@ public final class ServiceMetrics: Sendable {
     /// A lookup of an artist endpoint's answer in `AnswerCache`: `hit` (kept under the current stamp), `shared`
     /// (another request was making it) or `miss`.
     func recordAnswerLookup(_ outcome: String) {
-        (answerLookups[outcome] ?? counter("backbeat_answer_cache_lookups_total", ["outcome": outcome])).increment()
+        answerLookups[outcome].increment()
     }
 
     /// A lookup of what an answer from memory reads from PostgreSQL among the parts kept (`StoredParts`): `hit`
     /// (kept under the current stamp; PostgreSQL is not asked) or `miss`.
     func recordStoredPartLookup(hit: Bool) {
-        (hit ? storedPartLookups.hit : storedPartLookups.miss).increment()
+        storedPartLookups[hit ? "hit" : "miss"].increment()
     }
 
     /// Bytes `AnswerCache` holds (large answers compressed).
@@ -215,9 +226,9 @@ public final class ServiceMetrics: Sendable {
     // MARK: - HTTP
 
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
-        let labels = ["route": route, "method": method, "status": String(status)]
-        counter("backbeat_http_requests_total", labels).increment()
-        timer("backbeat_http_request_duration_seconds", labels).recordNanoseconds(duration.nanoseconds)
+        let handles = requests[RequestLabels(route: route, method: method, status: status)]
+        handles.count.increment()
+        handles.duration.recordNanoseconds(duration.nanoseconds)
     }
 
     // MARK: - Handles
