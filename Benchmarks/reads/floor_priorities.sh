@@ -1,7 +1,7 @@
 #!/bin/bash
 # The open-loop tail while events arrive: whose CPU makes it? A release serve consumes 200,000 events, then 2,000
 # events/s of yesterday arrive (generate --rate) while backbeat-load asks /healthz at 5,000/s and one artist's streams
-# of 28 days at 2,000/s (64 connections, 15 s each), three rounds of two alternated conditions: A, everything at nice
+# of 28 days at 2,000/s (HEALTHZ_RATE and STREAMS_RATE; 64 connections, 15 s each), three rounds of two alternated conditions: A, everything at nice
 # 0; B, at nice 10: with MODE=others (default) PostgreSQL, the dev broker and the publisher; with MODE=threads the
 # serve's threads whose name matches PATTERN (default `rdk:*`, librdkafka's; `*overcommit*`: dispatch's serial
 # queues); with MODE=arrivals, B publishes the same events to a topic serve does not consume (`idle`): the broker
@@ -77,7 +77,7 @@ for round in $(seq ${ROUNDS:-3}); do
       done
     fi
     for target in healthz streams; do
-      rate=5000; [ $target = streams ] && rate=2000
+      rate=${HEALTHZ_RATE:-5000}; [ $target = streams ] && rate=${STREAMS_RATE:-2000}
       out=$($LOAD --port 18383 --rate $rate --seconds 15 --connections 64 --paths $D/$target.txt --token $BACKBEAT_ADMIN_TOKEN --accept-encoding "gzip, deflate, br, zstd" 2>&1 | tr '\n' ' ')
       echo "round $round cond $cond $target $rate/s: $out"
     done
