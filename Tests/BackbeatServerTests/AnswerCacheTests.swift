@@ -133,19 +133,19 @@ import Testing
             let listening = Task { try await listener.run() }
             defer { listening.cancel() }
             let read = CivilDate(year: 2026, month: 8, day: 1).daysSinceEpoch..<Self.today
-            try await Self.waitUntil("listening") { listener.stamp(of: Self.artist, reading: .all, days: read) != nil }
+            try await Self.waitUntil("listening") { listener.stamps(of: Self.artist, days: read) != nil }
             let now: @Sendable () -> Timestamp = { Timestamp(seconds: Self.today * 86_400 + 3_600) }
             try await Self.withAndWithoutCache(store: store, ingest: nil, storedChanges: listener, clock: now) { ask in
                 var offset = Int64(RouteTests.events().count)
                 /// Writes `events` as a flush of another instance would, and waits until its announcement is heard.
                 func flush(_ events: [Event], of artist: String) async throws {
                     let all = Int64.min..<Int64.max
-                    let before = listener.stamp(of: artist, reading: .all, days: all)
+                    let before = listener.stamps(of: artist, days: all)
                     try await store.write(FlushBatch(parts: [FlushBatch.Part(
                         topicPartition: TopicPartition(topic: "streams", partition: 0), generation: 0, expectedOffset: offset,
                         newOffset: offset + Int64(events.count), delta: InternedDelta(events: events))]))
                     offset += Int64(events.count)
-                    try await Self.waitUntil("the flush announced") { listener.stamp(of: artist, reading: .all, days: all) != before }
+                    try await Self.waitUntil("the flush announced") { listener.stamps(of: artist, days: all) != before }
                 }
                 func play(_ artist: String, _ id: String, on day: Int = 5) -> Event {
                     .stream(StreamEvent(eventID: id, occurredAt: Timestamp(seconds: CivilDate(year: 2026, month: 10, day: day).daysSinceEpoch * 86_400 + 7_200),
@@ -166,10 +166,10 @@ import Testing
                 try await flush([play(Self.artist, "p4", on: 11)], of: Self.artist)
                 #expect(try await ask("the artist's event of yesterday") == count - Self.readingOctober11)
 
-                let beforeRebuild = listener.stamp(of: Self.artist, reading: .all, days: read)
+                let beforeRebuild = listener.stamps(of: Self.artist, days: read)
                 let day = CivilDate(year: 2026, month: 10, day: 7).daysSinceEpoch
                 try await store.rebuild(fromDay: day, toDay: day) { _ in (InternedDelta(), 0) }
-                try await Self.waitUntil("the rebuild announced") { listener.stamp(of: Self.artist, reading: .all, days: read) != beforeRebuild }
+                try await Self.waitUntil("the rebuild announced") { listener.stamps(of: Self.artist, days: read) != beforeRebuild }
                 #expect(try await ask("a rebuild") == 0)
                 #expect(try await ask("after it") == count)
 
@@ -178,10 +178,10 @@ import Testing
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
                     """, logger: RouteTests.logger)
-                try await Self.waitUntil("the loss noticed") { listener.stamp(of: Self.artist, reading: .all, days: read) == nil }
+                try await Self.waitUntil("the loss noticed") { listener.stamps(of: Self.artist, days: read) == nil }
                 #expect(try await ask("not listening") == 0)
                 #expect(try await ask("still not listening") == 0)
-                try await Self.waitUntil("listening again") { listener.stamp(of: Self.artist, reading: .all, days: read) != nil }
+                try await Self.waitUntil("listening again") { listener.stamps(of: Self.artist, days: read) != nil }
                 #expect(try await ask("listening again") == 0)
                 #expect(try await ask("after it") == count)
             }
@@ -412,17 +412,47 @@ import Testing
                 ByteBuffer(string: "\(try await reads.answer(query)) \(try await reads.listenersPerPeriodAndInAll(try #require(ListenerScope(query)), granularity: .day).perPeriod.sorted { $0.key! < $1.key! })")
             }
             let before = store.queryStatementCount
-            let saidOnce = try await queries.answer(key: nil, over: query.interval, reading: .streams, plan: plan, oneStatement: true, twoReads).plain
+            let saidOnce = try await queries.answer(key: nil, over: query.interval, plan: plan, oneStatement: true, twoReads).plain
             #expect(store.queryStatementCount - before == 1 + 4, "one statement, then the answer made again in a snapshot")
-            #expect(saidOnce == (try await queries.answer(key: nil, over: query.interval, reading: .streams, plan: plan, twoReads).plain))
+            #expect(saidOnce == (try await queries.answer(key: nil, over: query.interval, plan: plan, twoReads).plain))
         }
+    }
+
+    /// An answer is kept under the families its making read, whatever the request found of the others: a change of
+    /// another family leaves it kept, a change of one it read retires it, and a request that finds the other families
+    /// moved since the making still gets it.
+    @Test func anAnswerIsKeptUnderTheFamiliesItsMakingRead() async throws {
+        let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
+        var versions = ArtistVersions()
+        func validity() -> AnswerCache.Validity { AnswerCache.Validity(stamps: versions.stamps(of: "a", days: 0..<7), day: 1) }
+        func change(_ families: ArtistVersions.Families) { versions.changed(ArtistDays(["a"], families, days: 3...3)) }
+        let makes = Count()
+        func ask() async throws -> String? {
+            try await cache.answer("revenue and social", validity()) {
+                let made = makes.value.add(1, ordering: .relaxed).newValue
+                return (ByteBuffer(string: "made \(made)"), [.revenue, .social])
+            }.plain.map { String(buffer: $0) }
+        }
+        #expect(try await ask() == "made 1")
+        change(.streams)
+        change(.page)
+        #expect(try await ask() == "made 1", "streams and page changed: not read")
+        change(.social)
+        #expect(try await ask() == "made 2", "social changed: read")
+        change([.streams, .page])
+        #expect(try await ask() == "made 2")
+        change(.revenue)
+        #expect(try await ask() == "made 3", "revenue changed: read")
+        versions.changedEverything()
+        #expect(try await ask() == "made 4", "everything changed")
+        #expect(makes.value.load(ordering: .relaxed) == 4)
     }
 
     /// Large answers are kept compressed: 100 answers of some 100 KB of series JSON, each different, fit a cache of
     /// 1 MB, and each comes back byte for byte without being made again; a small answer is kept as it is.
     @Test func largeAnswersAreKeptCompressedAndServedByteForByte() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a", reading: .all, days: 0..<1), day: 1)
+        let validity = AnswerCache.Validity(stamps: MemoryLayers().stamps(of: "a", days: 0..<1), day: 1)
         func series(_ seed: Int) -> ByteBuffer {
             var text = "{\"series\":["
             for point in 0..<1_120 {
@@ -435,7 +465,7 @@ import Testing
         func ask(_ seed: Int) async throws -> ByteBuffer? {
             try await cache.answer("answer-\(seed)", validity) {
                 makes.value.add(1, ordering: .relaxed)
-                return (series(seed), true)
+                return (series(seed), .streams)
             }.plain
         }
         #expect(series(0).readableBytes > 90_000)
@@ -449,8 +479,8 @@ import Testing
 
         let small = ByteBuffer(string: "{\"platforms\":[]}")
         let before = cache.bytesKept
-        _ = try await cache.answer("small", validity) { (small, true) }
-        #expect(try await cache.answer("small", validity) { (ByteBuffer(), true) }.plain == small)
+        _ = try await cache.answer("small", validity) { (small, .streams) }
+        #expect(try await cache.answer("small", validity) { (ByteBuffer(), .streams) }.plain == small)
         #expect(cache.bytesKept - before >= small.readableBytes, "a small answer is kept as it is")
     }
 
@@ -458,7 +488,7 @@ import Testing
     /// waiting request makes it itself.
     @Test func aBurstForOneAnswerMakesItOnce() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-        let validity = AnswerCache.Validity(stamp: MemoryLayers().stamp(of: "a", reading: .all, days: 0..<1), day: 1)
+        let validity = AnswerCache.Validity(stamps: MemoryLayers().stamps(of: "a", days: 0..<1), day: 1)
         let makes = Count()
         func burst(failing: Bool) async throws -> [String] {
             try await withThrowingTaskGroup(of: String.self) { group in
@@ -469,7 +499,7 @@ import Testing
                                 let made = makes.value.add(1, ordering: .relaxed).newValue
                                 try await Task.sleep(for: .milliseconds(100))
                                 if failing && made == 1 { throw CancellationError() }
-                                return (ByteBuffer(string: "answer"), true)
+                                return (ByteBuffer(string: "answer"), .streams)
                             }
                             return body.plain.map { String(buffer: $0) } ?? "undecodable"
                         } catch {
@@ -494,15 +524,15 @@ import Testing
     /// one making of its own (not one each beside the older making), and gets the answer made under its validity.
     @Test func aBurstUnderANewValidityMakesItOnceWhileTheOldMakingRuns() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-        let stamp = MemoryLayers().stamp(of: "a", reading: .all, days: 0..<1)
-        let old = AnswerCache.Validity(stamp: stamp, day: 1), new = AnswerCache.Validity(stamp: stamp, day: 2)
+        let stamps = MemoryLayers().stamps(of: "a", days: 0..<1)
+        let old = AnswerCache.Validity(stamps: stamps, day: 1), new = AnswerCache.Validity(stamps: stamps, day: 2)
         let makes = Count()
         let started = Count()
         async let first = cache.answer("key", old) {
             makes.value.add(1, ordering: .relaxed)
             started.value.store(1, ordering: .relaxed)
             try await Task.sleep(for: .milliseconds(300))
-            return (ByteBuffer(string: "old"), false)
+            return (ByteBuffer(string: "old"), nil)
         }
         try await Self.waitUntil("the old making started") { started.value.load(ordering: .relaxed) == 1 }
         let answers = try await withThrowingTaskGroup(of: String.self) { group in
@@ -511,7 +541,7 @@ import Testing
                     let body = try await cache.answer("key", new) {
                         makes.value.add(1, ordering: .relaxed)
                         try await Task.sleep(for: .milliseconds(100))
-                        return (ByteBuffer(string: "new"), true)
+                        return (ByteBuffer(string: "new"), .streams)
                     }
                     return body.plain.map { String(buffer: $0) } ?? "undecodable"
                 }
@@ -521,7 +551,7 @@ import Testing
         #expect(answers == Array(repeating: "new", count: 20))
         #expect(try await first.plain.map { String(buffer: $0) } == "old")
         #expect(makes.value.load(ordering: .relaxed) == 2, "one making per validity")
-        #expect(try await cache.answer("key", new) { (ByteBuffer(string: "again"), true) }.plain.map { String(buffer: $0) } == "new",
+        #expect(try await cache.answer("key", new) { (ByteBuffer(string: "again"), .streams) }.plain.map { String(buffer: $0) } == "new",
                 "the new answer was kept")
     }
 

@@ -38,6 +38,14 @@ public struct ArtistVersions: Sendable {
             }
         }
 
+        /// The family whose events the sketches of `kind` count: listeners are the streams', visitors the page's.
+        public init(_ kind: ListenerScope.Kind) {
+            switch kind {
+            case .listeners: self = .streams
+            case .visitors: self = .page
+            }
+        }
+
         /// The index of each family in the set, in order.
         var indexes: some Sequence<Int> {
             (0..<Self.count).lazy.filter { self.rawValue & (1 << $0) != 0 }
@@ -48,6 +56,58 @@ public struct ArtistVersions: Sendable {
     public struct Stamp: Sendable, Hashable {
         let everything: UInt64
         let artist: UInt64
+    }
+
+    /// The stamps of one artist over some days in each family at once, as of some layers: an answer not yet made
+    /// takes them before it reads, and is kept under `stamp(reading:)` of the families it turned out to read.
+    public struct Stamps: Sendable, Hashable {
+        let everything: UInt64
+        /// The latest change of each family (by `Families`' index) on the days. Four words, not a `SIMD4`: a value
+        /// aligned to 32 bytes in an async function's frame breaks the task allocator of Swift 6.3.1 ("freed pointer
+        /// was not the last allocation").
+        private(set) var latest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+        init(everything: UInt64) {
+            self.everything = everything
+        }
+
+        /// The stamp of an answer that read `families`.
+        public func stamp(reading families: Families) -> Stamp {
+            var latest: UInt64 = 0
+            for family in families.indexes { latest = max(latest, self[family]) }
+            return Stamp(everything: everything, artist: latest)
+        }
+
+        fileprivate(set) subscript(family: Int) -> UInt64 {
+            get {
+                switch family {
+                case 0: latest.0
+                case 1: latest.1
+                case 2: latest.2
+                default: latest.3
+                }
+            }
+            set {
+                switch family {
+                case 0: latest.0 = newValue
+                case 1: latest.1 = newValue
+                case 2: latest.2 = newValue
+                default: latest.3 = newValue
+                }
+            }
+        }
+
+        public static func == (left: Stamps, right: Stamps) -> Bool {
+            left.everything == right.everything && left.latest == right.latest
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(everything)
+            hasher.combine(latest.0)
+            hasher.combine(latest.1)
+            hasher.combine(latest.2)
+            hasher.combine(latest.3)
+        }
     }
 
     /// The latest change to some days of a counter.
@@ -65,15 +125,20 @@ public struct ArtistVersions: Sendable {
 
     /// The stamp of an answer for `artist` that read `families` on the UTC days `days`.
     public func stamp(of artist: String, reading families: Families, days: Range<Int64>) -> Stamp {
-        var latest: UInt64 = 0
-        guard !days.isEmpty, !spans.isEmpty else { return Stamp(everything: everything, artist: latest) }
+        stamps(of: artist, days: days).stamp(reading: families)
+    }
+
+    /// The stamps of answers for `artist` on the UTC days `days`, of each family.
+    public func stamps(of artist: String, days: Range<Int64>) -> Stamps {
+        var stamps = Stamps(everything: everything)
+        guard !days.isEmpty, !spans.isEmpty else { return stamps }
         let read = days.lowerBound...(days.upperBound - 1)
         let artistSlot = Self.artistSlot(of: artist)
-        for family in families.indexes {
+        for family in 0..<Families.count {
             guard let changes = spans[Self.slot(artistSlot, family: family)] else { continue }
-            for change in changes where change.days.overlaps(read) { latest = max(latest, change.version) }
+            for change in changes where change.days.overlaps(read) { stamps[family] = max(stamps[family], change.version) }
         }
-        return Stamp(everything: everything, artist: latest)
+        return stamps
     }
 
     /// The days of `changed` changed, for each of its artists.

@@ -54,6 +54,11 @@ public struct MemoryLayers: Sendable {
         versions.stamp(of: artist, reading: families, days: days)
     }
 
+    /// `stamp(of:reading:days:)` of every family at once (`ArtistVersions.Stamps`).
+    public func stamps(of artist: String, days: Range<Int64>) -> ArtistVersions.Stamps {
+        versions.stamps(of: artist, days: days)
+    }
+
     /// What a flush took: the epoch it started under, and its cubes.
     public struct Flight: Sendable {
         public var epoch: UInt64

@@ -16,7 +16,7 @@ extension ArtistRoutes {
         let countsUnavailable = artist.countsUnavailable(query)
         let regrouping = artist.regrouping
         return try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: query.interval, reading: .page, plan: try await queries.plan(context, for: query), oneStatement: true
+            key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
         ) { reads in
             let (rows, visitors) = try await answerAndListeners(query, scope, regrouping, reads)
             let totals = try Self.totals(of: rows, in: query, as: totalsQuery)
@@ -96,7 +96,7 @@ extension ArtistRoutes {
         let countsUnavailable = artist.countsUnavailable(lists[0])
         let (scope, visitorsUnavailable) = visitorKeys == nil ? (nil, nil) : artist.listenerScope(whole)
         return try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: lists[0].interval, reading: .page, plan: try await queries.plan(context, for: lists[0]), oneStatement: scope == nil
+            key: request.answerKey, over: lists[0].interval, plan: try await queries.plan(context, for: lists[0]), oneStatement: scope == nil
         ) { reads in
             let rows = try await answers(lists, reads, regrouping).map { Self.ranked($0, limit) }
             var visitors: [String: Double]?

@@ -40,7 +40,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let countsUnavailable = artist.countsUnavailable(query)
         let periods = artist.periodTexts(query)
         return try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: query.interval, reading: ArtistVersions.Families(query.dataset), plan: try await queries.plan(context, for: query), oneStatement: true
+            key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
         ) { reads in
             let read = try await answerAndListeners(query, scope, regrouping, reads)
             var answer = Self.streams(query, periods, read.rows, read.listeners)
@@ -96,7 +96,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let regrouping = artist.regrouping
         // One read: no database snapshot needed beyond its statement's own.
         return try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: query.interval, reading: ArtistVersions.Families(query.dataset), plan: try await queries.plan(context, for: query), oneStatement: true
+            key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query), oneStatement: true
         ) { reads in
             let shares = try await streamShares(query, reads, regrouping)
             return EncodedAnswer.written(PlatformsResponse(
@@ -114,7 +114,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let agesAndGenders = try sharesQuery(by: [.ageRange, .gender], artist)
         let regrouping = artist.regrouping
         return try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: ages.interval, reading: .streams, plan: try await queries.plan(context, for: ages), oneStatement: true
+            key: request.answerKey, over: ages.interval, plan: try await queries.plan(context, for: ages), oneStatement: true
         ) { reads in
             let rows = try await answers([agesAndGenders, countries], reads, regrouping)
             return EncodedAnswer.written(DemographicsResponse(
@@ -136,7 +136,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         let (scope, unavailable) = artist.listenerScope(
             Query(dataset: .streams, interval: query.interval, granularity: .all, filters: [.artistID: query.filters[.artistID] ?? []]))
         let countsUnavailable = artist.countsUnavailable(query)
-        return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, reading: .streams, plan: try await queries.plan(context, for: query)) { reads in
+        return try EncodedAnswer.response(to: request, try await queries.answer(key: request.answerKey, over: query.interval, plan: try await queries.plan(context, for: query)) { reads in
             let rows = try await answer(query, reads, regrouping)
             var listeners: [String: Double]?
             if let scope {
@@ -228,7 +228,7 @@ struct ArtistRoutes<Context: PlannedRequestContext>: Sendable {
         _ shape: @escaping @Sendable ([QueryRow], [QueryRow]) -> some JSONWritable
     ) async throws -> Response {
         try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: series.interval, reading: ArtistVersions.Families(series.dataset), plan: try await queries.plan(context, for: series), oneStatement: true
+            key: request.answerKey, over: series.interval, plan: try await queries.plan(context, for: series), oneStatement: true
         ) { reads in
             let rows = try await answer(series, reads, regrouping)
             return EncodedAnswer.written(shape(rows, try Self.totals(of: rows, in: series, as: totals)))

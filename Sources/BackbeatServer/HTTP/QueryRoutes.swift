@@ -49,7 +49,7 @@ struct QueryRoutes<Context: AuthenticatedRequestContext>: Sendable {
             query.interval = reading.local
             let (parts, over) = try Self.parts(of: query, readIn: reading, zones, quarterHoursFrom: try await queries.quarterHours.firstDay())
             let shaped = query
-            return try EncodedAnswer.response(to: request, try await queries.answer(key: nil, over: over, reading: ArtistVersions.Families(query.dataset), plan: try await queries.plan(for: query)) { reads in
+            return try EncodedAnswer.response(to: request, try await queries.answer(key: nil, over: over, plan: try await queries.plan(for: query)) { reads in
                 try EncodedAnswer.json(QueryResponse(query: shaped, rows: try ResultShaper.shape(try await reads.rows(of: parts), for: shaped), zone: reading.zone.outsideUTC))
             })
         } catch let error as QueryError {

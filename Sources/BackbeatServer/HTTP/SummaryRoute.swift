@@ -56,7 +56,7 @@ struct SummaryRoute<Context: PlannedRequestContext>: Sendable {
         let listenersUnavailable = RecountNotice.listeners(gaps, days: asOfDay - window..<asOfDay, zone: zone)
         let countsUnavailable = RecountNotice.counts(gaps, days: read.days, zone: zone)
         return try EncodedAnswer.response(to: request, try await queries.answer(
-            key: request.answerKey, over: read, reading: [.streams, .revenue, .social], plan: try await queries.plan(context, for: artistID), oneStatement: true
+            key: request.answerKey, over: read, plan: try await queries.plan(context, for: artistID), oneStatement: true
         ) { reads in
             let queries = [
                 Self.query(.streams, artistID, days: asOfDay - 2 * window..<asOfDay, granularity: .day),

@@ -48,9 +48,9 @@ final class LiveMemory: Sendable {
 
     var answerCounts: Answers { answers.withLock { $0 } }
 
-    /// `MemoryLayers.stamp(of:reading:days:)` of the layers as they are now.
-    func stamp(of artist: String, reading families: ArtistVersions.Families, days: Range<Int64>) -> ArtistVersions.Stamp? {
-        ingest.read { $0.layers?.stamp(of: artist, reading: families, days: days) }
+    /// `MemoryLayers.stamps(of:days:)` of the layers as they are now.
+    func stamps(of artist: String, days: Range<Int64>) -> ArtistVersions.Stamps? {
+        ingest.read { $0.layers?.stamps(of: artist, days: days) }
     }
 
     /// Day buckets held in the durable layer and bytes held by all layers, counted under the lock: a snapshot held

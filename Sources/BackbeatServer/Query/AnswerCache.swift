@@ -3,19 +3,28 @@ import NIOCore
 import Synchronization
 
 /// Encoded answers of the artist endpoints, each reused while nothing it read changed: the artist's stamp over the
-/// days and event families it read in the memory layers (`MemoryLayers.stamp(of:reading:days:)`) and the UTC day
-/// (answers default to today) are those it was made under.
+/// days it read in the event families its making read (`QueryService.Reads` records them; `ArtistVersions.Stamps`)
+/// and the UTC day (answers default to today) are those it was made under.
 /// Only answers memory held whole are kept (`QueryService`), large ones compressed (`AnswerBody`). Bounded by
 /// `capacityBytes` of what is held: the oldest entries go first.
 final class AnswerCache: Sendable {
+    /// What a request finds the artist's numbers at: the stamps of every family over the days it reads, and the day.
     struct Validity: Sendable, Hashable {
-        var stamp: ArtistVersions.Stamp
+        var stamps: ArtistVersions.Stamps
         var day: Int64
     }
 
     private struct Entry {
-        var validity: Validity
+        /// The families its making read, and their stamp then.
+        var families: ArtistVersions.Families
+        var stamp: ArtistVersions.Stamp
+        var day: Int64
         var body: AnswerBody
+
+        /// Nothing it read changed as of `validity`.
+        func holds(under validity: Validity) -> Bool {
+            day == validity.day && stamp == validity.stamps.stamp(reading: families)
+        }
     }
 
     /// An answer being made under one validity.
@@ -46,14 +55,18 @@ final class AnswerCache: Sendable {
         self.state = Mutex(State(entries: OldestFirstEntries(capacityBytes: bytes)))
     }
 
-    /// The answer for `key` under `validity`: the one kept; else the one another request is making under the same
-    /// validity, awaited (a burst of requests for one answer makes it once, even while an older making of it under
-    /// another validity runs); else the one `make` makes here, kept when `make` says it may be (nothing of the
-    /// artist changed while it was made). A body kept is compressed when large (`AnswerBody`), and is answered as kept.
-    func answer(_ key: String, _ validity: Validity, make: () async throws -> (body: ByteBuffer, keep: Bool)) async throws -> AnswerBody {
+    /// The answer for `key` under `validity`: the one kept, if nothing it read changed; else the one another
+    /// request is making under the same validity, awaited (a burst of requests for one answer makes it once, even
+    /// while an older making of it under another validity runs); else the one `make` makes here, kept (under the
+    /// stamp of the families it read) when `make` says it may be (nothing of the artist's in those families changed
+    /// while it was made: `make` answers the families to keep it under, nil when it may not be kept). A body kept is
+    /// compressed when large (`AnswerBody`), and is answered as kept.
+    func answer(
+        _ key: String, _ validity: Validity, make: () async throws -> (body: ByteBuffer, keptUnder: ArtistVersions.Families?)
+    ) async throws -> AnswerBody {
         let making = MakingKey(key: key, validity: validity)
         let role = state.withLock { state -> Role in
-            if let entry = state.entries[key], entry.validity == validity { return .kept(entry.body) }
+            if let entry = state.entries[key], entry.holds(under: validity) { return .kept(entry.body) }
             if state.making[making] != nil { return .waiter }
             state.making[making] = []
             return .maker
@@ -69,15 +82,15 @@ final class AnswerCache: Sendable {
             return AnswerBody(plain: try await make().body)
         case .maker:
             missCount.add(1, ordering: .relaxed)
-            let made: (body: ByteBuffer, keep: Bool)
+            let made: (body: ByteBuffer, keptUnder: ArtistVersions.Families?)
             do {
                 made = try await make()
             } catch {
-                finish(making, nil, keep: false)
+                finish(making, nil, keep: nil)
                 throw error
             }
-            let answer = made.keep ? AnswerBody(compressing: made.body) : AnswerBody(plain: made.body)
-            finish(making, answer, keep: made.keep)
+            let answer = made.keptUnder != nil ? AnswerBody(compressing: made.body) : AnswerBody(plain: made.body)
+            finish(making, answer, keep: made.keptUnder)
             return answer
         }
     }
@@ -104,20 +117,23 @@ final class AnswerCache: Sendable {
                 // Still being made: wait with the others (the append happens only when it is).
                 if state.making[making]?.append(waiter) != nil { return .none }
                 // Made meanwhile: kept, or failed or retired (nil: make it here).
-                if let entry = state.entries[making.key], entry.validity == making.validity { return .some(entry.body) }
+                if let entry = state.entries[making.key], entry.holds(under: making.validity) { return .some(entry.body) }
                 return .some(nil)
             }
             if let ready { waiter.resume(returning: ready) }
         }
     }
 
-    /// The `making` ended: its waiters get its answer (nil when it failed), which is kept when `keep`.
-    private func finish(_ making: MakingKey, _ answer: AnswerBody?, keep: Bool) {
-        let kept = keep ? answer : nil
+    /// The `making` ended: its waiters get its answer (nil when it failed), which is kept when it read the families
+    /// `keep` (nil: not kept).
+    private func finish(_ making: MakingKey, _ answer: AnswerBody?, keep families: ArtistVersions.Families?) {
+        let kept = families == nil ? nil : answer
         let (waiters, bytes) = state.withLock { state in
             let waiters = state.making.removeValue(forKey: making) ?? []
-            if let kept {
-                state.entries.store(Entry(validity: making.validity, body: kept), for: making.key, bytes: Self.size(making.key, kept))
+            if let kept, let families {
+                let entry = Entry(
+                    families: families, stamp: making.validity.stamps.stamp(reading: families), day: making.validity.day, body: kept)
+                state.entries.store(entry, for: making.key, bytes: Self.size(making.key, kept))
             }
             return (waiters, state.entries.bytes)
         }

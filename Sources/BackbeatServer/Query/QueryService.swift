@@ -61,7 +61,7 @@ public struct QueryService: Sendable {
 
     /// `answer(key:over:plan:_:)` for `query`'s interval, planned here.
     func answer(key: String?, for query: Query, _ body: @Sendable (Reads) async throws -> ByteBuffer) async throws -> AnswerBody {
-        try await answer(key: key, over: query.interval, reading: ArtistVersions.Families(query.dataset), plan: try await plan(for: query), body)
+        try await answer(key: key, over: query.interval, plan: try await plan(for: query), body)
     }
 
     /// `query`'s plan: for its one artist when it filters on exactly one.
@@ -102,35 +102,44 @@ public struct QueryService: Sendable {
     /// `rebuild`'s swap. (A query on a table memory does not hold still reads PostgreSQL outside a database snapshot
     /// when memory covers `from`.) With `key` (what names the answer: the request's path and query), an answer for
     /// one artist memory holds whole is taken from the cache when one was made under the artist's stamp over the
-    /// interval's days in the event `families` the body reads (a stream does not retire a revenue answer) and today's
-    /// day, and kept there when nothing of the artist's in those families on those days changed while it was made. A kept answer is answered as kept: compressed when large (`AnswerBody`); any other as made.
+    /// interval's days in the event families the body read (`Reads` records them: a stream does not retire a revenue
+    /// answer) and today's day, and kept there when nothing of the artist's in those families on those days changed
+    /// while it was made. A kept answer is answered as kept: compressed when large (`AnswerBody`); any other as made.
     func answer(
-        key: String?, over interval: QueryInterval, reading families: ArtistVersions.Families, plan: QueryPlan, oneStatement: Bool = false,
+        key: String?, over interval: QueryInterval, plan: QueryPlan, oneStatement: Bool = false,
         _ body: @Sendable (Reads) async throws -> ByteBuffer
     ) async throws -> AnswerBody {
-        let reads = Reads(
+        var reads = Reads(
             store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll, artist: plan.artist,
             storedParts: storedParts)
         let answerAlone = plan.memoryAnswersAlone(from: interval.from)
         func notKept() async throws -> AnswerBody { AnswerBody(plain: try await read(reads, alone: answerAlone, oneStatement: oneStatement, body)) }
         guard let cache, let key, let artist = plan.artist else { return try await notKept() }
-        // What says whether the answer's reads changed: the memory layers, or without memory the announced changes.
+        // What says whether the answer's reads changed: the memory layers (as planned, and still so now), or without
+        // memory the announced changes.
         let days = interval.days
-        let stamp: @Sendable () -> ArtistVersions.Stamp?
+        let current: @Sendable () -> ArtistVersions.Stamps?
+        let before: ArtistVersions.Stamps
         if let memory, let layers = plan.layers, plan.memoryHoldsAll {
-            let planned = layers.stamp(of: artist, reading: families, days: days)
-            stamp = { memory.stamp(of: artist, reading: families, days: days) == planned ? planned : nil }
+            current = { memory.stamps(of: artist, days: days) }
+            before = layers.stamps(of: artist, days: days)
+            guard current() == before else { return try await notKept() }
         } else if memory == nil, let storedChanges {
-            stamp = { storedChanges.stamp(of: artist, reading: families, days: days) }
+            current = { storedChanges.stamps(of: artist, days: days) }
+            guard let now = current() else { return try await notKept() }
+            before = now
         } else {
             return try await notKept()
         }
-        guard let before = stamp() else { return try await notKept() }
-        let validity = AnswerCache.Validity(stamp: before, day: today(of: artist))
+        let validity = AnswerCache.Validity(stamps: before, day: today(of: artist))
+        let familiesRead = Reads.FamiliesRead()
+        reads.familiesRead = familiesRead
         var made = false
         let answer = try await cache.answer(key, validity) {
             made = true
-            return (try await read(reads, alone: answerAlone, oneStatement: oneStatement, body), stamp() == before)
+            let answer = try await read(reads, alone: answerAlone, oneStatement: oneStatement, body)
+            let families = familiesRead.families
+            return (answer, current()?.stamp(reading: families) == before.stamp(reading: families) ? families : nil)
         }
         if !made { memory?.record(.cache) }
         return answer
@@ -176,6 +185,19 @@ public struct QueryService: Sendable {
         /// Without a database snapshot, the one statement these reads may send to PostgreSQL (nil: as many as they
         /// need, inside a snapshot): a second throws `SnapshotNeeded`.
         var statementOutsideSnapshot: OneStatement?
+        /// Where the reads note the event families they read (nil: nobody asks).
+        var familiesRead: FamiliesRead?
+
+        /// The event families an answer's reads read, noted by each read: what the answer is kept under.
+        final class FamiliesRead: Sendable {
+            private let read = Atomic<UInt8>(0)
+
+            func insert(_ families: ArtistVersions.Families) {
+                read.bitwiseOr(families.rawValue, ordering: .relaxed)
+            }
+
+            var families: ArtistVersions.Families { ArtistVersions.Families(rawValue: read.load(ordering: .relaxed)) }
+        }
 
         /// A part of the reads that PostgreSQL would have to answer is not kept (`keptPartsOnly`).
         struct PartNotKept: Error {}
@@ -272,6 +294,13 @@ public struct QueryService: Sendable {
         private func together(
             _ queries: [Query], _ regrouping: ZoneRegrouping?, _ sketches: [SketchRead]
         ) async throws -> (rows: [[QueryRow]], sketches: [[String?: HyperLogLog]]) {
+            for query in queries { familiesRead?.insert(ArtistVersions.Families(query.dataset)) }
+            for sketch in sketches {
+                switch sketch {
+                case .periods(let scope, _): familiesRead?.insert(ArtistVersions.Families(scope.kind))
+                case .keyed(let kind, _, _, _): familiesRead?.insert(ArtistVersions.Families(kind))
+                }
+            }
             let reading = regrouping.map { regrouping in queries.map { Self.slots(of: $0, regrouping) } } ?? queries
             let read = try await Self.sayingSlots(regrouping) {
                 try await fromStore(Store.statements(answering: reading, sketches: sketches)) { try await store.rowsAndSketches(reading, sketches) }
@@ -351,6 +380,7 @@ public struct QueryService: Sendable {
         }
 
         private func listenerSketches(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: HyperLogLog] {
+            familiesRead?.insert(ArtistVersions.Families(scope.kind))
             @Sendable func part(_ days: Range<Int64>) -> ListenerScope {
                 var part = scope
                 part.days = days
@@ -371,6 +401,7 @@ public struct QueryService: Sendable {
 
         /// Unique listeners per track, or unique visitors per page or page source (`PageSourceKey`), over `days`.
         public func keyedCounts(_ kind: ListenerScope.Kind, artistID: String, keys: [String], days: Range<Int64>) async throws -> [String: Double] {
+            familiesRead?.insert(ArtistVersions.Families(kind))
             let sketches = try await merged(days: days, wholeMonths: true) { memory, days in
                 memory.keyedSketches(kind, artistID: artistID, keys: keys, days: days)
             } stored: { [store] days in
@@ -399,6 +430,7 @@ public struct QueryService: Sendable {
         }
 
         private func rows(for query: Query) async throws -> [QueryRow] {
+            familiesRead?.insert(ArtistVersions.Families(query.dataset))
             guard let memory, let layers else { return try await fromStore(Store.statements(answering: [query])) { try await store.rows(for: query) } }
             var parts: [[QueryRow]] = []
             var stored: Query? = query
@@ -478,7 +510,7 @@ public struct QueryService: Sendable {
             if keptPartsOnly { throw PartNotKept() }
             storedParts.record(hit: false)
             let value = try await read()
-            if memory.stamp(of: artist, reading: .all, days: days) == planned { storedParts.keep(wrap(value), for: key, planned) }
+            if memory.stamps(of: artist, days: days)?.stamp(reading: .all) == planned { storedParts.keep(wrap(value), for: key, planned) }
             return value
         }
     }

@@ -7,7 +7,7 @@ import Synchronization
 
 /// Follows what every process writing the stored numbers announces when its transaction commits
 /// (`Store.changesChannel`: a flush, a replay's batch, a rebuild, retention), so that an instance answering from
-/// PostgreSQL alone can keep answers while nothing they read changed: `stamp(of:reading:days:)` moves for an artist whose
+/// PostgreSQL alone can keep answers while nothing they read changed: `stamps(of:days:)` move for an artist whose
 /// numbers were written on those days (by `ArtistVersions`' shared counters), for every artist on an announcement for all of them, and
 /// whenever listening starts again. While it does not listen (not yet, or its connection was lost), there is no
 /// stamp: nothing may be kept.
@@ -29,10 +29,10 @@ final class StoredChangeListener: Service, Sendable {
         self.retryDelay = retryDelay
     }
 
-    /// What answers for `artist` of `families` over the UTC days `days` read of the stored numbers, as far as
+    /// What answers for `artist` over the UTC days `days` read of the stored numbers, family by family, as far as
     /// announced; nil while not listening.
-    func stamp(of artist: String, reading families: ArtistVersions.Families, days: Range<Int64>) -> ArtistVersions.Stamp? {
-        state.withLock { $0.listening ? $0.versions.stamp(of: artist, reading: families, days: days) : nil }
+    func stamps(of artist: String, days: Range<Int64>) -> ArtistVersions.Stamps? {
+        state.withLock { $0.listening ? $0.versions.stamps(of: artist, days: days) : nil }
     }
 
     func run() async throws {
