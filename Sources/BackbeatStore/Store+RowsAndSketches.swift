@@ -10,12 +10,15 @@ public enum SketchRead: Sendable, Hashable {
     /// over `days` (keyed by the key).
     case keyed(ListenerScope.Kind, artistID: String, keys: [String], days: Range<Int64>)
 
-    var family: SketchFamily {
+    /// Whose sketches it reads: listeners or visitors.
+    public var kind: ListenerScope.Kind {
         switch self {
-        case .periods(let scope, _): SketchFamily(scope.kind)
-        case .keyed(let kind, _, _, _): SketchFamily(kind)
+        case .periods(let scope, _): scope.kind
+        case .keyed(let kind, _, _, _): kind
         }
     }
+
+    var family: SketchFamily { SketchFamily(kind) }
 
     var days: Range<Int64> {
         switch self {

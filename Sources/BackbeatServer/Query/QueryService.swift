@@ -295,12 +295,7 @@ public struct QueryService: Sendable {
             _ queries: [Query], _ regrouping: ZoneRegrouping?, _ sketches: [SketchRead]
         ) async throws -> (rows: [[QueryRow]], sketches: [[String?: HyperLogLog]]) {
             for query in queries { familiesRead?.insert(ArtistVersions.Families(query.dataset)) }
-            for sketch in sketches {
-                switch sketch {
-                case .periods(let scope, _): familiesRead?.insert(ArtistVersions.Families(scope.kind))
-                case .keyed(let kind, _, _, _): familiesRead?.insert(ArtistVersions.Families(kind))
-                }
-            }
+            for sketch in sketches { familiesRead?.insert(ArtistVersions.Families(sketch.kind)) }
             let reading = regrouping.map { regrouping in queries.map { Self.slots(of: $0, regrouping) } } ?? queries
             let read = try await Self.sayingSlots(regrouping) {
                 try await fromStore(Store.statements(answering: reading, sketches: sketches)) { try await store.rowsAndSketches(reading, sketches) }
