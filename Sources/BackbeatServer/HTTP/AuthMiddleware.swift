@@ -7,13 +7,15 @@ import Synchronization
 /// (looked up by its hash), and records the principal in the context. Artist tokens are rate limited (429 with
 /// `Retry-After`); the admin token is not.
 struct AuthMiddleware<Context: AuthenticatedRequestContext>: RouterMiddleware {
-    let adminToken: [UInt8]
+    /// The whole header the admin sends, `Bearer <token>`, compared as it comes (nothing made of it per request).
+    let adminHeader: [UInt8]
     let artistTokens: ArtistTokenCache
     /// nil: no limit.
     let artistLimiter: RateLimiter?
 
     init(adminToken: String, store: Store, artistRequestsPerSecond: Double) {
-        self.adminToken = Array(adminToken.utf8)
+        precondition(!adminToken.isEmpty, "an admin token is required")
+        self.adminHeader = Array("\(Self.bearer)\(adminToken)".utf8)
         self.artistTokens = ArtistTokenCache(store: store)
         self.artistLimiter = artistRequestsPerSecond > 0
             ? RateLimiter(rate: artistRequestsPerSecond, burst: max(1, 2 * artistRequestsPerSecond)) : nil
@@ -23,15 +25,16 @@ struct AuthMiddleware<Context: AuthenticatedRequestContext>: RouterMiddleware {
         guard let header = request.headers[.authorization] else {
             throw APIError(.unauthorized, .unauthorized, message: "send Authorization: Bearer <token>")
         }
-        let prefix = "Bearer "
-        guard header.hasPrefix(prefix) else {
+        var context = context
+        if Self.constantTimeEqual(header.utf8, adminHeader) {
+            context.principal = .admin
+            return try await next(request, context)
+        }
+        guard header.hasPrefix(Self.bearer) else {
             throw APIError(.unauthorized, .unauthorized, message: "the bearer token is not valid")
         }
-        let token = String(header.dropFirst(prefix.count))
-        var context = context
-        if Self.constantTimeEqual(Array(token.utf8), adminToken) {
-            context.principal = .admin
-        } else if APIToken.isWellFormed(token), case let hash = APIToken.hash(token), let artist = try await artistTokens.artist(forHash: hash) {
+        let token = String(header.dropFirst(Self.bearer.count))
+        if APIToken.isWellFormed(token), case let hash = APIToken.hash(token), let artist = try await artistTokens.artist(forHash: hash) {
             if let wait = artistLimiter?.take(hash) {
                 throw APIError(.tooManyRequests, .rateLimited,
                                message: "more than \(artistLimiter!.rate) requests per second for this token; retry after \(wait) s", retryAfter: wait)
@@ -43,15 +46,18 @@ struct AuthMiddleware<Context: AuthenticatedRequestContext>: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// Compares without stopping at the first difference, so timing does not reveal how much of a guess matched.
-    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: lhs.count ^ rhs.count)
-        for index in 0..<max(lhs.count, rhs.count) {
-            let a = index < lhs.count ? lhs[index] : 0
-            let b = index < rhs.count ? rhs[index] : 0
-            difference |= a ^ b
+    static var bearer: String { "Bearer " }
+
+    /// Compares without stopping at the first difference, so timing does not reveal how much of a guess matched
+    /// (only `expected`'s length, which is no secret).
+    static func constantTimeEqual(_ sent: String.UTF8View, _ expected: [UInt8]) -> Bool {
+        var difference = UInt8(truncatingIfNeeded: sent.count ^ expected.count)
+        var index = 0
+        for byte in sent {
+            difference |= byte ^ (index < expected.count ? expected[index] : 0)
+            index += 1
         }
-        return difference == 0 && !rhs.isEmpty
+        return difference == 0
     }
 }
 
