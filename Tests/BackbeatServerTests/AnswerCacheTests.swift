@@ -424,7 +424,7 @@ import Testing
     @Test func anAnswerIsKeptUnderTheFamiliesItsMakingRead() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
         var versions = ArtistVersions()
-        func validity() -> AnswerCache.Validity { AnswerCache.Validity(stamps: versions.stamps(of: "a", days: 0..<7), day: 1) }
+        func validity() -> AnswerCache.Validity { AnswerCache.Validity(stamps: versions.stamps(of: "a", days: 0..<7), days: 0..<7, day: 1) }
         func change(_ families: ArtistVersions.Families) { versions.changed(ArtistDays(["a"], families, days: 3...3)) }
         let makes = Count()
         func ask() async throws -> String? {
@@ -452,7 +452,7 @@ import Testing
     /// 1 MB, and each comes back byte for byte without being made again; a small answer is kept as it is.
     @Test func largeAnswersAreKeptCompressedAndServedByteForByte() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-        let validity = AnswerCache.Validity(stamps: MemoryLayers().stamps(of: "a", days: 0..<1), day: 1)
+        let validity = AnswerCache.Validity(stamps: MemoryLayers().stamps(of: "a", days: 0..<1), days: 0..<1, day: 1)
         func series(_ seed: Int) -> ByteBuffer {
             var text = "{\"series\":["
             for point in 0..<1_120 {
@@ -488,7 +488,7 @@ import Testing
     /// waiting request makes it itself.
     @Test func aBurstForOneAnswerMakesItOnce() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
-        let validity = AnswerCache.Validity(stamps: MemoryLayers().stamps(of: "a", days: 0..<1), day: 1)
+        let validity = AnswerCache.Validity(stamps: MemoryLayers().stamps(of: "a", days: 0..<1), days: 0..<1, day: 1)
         let makes = Count()
         func burst(failing: Bool) async throws -> [String] {
             try await withThrowingTaskGroup(of: String.self) { group in
@@ -525,7 +525,7 @@ import Testing
     @Test func aBurstUnderANewValidityMakesItOnceWhileTheOldMakingRuns() async throws {
         let cache = try #require(AnswerCache(bytes: 1 << 20, metrics: nil))
         let stamps = MemoryLayers().stamps(of: "a", days: 0..<1)
-        let old = AnswerCache.Validity(stamps: stamps, day: 1), new = AnswerCache.Validity(stamps: stamps, day: 2)
+        let old = AnswerCache.Validity(stamps: stamps, days: 0..<1, day: 1), new = AnswerCache.Validity(stamps: stamps, days: 0..<1, day: 2)
         let makes = Count()
         let started = Count()
         async let first = cache.answer("key", old) {

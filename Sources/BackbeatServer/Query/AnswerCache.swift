@@ -8,22 +8,30 @@ import Synchronization
 /// Only answers memory held whole are kept (`QueryService`), large ones compressed (`AnswerBody`). Bounded by
 /// `capacityBytes` of what is held: the oldest entries go first.
 final class AnswerCache: Sendable {
-    /// What a request finds the artist's numbers at: the stamps of every family over the days it reads, and the day.
+    /// What a request finds the artist's numbers at: the stamps of every family over the UTC days it reads, those
+    /// days, and the day.
     struct Validity: Sendable, Hashable {
         var stamps: ArtistVersions.Stamps
+        var days: Range<Int64>
         var day: Int64
     }
 
     private struct Entry {
-        /// The families its making read, and their stamp then.
+        /// The families its making read, and their stamp then over `days`.
         var families: ArtistVersions.Families
         var stamp: ArtistVersions.Stamp
+        var days: Range<Int64>
         var day: Int64
         var body: AnswerBody
 
         /// Nothing it read changed as of `validity`.
         func holds(under validity: Validity) -> Bool {
-            day == validity.day && stamp == validity.stamps.stamp(reading: families)
+            holds(under: validity.stamps, days: validity.days, day: validity.day)
+        }
+
+        /// Nothing it read changed as of `stamps` over `days`, on `day`.
+        func holds(under stamps: ArtistVersions.Stamps, days: Range<Int64>, day: Int64) -> Bool {
+            self.day == day && self.days == days && stamp == stamps.stamp(reading: families)
         }
     }
 
@@ -53,6 +61,17 @@ final class AnswerCache: Sendable {
         self.capacityBytes = bytes
         self.metrics = metrics
         self.state = Mutex(State(entries: OldestFirstEntries(capacityBytes: bytes)))
+    }
+
+    /// The answer kept for `key`, when nothing it read changed as `stamps` (the artist's stamps over the days it
+    /// read, nil when they cannot be told) finds it on `day`; nil otherwise (counted as nothing: the request goes on
+    /// to `answer(_:_:make:)`, which counts its lookup). What a request knows of an answer before it parses anything.
+    func kept(_ key: String, day: Int64, stamps: (Range<Int64>) -> ArtistVersions.Stamps?) -> AnswerBody? {
+        guard let entry = state.withLock({ $0.entries[key] }), let now = stamps(entry.days),
+              entry.holds(under: now, days: entry.days, day: day) else { return nil }
+        metrics?.recordAnswerLookup("hit")
+        hitCount.add(1, ordering: .relaxed)
+        return entry.body
     }
 
     /// The answer for `key` under `validity`: the one kept, if nothing it read changed; else the one another
@@ -132,7 +151,8 @@ final class AnswerCache: Sendable {
             let waiters = state.making.removeValue(forKey: making) ?? []
             if let kept, let families {
                 let entry = Entry(
-                    families: families, stamp: making.validity.stamps.stamp(reading: families), day: making.validity.day, body: kept)
+                    families: families, stamp: making.validity.stamps.stamp(reading: families), days: making.validity.days,
+                    day: making.validity.day, body: kept)
                 state.entries.store(entry, for: making.key, bytes: Self.size(making.key, kept))
             }
             return (waiters, state.entries.bytes)

@@ -7,7 +7,8 @@ import Logging
 import NIOCore
 
 /// Plans each dashboard request for an artist once (`QueryService.plan(artist:)`, carried in the context to the
-/// route), and, with `forwarding`, sends a request for an artist that this instance's memory does not hold whole to
+/// route), answers it with the answer kept for its path and query when nothing that answer read changed
+/// (`QueryService.keptAnswer`), and, with `forwarding`, sends a request for an artist that this instance's memory does not hold whole to
 /// the live instance whose memory does (it owns every partition the artist's messages arrive on, and has loaded
 /// them), and returns its answer. The request is answered here, from PostgreSQL plus what this instance consumed,
 /// when memory here holds the artist, when no live instance does (its owner is gone and the new one has not loaded
@@ -23,6 +24,10 @@ struct ArtistPlanning<Context: PlannedRequestContext>: RouterMiddleware {
         // A bad or forbidden artist id is refused here, before anything is planned or forwarded.
         let artistID = try artistIDParameter(context)
         let plan = try await queries.plan(artist: artistID)
+        // An answer kept for this path and query, still what it read: served before anything is parsed or built.
+        if request.method == .get, let kept = queries.keptAnswer(key: request.answerKey, plan: plan) {
+            return try EncodedAnswer.response(to: request, kept)
+        }
         var context = context
         context.plan = plan
         guard let forwarding, !plan.memoryHoldsAll, request.method == .get, request.headers[HTTPField.Name.forwardedBy] == nil,

@@ -131,7 +131,7 @@ public struct QueryService: Sendable {
         } else {
             return try await notKept()
         }
-        let validity = AnswerCache.Validity(stamps: before, day: today(of: artist))
+        let validity = AnswerCache.Validity(stamps: before, days: days, day: today(of: artist))
         let familiesRead = Reads.FamiliesRead()
         reads.familiesRead = familiesRead
         var made = false
@@ -143,6 +143,25 @@ public struct QueryService: Sendable {
         }
         if !made { memory?.record(.cache) }
         return answer
+    }
+
+    /// The answer kept for `key` (a request's path and query) when nothing it read changed, as `plan` finds its one
+    /// artist (memory holding the artist whole, or without memory the announced stored changes): what
+    /// `answer(key:over:plan:oneStatement:_:)` would answer from the cache, found before the request is parsed or its
+    /// queries built (an answer is kept only for a request that was both, and the same path and query build the
+    /// same queries while the artist's stamps and day stay the same). Nil: the request is answered by its route.
+    func keptAnswer(key: String, plan: QueryPlan) -> AnswerBody? {
+        guard let cache, let artist = plan.artist else { return nil }
+        let kept: AnswerBody?
+        if memory != nil, let layers = plan.layers, plan.memoryHoldsAll {
+            kept = cache.kept(key, day: today(of: artist)) { layers.stamps(of: artist, days: $0) }
+        } else if memory == nil, let storedChanges {
+            kept = cache.kept(key, day: today(of: artist)) { storedChanges.stamps(of: artist, days: $0) }
+        } else {
+            return nil
+        }
+        if kept != nil { memory?.record(.cache) }
+        return kept
     }
 
     /// `body`'s answer from `reads`: inside one database snapshot unless memory answers `alone`, or answers with the
