@@ -188,6 +188,82 @@ import Testing
         }
     }
 
+    /// Without memory, what an answer reads of the days before yesterday is kept (`QueryService.Reads.freshFrom`):
+    /// after the artist's play of yesterday is announced, the answer is made again reading yesterday and today alone
+    /// (streams: one statement; top tracks: its rows and its listeners, in a snapshot); after a play of an earlier
+    /// day, that day's part is read again. The answers equal those of a router that keeps nothing.
+    @Test func postgresAloneReadsOnlyTheFreshDaysAfterYesterdayChanged() async throws {
+        try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
+            let listener = StoredChangeListener(store: store, logger: RouteTests.logger, retryDelay: .seconds(3))
+            let listening = Task { try await listener.run() }
+            defer { listening.cancel() }
+            let all = Int64.min..<Int64.max
+            try await Self.waitUntil("listening") { listener.stamps(of: Self.artist, days: all) != nil }
+            let now: @Sendable () -> Timestamp = { Timestamp(seconds: Self.today * 86_400 + 3_600) }
+            let metrics = ServiceMetrics()
+            /// Parts of the days before yesterday found kept (`backbeat_stored_part_lookups_total`).
+            @Sendable func partsFound() -> Int {
+                let prefix = #"backbeat_stored_part_lookups_total{outcome="hit"} "#
+                let line = String(decoding: metrics.exposition(), as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(prefix) }
+                return line.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
+            }
+            let keeping = Application(router: buildRouter(
+                store: store, ingest: nil, metrics: metrics, adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,
+                answerCache: AnswerCache(bytes: 1 << 20, metrics: nil), storedChanges: listener, clock: now))
+            let plain = Application(router: buildRouter(
+                store: store, ingest: nil, metrics: ServiceMetrics(), adminToken: RouteTests.adminToken, artistRequestsPerSecond: 0,
+                answerCache: nil, clock: now))
+            let streams = "/v1/artists/\(Self.artist)/streams?from=2026-09-14&to=2026-10-12&granularity=day"
+            let top = "/v1/artists/\(Self.artist)/tracks/top?from=2026-09-14&to=2026-10-12"
+            let headers: HTTPFields = [.authorization: "Bearer \(RouteTests.adminToken)"]
+            try await DocumentedResponses.test(keeping) { keeping in
+                try await DocumentedResponses.test(plain) { plain in
+                    /// The statements each answer sent (BEGIN and COMMIT counted), each checked against the plain router's.
+                    func ask() async throws -> [Int] {
+                        var statements: [Int] = []
+                        for uri in [streams, top] {
+                            let before = store.queryStatementCount
+                            let answer = try await keeping.execute(uri: uri, method: .get, headers: headers) { String(buffer: $0.body) }
+                            statements.append(store.queryStatementCount - before)
+                            let fresh = try await plain.execute(uri: uri, method: .get, headers: headers) { String(buffer: $0.body) }
+                            #expect(Self.canonical(answer) == Self.canonical(fresh), "\(uri) differs from the answer made whole")
+                        }
+                        return statements
+                    }
+                    // Plays of a track already among the ten: the tracks whose listeners are read stay the same.
+                    let ranked = try await plain.execute(uri: top, method: .get, headers: headers) { response in
+                        try JSONDecoder().decode(TopTracksResponse.self, from: Data(buffer: response.body))
+                    }
+                    let track = try #require(ranked.tracks.first?.track_id)
+                    var offset = Int64(RouteTests.events().count)
+                    func flush(_ day: Int, _ id: String) async throws {
+                        let before = listener.stamps(of: Self.artist, days: all)
+                        try await store.write(FlushBatch(parts: [FlushBatch.Part(
+                            topicPartition: TopicPartition(topic: "streams", partition: 0), generation: 0, expectedOffset: offset,
+                            newOffset: offset + 1, delta: InternedDelta(events: [.stream(StreamEvent(
+                                eventID: id, occurredAt: Timestamp(seconds: CivilDate(year: 2026, month: 10, day: day).daysSinceEpoch * 86_400 + 7_200),
+                                artistID: Self.artist, trackID: track, platform: "spotify", listenerID: "listener-\(id)"))]))]))
+                        offset += 1
+                        try await Self.waitUntil("the flush announced") { listener.stamps(of: Self.artist, days: all) != before }
+                    }
+                    let first = try await ask()
+                    #expect(first[0] > 1 && first[1] > 4, "the older days read, and kept: \(first)")
+                    #expect(try await ask() == [0, 0], "both answers kept")
+                    try await flush(11, "y1")
+                    let foundBefore = partsFound()
+                    let afterYesterday = try await ask()
+                    #expect(afterYesterday == [1, 4], "yesterday and today read afresh, the rest kept: \(afterYesterday)")
+                    // Streams: its rows' part and its listeners' two (to the month's end, then whole months); top
+                    // tracks: its rows' part and its listeners' two.
+                    #expect(partsFound() - foundBefore == 6, "the older parts found kept")
+                    try await flush(5, "l1")
+                    let afterEarlier = try await ask()
+                    #expect(afterEarlier[0] > 1 && afterEarlier[1] > 4, "an earlier day's change reads its part again: \(afterEarlier)")
+                }
+            }
+        }
+    }
+
     /// Consumes `events` and flushes them on `partition` from `offset` on: to PostgreSQL and through the layers, as
     /// the ingest does.
     static func flush(_ events: [Event], ingest: IngestService, offset: inout Int64) async throws {

@@ -35,6 +35,13 @@ public struct ListenerScope: Hashable, Sendable {
         self.days = days
     }
 
+    /// The same scope over `days`.
+    public func with(days: Range<Int64>) -> ListenerScope {
+        var scope = self
+        scope.days = days
+        return scope
+    }
+
     /// The scope of `query` (a streams query's listeners, a page query's visitors), or nil when they cannot be counted
     /// from daily sketches.
     public init?(_ query: Query) {

@@ -50,7 +50,7 @@ public struct QueryService: Sendable {
         precondition(memory == nil || storedChanges == nil, "an instance with memory keeps answers by its memory's stamps")
         self.storedChanges = storedChanges
         self.cache = memory == nil && storedChanges == nil ? nil : cache
-        self.storedParts = memory == nil ? nil : storedParts
+        self.storedParts = memory == nil && storedChanges == nil ? nil : storedParts
         self.clock = clock
     }
 
@@ -111,7 +111,11 @@ public struct QueryService: Sendable {
     ) async throws -> AnswerBody {
         var reads = Reads(
             store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll, artist: plan.artist,
-            storedParts: storedParts)
+            storedParts: storedParts, storedChanges: storedChanges)
+        if memory == nil, storedParts != nil, storedChanges != nil, plan.artist != nil {
+            // Yesterday and today are what arrivals change; the days before are read through the parts kept.
+            reads.freshFrom = clock().daysSinceEpoch - 1
+        }
         let answerAlone = plan.memoryAnswersAlone(from: interval.from)
         func notKept() async throws -> AnswerBody { AnswerBody(plain: try await read(reads, alone: answerAlone, oneStatement: oneStatement, body)) }
         guard let cache, let key, let artist = plan.artist else { return try await notKept() }
@@ -197,8 +201,14 @@ public struct QueryService: Sendable {
         let memoryHoldsAll: Bool
         /// The one artist read (nil: any).
         let artist: String?
-        /// What reads from memory read from PostgreSQL, kept.
+        /// What reads from memory (or, without memory, of the days before `freshFrom`) read from PostgreSQL, kept.
         let storedParts: StoredParts?
+        /// The stored changes announced: without memory, what the parts kept are kept under.
+        let storedChanges: StoredChangeListener?
+        /// Without memory, the first day the reads of the one artist take from PostgreSQL afresh: the days before it
+        /// are read through the parts kept (`StoredParts`) under the announced changes' stamps over them, so that a miss
+        /// after the artist's events of yesterday reads PostgreSQL for two days, not 28 (nil: every read whole).
+        var freshFrom: Int64?
         /// Read PostgreSQL only through the parts kept: a part not kept throws `PartNotKept`.
         var keptPartsOnly = false
         /// Without a database snapshot, the one statement these reads may send to PostgreSQL (nil: as many as they
@@ -273,7 +283,9 @@ public struct QueryService: Sendable {
         ) async throws -> (rows: [[QueryRow]], listeners: (perPeriod: [Timestamp?: Double], inAll: Double)?) {
             let sketchGranularity = periodOfStoredDay == nil ? granularity : .day
             let rows: [[QueryRow]], sketches: [Timestamp?: HyperLogLog]?
-            if memory == nil {
+            if memory == nil, regrouping == nil, freshFrom != nil {
+                (rows, sketches) = try await togetherKeepingOlder(queries, scope.map { ($0, sketchGranularity) })
+            } else if memory == nil {
                 let read = try await together(queries, regrouping, scope.map { [.periods($0, sketchGranularity)] } ?? [])
                 (rows, sketches) = (read.rows, scope == nil ? nil : Store.periods(read.sketches[0]))
             } else {
@@ -323,6 +335,61 @@ public struct QueryService: Sendable {
                 try Self.shape(regrouping.map { $0.regroup(rows) } ?? rows, of: query, in: regrouping)
             }
             return (rows, read.sketches)
+        }
+
+        /// Without memory, `together` split at `freshFrom`: the days before it through the parts kept (each read, and
+        /// kept, when it is not), the days from it of every query and of the listener scope in one statement.
+        private func togetherKeepingOlder(
+            _ queries: [Query], _ listeners: (scope: ListenerScope, granularity: Granularity)?
+        ) async throws -> (rows: [[QueryRow]], sketches: [Timestamp?: HyperLogLog]?) {
+            var older: [[QueryRow]] = []
+            var fresh: [Query] = []
+            var freshOf: [Int?] = []
+            for query in queries {
+                familiesRead?.insert(ArtistVersions.Families(query.dataset))
+                let (olderPart, freshPart) = splitAtFresh(query)
+                older.append(olderPart == nil ? [] : try await keptRows(olderPart!))
+                freshOf.append(freshPart.map { _ in fresh.count })
+                if let freshPart { fresh.append(freshPart) }
+            }
+            var sketches: [Timestamp?: HyperLogLog]?
+            var freshSketches: [SketchRead] = []
+            if let (scope, granularity) = listeners {
+                familiesRead?.insert(ArtistVersions.Families(scope.kind))
+                let (olderDays, freshDays) = splitAtFresh(scope.days)
+                sketches = olderDays == nil ? [:] : try await listenerSketches(scope.with(days: olderDays!), granularity: granularity)
+                if let freshDays { freshSketches = [.periods(scope.with(days: freshDays), granularity)] }
+            }
+            var read: (rows: [[QueryRow]], sketches: [[String?: HyperLogLog]]) = ([], [])
+            if !fresh.isEmpty || !freshSketches.isEmpty {
+                read = try await fromStore(Store.statements(answering: fresh, sketches: freshSketches)) {
+                    try await store.rowsAndSketches(fresh, freshSketches)
+                }
+            }
+            let rows = try queries.indices.map { index in
+                try ResultShaper.shape(QueryService.sum([older[index], freshOf[index].map { read.rows[$0] } ?? []]), for: queries[index])
+            }
+            if let freshSketch = read.sketches.first {
+                for (period, sketch) in Store.periods(freshSketch) { sketches?[period, default: HyperLogLog()].formUnion(sketch) }
+            }
+            return (rows, sketches)
+        }
+
+        /// `query` split at `freshFrom` (without memory): its days before it, and its days from it (nil: none).
+        private func splitAtFresh(_ query: Query) -> (older: Query?, fresh: Query?) {
+            guard let freshFrom else { return (nil, query) }
+            let split = Timestamp(seconds: freshFrom * 86_400)
+            var older = query, fresh = query
+            older.interval.to = min(query.interval.to, split)
+            fresh.interval.from = max(query.interval.from, split)
+            return (older.interval.from < older.interval.to ? older : nil, fresh.interval.from < fresh.interval.to ? fresh : nil)
+        }
+
+        /// `days` split at `freshFrom` (without memory), as `splitAtFresh(_:)` splits a query.
+        private func splitAtFresh(_ days: Range<Int64>) -> (older: Range<Int64>?, fresh: Range<Int64>?) {
+            guard let freshFrom else { return (nil, days) }
+            let split = min(max(freshFrom, days.lowerBound), days.upperBound)
+            return (split > days.lowerBound ? days.lowerBound..<split : nil, split < days.upperBound ? split..<days.upperBound : nil)
         }
 
         /// The rows of each part, summed: a part with a regrouping read by its stored hours into that zone's periods,
@@ -395,11 +462,7 @@ public struct QueryService: Sendable {
 
         private func listenerSketches(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: HyperLogLog] {
             familiesRead?.insert(ArtistVersions.Families(scope.kind))
-            @Sendable func part(_ days: Range<Int64>) -> ListenerScope {
-                var part = scope
-                part.days = days
-                return part
-            }
+            @Sendable func part(_ days: Range<Int64>) -> ListenerScope { scope.with(days: days) }
             return try await merged(days: scope.days, wholeMonths: [.month, .all].contains(granularity)) { memory, days in
                 memory.listenerSketches(part(days), granularity: granularity)
             } stored: { [store] days in
@@ -445,7 +508,14 @@ public struct QueryService: Sendable {
 
         private func rows(for query: Query) async throws -> [QueryRow] {
             familiesRead?.insert(ArtistVersions.Families(query.dataset))
-            guard let memory, let layers else { return try await fromStore(Store.statements(answering: [query])) { try await store.rows(for: query) } }
+            guard let memory, let layers else {
+                // Without memory: the days before `freshFrom` through the part kept, the rest afresh.
+                let (older, fresh) = splitAtFresh(query)
+                var parts: [[QueryRow]] = []
+                if let older { parts.append(try await keptRows(older)) }
+                if let fresh { parts.append(try await fromStore(Store.statements(answering: [fresh])) { try await store.rows(for: fresh) }) }
+                return QueryService.sum(parts)
+            }
             var parts: [[QueryRow]] = []
             var stored: Query? = query
             if memoryHoldsAll, CubeMemory.holds(Cube.plan(for: query)) {
@@ -463,14 +533,17 @@ public struct QueryService: Sendable {
                     stored = nil
                 }
             }
-            if let stored {
-                parts.append(try await kept(.rows(stored), days: stored.interval.days, { try await fromStore(Store.statements(answering: [stored])) { try await store.rows(for: stored) } }, as: StoredParts.Part.rows) {
-                    if case .rows(let rows) = $0 { rows } else { nil }
-                })
-            }
+            if let stored { parts.append(try await keptRows(stored)) }
             parts.append(layers.pending.rows(for: query) ?? [])
             memory.record(stored == nil ? .memory : stored == query ? .postgres : .memoryAndPostgres)
             return QueryService.sum(parts)
+        }
+
+        /// `query`'s rows from PostgreSQL, through the part kept of them (`kept`).
+        private func keptRows(_ query: Query) async throws -> [QueryRow] {
+            try await kept(.rows(query), days: query.interval.days, { try await fromStore(Store.statements(answering: [query])) { try await store.rows(for: query) } }, as: StoredParts.Part.rows) {
+                if case .rows(let rows) = $0 { rows } else { nil }
+            }
         }
 
         /// Sketches of `days`, merged the same way as rows: unions are idempotent, but the split keeps PostgreSQL out
@@ -485,10 +558,18 @@ public struct QueryService: Sendable {
             as wrap: ([Key: HyperLogLog]) -> StoredParts.Part,
             from unwrap: (StoredParts.Part) -> [Key: HyperLogLog]?
         ) async throws -> [Key: HyperLogLog] {
-            guard let layers else { return try await fromStore { try await readStored(days) } }
-            var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
+            var parts: [[Key: HyperLogLog]] = []
             var storedDays: Range<Int64>? = days
-            if memoryHoldsAll {
+            if layers == nil {
+                // Without memory: the days before `freshFrom` through the parts kept, the rest afresh.
+                let (older, fresh) = splitAtFresh(days)
+                guard older != nil else { return try await fromStore { try await readStored(days) } }
+                if let fresh { parts.append(try await fromStore { try await readStored(fresh) }) }
+                storedDays = older
+            } else if let layers {
+                parts.append(read(layers.pending, days))
+            }
+            if let layers, memoryHoldsAll {
                 let split = min(max(memoryFrom(days.lowerBound, wholeMonths: wholeMonths), days.lowerBound), days.upperBound)
                 parts.append(read(layers.durable, split..<days.upperBound))
                 if let inFlight = layers.inFlight { parts.append(read(inFlight, split..<days.upperBound)) }
@@ -515,8 +596,18 @@ public struct QueryService: Sendable {
             _ key: StoredParts.Key, days: Range<Int64>, _ read: () async throws -> Value,
             as wrap: (Value) -> StoredParts.Part, _ unwrap: (StoredParts.Part) -> Value?
         ) async throws -> Value {
-            guard let storedParts, let artist, let memory, let layers, memoryHoldsAll else { return try await read() }
-            let planned = layers.stamp(of: artist, reading: .all, days: days)
+            guard let storedParts, let artist else { return try await read() }
+            let planned: ArtistVersions.Stamp
+            let current: () -> ArtistVersions.Stamp?
+            if let memory, let layers, memoryHoldsAll {
+                planned = layers.stamp(of: artist, reading: .all, days: days)
+                current = { memory.stamps(of: artist, days: days)?.stamp(reading: .all) }
+            } else if memory == nil, let storedChanges, let announced = storedChanges.stamps(of: artist, days: days)?.stamp(reading: .all) {
+                planned = announced
+                current = { storedChanges.stamps(of: artist, days: days)?.stamp(reading: .all) }
+            } else {
+                return try await read()
+            }
             if let part = storedParts.part(key, planned).flatMap(unwrap) {
                 storedParts.record(hit: true)
                 return part
@@ -524,7 +615,7 @@ public struct QueryService: Sendable {
             if keptPartsOnly { throw PartNotKept() }
             storedParts.record(hit: false)
             let value = try await read()
-            if memory.stamps(of: artist, days: days)?.stamp(reading: .all) == planned { storedParts.keep(wrap(value), for: key, planned) }
+            if current() == planned { storedParts.keep(wrap(value), for: key, planned) }
             return value
         }
     }
