@@ -63,7 +63,8 @@ func buildRouter(
     OpenAPIRoute().add(to: router)
     let memory = ingest?.memory
     let artistPartitions = memory == nil ? nil : ArtistPartitionCache(store: store)
-    // What answers from memory read from PostgreSQL is kept beside the answers, in half as many bytes again.
+    // What answers read from PostgreSQL is kept beside them (from memory: the days before the horizon; without
+    // memory: the days before the artist's last three), in half as many bytes again.
     let storedParts = answerCache.flatMap { StoredParts(bytes: $0.capacityBytes / 2, metrics: metrics) }
     let zones = ingest?.zones ?? ZoneBook()
     let queries = QueryService(

@@ -20,7 +20,15 @@ public enum SketchRead: Sendable, Hashable {
 
     var family: SketchFamily { SketchFamily(kind) }
 
-    var days: Range<Int64> {
+    /// The same read over `days`.
+    public func with(days: Range<Int64>) -> SketchRead {
+        switch self {
+        case .periods(let scope, let granularity): .periods(scope.with(days: days), granularity)
+        case .keyed(let kind, let artistID, let keys, _): .keyed(kind, artistID: artistID, keys: keys, days: days)
+        }
+    }
+
+    public var days: Range<Int64> {
         switch self {
         case .periods(let scope, _): scope.days
         case .keyed(_, _, _, let days): days

@@ -45,7 +45,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("memory-budget"), help: "Most bytes of cubes held in memory, e.g. 512MB; the oldest days go first (env BACKBEAT_MEMORY_BUDGET; default 512MB; 0: PostgreSQL answers everything).")
     var memoryBudget: String?
 
-    @Option(name: .customLong("answer-cache"), help: "Most bytes of encoded dashboard answers kept and served again while nothing they read changed, e.g. 64MB, and half as many again of what answers from memory read from PostgreSQL (env BACKBEAT_ANSWER_CACHE; default 64MB; 0: none kept).")
+    @Option(name: .customLong("answer-cache"), help: "Most bytes of encoded dashboard answers kept and served again while nothing they read changed, e.g. 64MB, and half as many again of the parts of them read from PostgreSQL (env BACKBEAT_ANSWER_CACHE; default 64MB; 0: none kept).")
     var answerCache: String?
 
     @Option(name: .customLong("archive-dir"), help: "Archive every consumed message, valid or not, as zstd NDJSON segments in this directory (env BACKBEAT_ARCHIVE_DIR; default: no archive). One directory per instance.")

@@ -23,7 +23,8 @@ public struct QueryService: Sendable {
     /// Where each artist's messages arrive (nil: memory answers only when it holds every partition).
     let artistPartitions: ArtistPartitionCache?
     let cache: AnswerCache?
-    /// What answers from memory read from PostgreSQL, kept (nil: nothing kept, or no memory).
+    /// What answers read from PostgreSQL, kept: from memory the days before the horizon, without memory (by the
+    /// announced changes) the days before the day before yesterday (nil: nothing kept).
     let storedParts: StoredParts?
     /// The stored changes announced (an instance without memory keeps answers by them; nil: it keeps none).
     let storedChanges: StoredChangeListener?
@@ -112,9 +113,10 @@ public struct QueryService: Sendable {
         var reads = Reads(
             store: store, memory: memory, layers: plan.layers, memoryHoldsAll: plan.memoryHoldsAll, artist: plan.artist,
             storedParts: storedParts, storedChanges: storedChanges)
-        if memory == nil, storedParts != nil, storedChanges != nil, plan.artist != nil {
-            // Yesterday and today are what arrivals change; the days before are read through the parts kept.
-            reads.freshFrom = clock().daysSinceEpoch - 1
+        if memory == nil, storedParts != nil, storedChanges != nil, let artist = plan.artist {
+            // What arrives changes the artist's last days: a UTC day of events spans two of its local days, and events
+            // come late. The days before are read through the parts kept.
+            reads.freshFrom = today(of: artist) - 2
         }
         let answerAlone = plan.memoryAnswersAlone(from: interval.from)
         func notKept() async throws -> AnswerBody { AnswerBody(plain: try await read(reads, alone: answerAlone, oneStatement: oneStatement, body)) }
@@ -207,7 +209,8 @@ public struct QueryService: Sendable {
         let storedChanges: StoredChangeListener?
         /// Without memory, the first day the reads of the one artist take from PostgreSQL afresh: the days before it
         /// are read through the parts kept (`StoredParts`) under the announced changes' stamps over them, so that a miss
-        /// after the artist's events of yesterday reads PostgreSQL for two days, not 28 (nil: every read whole).
+        /// after the artist's events of its last days reads PostgreSQL for three days, not 28; a part not kept is read
+        /// in the same statement (`storedKeepingOlder`). Nil: every read whole.
         var freshFrom: Int64?
         /// Read PostgreSQL only through the parts kept: a part not kept throws `PartNotKept`.
         var keptPartsOnly = false
@@ -284,7 +287,11 @@ public struct QueryService: Sendable {
             let sketchGranularity = periodOfStoredDay == nil ? granularity : .day
             let rows: [[QueryRow]], sketches: [Timestamp?: HyperLogLog]?
             if memory == nil, regrouping == nil, freshFrom != nil {
-                (rows, sketches) = try await togetherKeepingOlder(queries, scope.map { ($0, sketchGranularity) })
+                let read = try await storedKeepingOlder(queries, scope.map { [.periods($0, sketchGranularity)] } ?? [])
+                for query in queries { familiesRead?.insert(ArtistVersions.Families(query.dataset)) }
+                if let scope { familiesRead?.insert(ArtistVersions.Families(scope.kind)) }
+                rows = try zip(queries, read.rows).map { try ResultShaper.shape($1, for: $0) }
+                sketches = scope == nil ? nil : Store.periods(read.sketches[0])
             } else if memory == nil {
                 let read = try await together(queries, regrouping, scope.map { [.periods($0, sketchGranularity)] } ?? [])
                 (rows, sketches) = (read.rows, scope == nil ? nil : Store.periods(read.sketches[0]))
@@ -337,45 +344,88 @@ public struct QueryService: Sendable {
             return (rows, read.sketches)
         }
 
-        /// Without memory, `together` split at `freshFrom`: the days before it through the parts kept (each read, and
-        /// kept, when it is not), the days from it of every query and of the listener scope in one statement.
-        private func togetherKeepingOlder(
-            _ queries: [Query], _ listeners: (scope: ListenerScope, granularity: Granularity)?
-        ) async throws -> (rows: [[QueryRow]], sketches: [Timestamp?: HyperLogLog]?) {
-            var older: [[QueryRow]] = []
-            var fresh: [Query] = []
-            var freshOf: [Int?] = []
-            for query in queries {
-                familiesRead?.insert(ArtistVersions.Families(query.dataset))
-                let (olderPart, freshPart) = splitAtFresh(query)
-                older.append(olderPart == nil ? [] : try await keptRows(olderPart!))
-                freshOf.append(freshPart.map { _ in fresh.count })
-                if let freshPart { fresh.append(freshPart) }
-            }
-            var sketches: [Timestamp?: HyperLogLog]?
-            var freshSketches: [SketchRead] = []
-            if let (scope, granularity) = listeners {
-                familiesRead?.insert(ArtistVersions.Families(scope.kind))
-                let (olderDays, freshDays) = splitAtFresh(scope.days)
-                sketches = olderDays == nil ? [:] : try await listenerSketches(scope.with(days: olderDays!), granularity: granularity)
-                if let freshDays { freshSketches = [.periods(scope.with(days: freshDays), granularity)] }
-            }
-            var read: (rows: [[QueryRow]], sketches: [[String?: HyperLogLog]]) = ([], [])
-            if !fresh.isEmpty || !freshSketches.isEmpty {
-                read = try await fromStore(Store.statements(answering: fresh, sketches: freshSketches)) {
-                    try await store.rowsAndSketches(fresh, freshSketches)
+        /// Without memory, with `freshFrom`: the rows of `queries` (summed, not shaped) and the unions of `sketches`, the
+        /// days before `freshFrom` from the parts kept, everything else (the days from it, and the parts not kept, which
+        /// are kept once read when no change of their days was announced meanwhile) in one statement.
+        private func storedKeepingOlder(
+            _ queries: [Query], _ sketches: [SketchRead]
+        ) async throws -> (rows: [[QueryRow]], sketches: [[String?: HyperLogLog]]) {
+            var rows = queries.map { _ in [[QueryRow]]() }
+            var unions = sketches.map { _ in [[String?: HyperLogLog]]() }
+            var reading: [Query] = [], readingFor: [Int] = []
+            var sketchReading: [SketchRead] = [], sketchReadingFor: [Int] = []
+            var keeping: [(at: Int, isSketch: Bool, key: StoredParts.Key, days: Range<Int64>, stamp: ArtistVersions.Stamp)] = []
+            for (index, query) in queries.enumerated() {
+                let (older, fresh) = splitAtFresh(query)
+                if let older {
+                    let (part, stamp) = announcedPart(.rows(older), days: older.interval.days)
+                    if case .rows(let kept)? = part {
+                        rows[index].append(kept)
+                    } else {
+                        if let stamp { keeping.append((reading.count, false, .rows(older), older.interval.days, stamp)) }
+                        reading.append(older)
+                        readingFor.append(index)
+                    }
+                }
+                if let fresh {
+                    reading.append(fresh)
+                    readingFor.append(index)
                 }
             }
-            let rows = try queries.indices.map { index in
-                try ResultShaper.shape(QueryService.sum([older[index], freshOf[index].map { read.rows[$0] } ?? []]), for: queries[index])
+            for (index, sketch) in sketches.enumerated() {
+                let (olderDays, freshDays) = splitAtFresh(sketch.days)
+                if let olderDays {
+                    let older = sketch.with(days: olderDays)
+                    let (part, stamp) = announcedPart(.sketches(older), days: olderDays)
+                    if case .unions(let kept)? = part {
+                        unions[index].append(kept)
+                    } else {
+                        if let stamp { keeping.append((sketchReading.count, true, .sketches(older), olderDays, stamp)) }
+                        sketchReading.append(older)
+                        sketchReadingFor.append(index)
+                    }
+                }
+                if let freshDays {
+                    sketchReading.append(sketch.with(days: freshDays))
+                    sketchReadingFor.append(index)
+                }
             }
-            if let freshSketch = read.sketches.first {
-                for (period, sketch) in Store.periods(freshSketch) { sketches?[period, default: HyperLogLog()].formUnion(sketch) }
+            if !reading.isEmpty || !sketchReading.isEmpty {
+                let read = try await fromStore(Store.statements(answering: reading, sketches: sketchReading)) {
+                    try await store.rowsAndSketches(reading, sketchReading)
+                }
+                for (at, index) in readingFor.enumerated() { rows[index].append(read.rows[at]) }
+                for (at, index) in sketchReadingFor.enumerated() { unions[index].append(read.sketches[at]) }
+                if let storedParts {
+                    for keep in keeping where announcedStamp(keep.days) == keep.stamp {
+                        storedParts.keep(keep.isSketch ? .unions(read.sketches[keep.at]) : .rows(read.rows[keep.at]), for: keep.key, keep.stamp)
+                    }
+                }
             }
-            return (rows, sketches)
+            return (rows.map { QueryService.sum($0) }, unions.map { parts in
+                var union: [String?: HyperLogLog] = [:]
+                for part in parts {
+                    for (key, sketch) in part { union[key, default: HyperLogLog()].formUnion(sketch) }
+                }
+                return union
+            })
         }
 
-        /// `query` split at `freshFrom` (without memory): its days before it, and its days from it (nil: none).
+        /// Without memory: the stamp the announced changes give the artist's days `days` (nil: none to keep by).
+        private func announcedStamp(_ days: Range<Int64>) -> ArtistVersions.Stamp? {
+            guard memory == nil, let storedChanges, let artist else { return nil }
+            return storedChanges.stamps(of: artist, days: days)?.stamp(reading: .all)
+        }
+
+        /// Without memory: the part kept for `key` under the announced stamp over `days` (counted), and that stamp.
+        private func announcedPart(_ key: StoredParts.Key, days: Range<Int64>) -> (part: StoredParts.Part?, stamp: ArtistVersions.Stamp?) {
+            guard let storedParts, let stamp = announcedStamp(days) else { return (nil, nil) }
+            let part = storedParts.part(key, stamp)
+            storedParts.record(hit: part != nil)
+            return (part, stamp)
+        }
+
+        /// `query` split at `freshFrom`: its days before it, and its days from it (nil: none).
         private func splitAtFresh(_ query: Query) -> (older: Query?, fresh: Query?) {
             guard let freshFrom else { return (nil, query) }
             let split = Timestamp(seconds: freshFrom * 86_400)
@@ -385,7 +435,7 @@ public struct QueryService: Sendable {
             return (older.interval.from < older.interval.to ? older : nil, fresh.interval.from < fresh.interval.to ? fresh : nil)
         }
 
-        /// `days` split at `freshFrom` (without memory), as `splitAtFresh(_:)` splits a query.
+        /// `days` split at `freshFrom`, as `splitAtFresh(_:)` splits a query.
         private func splitAtFresh(_ days: Range<Int64>) -> (older: Range<Int64>?, fresh: Range<Int64>?) {
             guard let freshFrom else { return (nil, days) }
             let split = min(max(freshFrom, days.lowerBound), days.upperBound)
@@ -462,6 +512,7 @@ public struct QueryService: Sendable {
 
         private func listenerSketches(_ scope: ListenerScope, granularity: Granularity) async throws -> [Timestamp?: HyperLogLog] {
             familiesRead?.insert(ArtistVersions.Families(scope.kind))
+            if layers == nil, freshFrom != nil { return Store.periods(try await storedKeepingOlder([], [.periods(scope, granularity)]).sketches[0]) }
             @Sendable func part(_ days: Range<Int64>) -> ListenerScope { scope.with(days: days) }
             return try await merged(days: scope.days, wholeMonths: [.month, .all].contains(granularity)) { memory, days in
                 memory.listenerSketches(part(days), granularity: granularity)
@@ -479,6 +530,10 @@ public struct QueryService: Sendable {
         /// Unique listeners per track, or unique visitors per page or page source (`PageSourceKey`), over `days`.
         public func keyedCounts(_ kind: ListenerScope.Kind, artistID: String, keys: [String], days: Range<Int64>) async throws -> [String: Double] {
             familiesRead?.insert(ArtistVersions.Families(kind))
+            if layers == nil, freshFrom != nil {
+                let read = try await storedKeepingOlder([], [.keyed(kind, artistID: artistID, keys: keys, days: days)])
+                return Store.keyed(read.sketches[0]).mapValues(\.cardinality)
+            }
             let sketches = try await merged(days: days, wholeMonths: true) { memory, days in
                 memory.keyedSketches(kind, artistID: artistID, keys: keys, days: days)
             } stored: { [store] days in
@@ -509,12 +564,8 @@ public struct QueryService: Sendable {
         private func rows(for query: Query) async throws -> [QueryRow] {
             familiesRead?.insert(ArtistVersions.Families(query.dataset))
             guard let memory, let layers else {
-                // Without memory: the days before `freshFrom` through the part kept, the rest afresh.
-                let (older, fresh) = splitAtFresh(query)
-                var parts: [[QueryRow]] = []
-                if let older { parts.append(try await keptRows(older)) }
-                if let fresh { parts.append(try await fromStore(Store.statements(answering: [fresh])) { try await store.rows(for: fresh) }) }
-                return QueryService.sum(parts)
+                if freshFrom != nil { return try await storedKeepingOlder([query], []).rows[0] }
+                return try await fromStore(Store.statements(answering: [query])) { try await store.rows(for: query) }
             }
             var parts: [[QueryRow]] = []
             var stored: Query? = query
@@ -533,17 +584,14 @@ public struct QueryService: Sendable {
                     stored = nil
                 }
             }
-            if let stored { parts.append(try await keptRows(stored)) }
+            if let stored {
+                parts.append(try await kept(.rows(stored), days: stored.interval.days, { try await fromStore(Store.statements(answering: [stored])) { try await store.rows(for: stored) } }, as: StoredParts.Part.rows) {
+                    if case .rows(let rows) = $0 { rows } else { nil }
+                })
+            }
             parts.append(layers.pending.rows(for: query) ?? [])
             memory.record(stored == nil ? .memory : stored == query ? .postgres : .memoryAndPostgres)
             return QueryService.sum(parts)
-        }
-
-        /// `query`'s rows from PostgreSQL, through the part kept of them (`kept`).
-        private func keptRows(_ query: Query) async throws -> [QueryRow] {
-            try await kept(.rows(query), days: query.interval.days, { try await fromStore(Store.statements(answering: [query])) { try await store.rows(for: query) } }, as: StoredParts.Part.rows) {
-                if case .rows(let rows) = $0 { rows } else { nil }
-            }
         }
 
         /// Sketches of `days`, merged the same way as rows: unions are idempotent, but the split keeps PostgreSQL out
@@ -558,18 +606,10 @@ public struct QueryService: Sendable {
             as wrap: ([Key: HyperLogLog]) -> StoredParts.Part,
             from unwrap: (StoredParts.Part) -> [Key: HyperLogLog]?
         ) async throws -> [Key: HyperLogLog] {
-            var parts: [[Key: HyperLogLog]] = []
+            guard let layers else { return try await fromStore { try await readStored(days) } }
+            var parts: [[Key: HyperLogLog]] = [read(layers.pending, days)]
             var storedDays: Range<Int64>? = days
-            if layers == nil {
-                // Without memory: the days before `freshFrom` through the parts kept, the rest afresh.
-                let (older, fresh) = splitAtFresh(days)
-                guard older != nil else { return try await fromStore { try await readStored(days) } }
-                if let fresh { parts.append(try await fromStore { try await readStored(fresh) }) }
-                storedDays = older
-            } else if let layers {
-                parts.append(read(layers.pending, days))
-            }
-            if let layers, memoryHoldsAll {
+            if memoryHoldsAll {
                 let split = min(max(memoryFrom(days.lowerBound, wholeMonths: wholeMonths), days.lowerBound), days.upperBound)
                 parts.append(read(layers.durable, split..<days.upperBound))
                 if let inFlight = layers.inFlight { parts.append(read(inFlight, split..<days.upperBound)) }
@@ -596,18 +636,8 @@ public struct QueryService: Sendable {
             _ key: StoredParts.Key, days: Range<Int64>, _ read: () async throws -> Value,
             as wrap: (Value) -> StoredParts.Part, _ unwrap: (StoredParts.Part) -> Value?
         ) async throws -> Value {
-            guard let storedParts, let artist else { return try await read() }
-            let planned: ArtistVersions.Stamp
-            let current: () -> ArtistVersions.Stamp?
-            if let memory, let layers, memoryHoldsAll {
-                planned = layers.stamp(of: artist, reading: .all, days: days)
-                current = { memory.stamps(of: artist, days: days)?.stamp(reading: .all) }
-            } else if memory == nil, let storedChanges, let announced = storedChanges.stamps(of: artist, days: days)?.stamp(reading: .all) {
-                planned = announced
-                current = { storedChanges.stamps(of: artist, days: days)?.stamp(reading: .all) }
-            } else {
-                return try await read()
-            }
+            guard let storedParts, let artist, let memory, let layers, memoryHoldsAll else { return try await read() }
+            let planned = layers.stamp(of: artist, reading: .all, days: days)
             if let part = storedParts.part(key, planned).flatMap(unwrap) {
                 storedParts.record(hit: true)
                 return part
@@ -615,7 +645,7 @@ public struct QueryService: Sendable {
             if keptPartsOnly { throw PartNotKept() }
             storedParts.record(hit: false)
             let value = try await read()
-            if current() == planned { storedParts.keep(wrap(value), for: key, planned) }
+            if memory.stamps(of: artist, days: days)?.stamp(reading: .all) == planned { storedParts.keep(wrap(value), for: key, planned) }
             return value
         }
     }
