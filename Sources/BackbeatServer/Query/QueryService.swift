@@ -120,23 +120,11 @@ public struct QueryService: Sendable {
         }
         let answerAlone = plan.memoryAnswersAlone(from: interval.from)
         func notKept() async throws -> AnswerBody { AnswerBody(plain: try await read(reads, alone: answerAlone, oneStatement: oneStatement, body)) }
-        guard let cache, let key, let artist = plan.artist else { return try await notKept() }
-        // What says whether the answer's reads changed: the memory layers (as planned, and still so now), or without
-        // memory the announced changes.
         let days = interval.days
-        let current: @Sendable () -> ArtistVersions.Stamps?
-        let before: ArtistVersions.Stamps
-        if let memory, let layers = plan.layers, plan.memoryHoldsAll {
-            current = { memory.stamps(of: artist, days: days) }
-            before = layers.stamps(of: artist, days: days)
-            guard current() == before else { return try await notKept() }
-        } else if memory == nil, let storedChanges {
-            current = { storedChanges.stamps(of: artist, days: days) }
-            guard let now = current() else { return try await notKept() }
-            before = now
-        } else {
-            return try await notKept()
-        }
+        // The layers as planned are still those now (or the announced changes are heard).
+        guard let cache, let key, let artist = plan.artist, let stamps = stamps(plan, of: artist),
+              let before = stamps.planned(days), stamps.now(days) == before else { return try await notKept() }
+        let current: @Sendable () -> ArtistVersions.Stamps? = { stamps.now(days) }
         let validity = AnswerCache.Validity(stamps: before, days: days, day: today(of: artist))
         let familiesRead = Reads.FamiliesRead()
         reads.familiesRead = familiesRead
@@ -157,17 +145,24 @@ public struct QueryService: Sendable {
     /// queries built (an answer is kept only for a request that was both, and the same path and query build the
     /// same queries while the artist's stamps and day stay the same). Nil: the request is answered by its route.
     func keptAnswer(key: String, plan: QueryPlan) -> AnswerBody? {
-        guard let cache, let artist = plan.artist else { return nil }
-        let kept: AnswerBody?
-        if memory != nil, let layers = plan.layers, plan.memoryHoldsAll {
-            kept = cache.kept(key, day: today(of: artist)) { layers.stamps(of: artist, days: $0) }
-        } else if memory == nil, let storedChanges {
-            kept = cache.kept(key, day: today(of: artist)) { storedChanges.stamps(of: artist, days: $0) }
-        } else {
-            return nil
-        }
-        if kept != nil { memory?.record(.cache) }
+        guard let cache, let artist = plan.artist, let stamps = stamps(plan, of: artist),
+              let kept = cache.kept(key, day: today(of: artist), stamps: stamps.planned) else { return nil }
+        memory?.record(.cache)
         return kept
+    }
+
+    /// What says whether an answer for `artist` read something that changed, over the days it reads: the stamps as
+    /// `plan` has them (its memory layers, or without memory the announced changes) and as they are now. Nil when no
+    /// answer for the artist is kept: memory does not hold it whole, or without memory nothing is announced.
+    private func stamps(_ plan: QueryPlan, of artist: String) -> (
+        planned: @Sendable (Range<Int64>) -> ArtistVersions.Stamps?, now: @Sendable (Range<Int64>) -> ArtistVersions.Stamps?
+    )? {
+        if let memory, let layers = plan.layers, plan.memoryHoldsAll {
+            return ({ layers.stamps(of: artist, days: $0) }, { memory.stamps(of: artist, days: $0) })
+        }
+        guard memory == nil, let storedChanges else { return nil }
+        let announced: @Sendable (Range<Int64>) -> ArtistVersions.Stamps? = { storedChanges.stamps(of: artist, days: $0) }
+        return (announced, announced)
     }
 
     /// `body`'s answer from `reads`: inside one database snapshot unless memory answers `alone`, or answers with the
@@ -288,8 +283,6 @@ public struct QueryService: Sendable {
             let rows: [[QueryRow]], sketches: [Timestamp?: HyperLogLog]?
             if memory == nil, regrouping == nil, freshFrom != nil {
                 let read = try await storedKeepingOlder(queries, scope.map { [.periods($0, sketchGranularity)] } ?? [])
-                for query in queries { familiesRead?.insert(ArtistVersions.Families(query.dataset)) }
-                if let scope { familiesRead?.insert(ArtistVersions.Families(scope.kind)) }
                 rows = try zip(queries, read.rows).map { try ResultShaper.shape($1, for: $0) }
                 sketches = scope == nil ? nil : Store.periods(read.sketches[0])
             } else if memory == nil {
@@ -350,6 +343,8 @@ public struct QueryService: Sendable {
         private func storedKeepingOlder(
             _ queries: [Query], _ sketches: [SketchRead]
         ) async throws -> (rows: [[QueryRow]], sketches: [[String?: HyperLogLog]]) {
+            for query in queries { familiesRead?.insert(ArtistVersions.Families(query.dataset)) }
+            for sketch in sketches { familiesRead?.insert(ArtistVersions.Families(sketch.kind)) }
             var rows = queries.map { _ in [[QueryRow]]() }
             var unions = sketches.map { _ in [[String?: HyperLogLog]]() }
             var reading: [Query] = [], readingFor: [Int] = []
