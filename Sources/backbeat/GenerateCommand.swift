@@ -27,8 +27,15 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(name: .customLong("resend-fraction"), help: "Fraction (0-1) of messages that resend one of the last 1000 (the same bytes, as a producer's retry sends them).")
     var resendFraction: Double = 0
 
-    @Option(help: "With --brokers: publish at most this many events per second, evenly (default: as fast as the broker takes them).")
+    @Option(help: "With --brokers: publish at most this many events per second, evenly, each topic's keyless events of 50 ms as one message set on one partition (default: as fast as the broker takes them, spread over the partitions one by one).")
     var rate: Double?
+
+    /// A bulk load spreads keyless messages over the partitions one by one.
+    static let bulkProducer = ["sticky.partitioning.linger.ms": "0"]
+    /// Paced, each topic's keyless messages of 50 ms go to one partition as one message set, as a producer with
+    /// some linger sends them. The dev broker finds a fetch's offset by walking its partition's message sets from the
+    /// oldest, so one set per message would have it spend a core on the consumer's fetches within minutes.
+    static let pacedProducer = ["linger.ms": "50", "sticky.partitioning.linger.ms": "50"]
 
     @Option(name: .customLong("page-fraction"), help: "Fraction (0-1) of valid events that are page events (docs/events.md, \"Page events\"); 0 makes the same events as before page events existed.")
     var pageFraction: Double = 0
@@ -78,7 +85,7 @@ struct GenerateCommand: AsyncParsableCommand {
             }
         }
         if let brokers {
-            let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(["sticky.partitioning.linger.ms": "0"]))
+            let producer = try KafkaProducer(brokers: brokers, extra: KafkaConfiguration(rate == nil ? Self.bulkProducer : Self.pacedProducer))
             let started = ContinuousClock.now
             for index in 0..<events {
                 // Paced: event `index` goes out no sooner than index / rate seconds after the start.
