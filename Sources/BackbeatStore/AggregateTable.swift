@@ -8,6 +8,8 @@ import BackbeatCore
 /// - the listener sketches (migration 0018, `Store.mergeListeners`): an artist's of a day in `artist_listeners_days`,
 ///   its tracks' in `track_listeners_days` (the day's track ids and sketches in two arrays), read through the views.
 ///
+/// The full-dimension tables keep a flush's blocks apart as `deltas` until compaction merges them (migration 0032).
+///
 /// The dashboard cubes and the listener sketches also have `months` (migration 0020, `Store.rollMonths`): the same
 /// rows by artist and month, keyed by the month's first day in `day`.
 struct AggregateTable: Sendable {
@@ -17,17 +19,26 @@ struct AggregateTable: Sendable {
     var days: String
     /// The table of its rows by artist and month (nil: the full-dimension hourly tables have none).
     var months: String?
+    /// A full-dimension table's deltas (migration 0032): the blocks flushes appended since compaction last merged
+    /// them into `days` (`Store.compactDetail`), any number an artist-day. Nil for the others, merged at each flush.
+    var deltas: String?
+    /// Where an artist-day's blocks are read from: `days`, or for a full-dimension table the view `<name>_blocks`
+    /// of its `days` and its `deltas`, whose rows a reader sums.
+    var blocks: String
 
     init(_ cube: Cube) {
         self.name = cube.table
         self.days = cube.table + "_days"
         self.months = cube.isFull ? nil : cube.table + "_months"
+        self.deltas = cube.isFull ? cube.table + "_deltas" : nil
+        self.blocks = cube.isFull ? cube.table + "_blocks" : days
     }
 
     private init(listeners name: String, days: String, months: String) {
         self.name = name
         self.days = days
         self.months = months
+        self.blocks = days
     }
 
     static let artistListeners = AggregateTable(listeners: "artist_listeners_daily", days: "artist_listeners_days", months: "artist_listeners_months")

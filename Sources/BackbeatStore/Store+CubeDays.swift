@@ -22,13 +22,19 @@ struct StagedBlock: Sendable {
 }
 
 extension Store {
-    /// Merges a flush's rows of `cube` into `<cube>_days` (migration 0019), one block per artist and day
-    /// (`CubeBlock`), making the month partitions they need first (`mergeBlocks`).
+    /// Writes a flush's rows of `cube`, one block per artist and day (`CubeBlock`), making the month partitions of
+    /// `<cube>_days` they need first: a dashboard cube's are merged into `<cube>_days` (migration 0019,
+    /// `mergeBlocks`); a full-dimension table's are appended to its deltas (migration 0032), which cost what arrived
+    /// whatever the day holds, and which `compactDetail` merges later.
     func mergeDays(_ cube: Cube, _ blocks: [StagedBlock], on connection: PostgresConnection) async throws {
         guard !blocks.isEmpty else { return }
         let table = AggregateTable(cube)
         try await makeMonthPartitions(of: table.days, days: blocks.map(\.day), on: connection)
-        try await mergeBlocks(blocks, of: cube, into: table.days, on: connection)
+        if let deltas = table.deltas {
+            try await append(blocks, to: deltas, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
+        } else {
+            try await mergeBlocks(blocks, of: cube, into: table.days, on: connection)
+        }
     }
 
     /// Merges `blocks` of `cube` into `target` (its `_days` table, or its `_months`, where `day` is a month's first

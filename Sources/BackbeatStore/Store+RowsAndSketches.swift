@@ -114,10 +114,10 @@ extension Store {
                 let block = "SELECT \(index), artist_id, (day - date '1970-01-01')::bigint, block FROM "
                 if let monthDays = months[index], let monthTable = tables.months {
                     let lower = binds.day(monthDays.lowerBound), upper = binds.day(monthDays.upperBound)
-                    selects.append(block + "\(tables.days) WHERE \(days)\(artistCondition) AND (day < \(lower) OR day >= \(upper))")
+                    selects.append(block + "\(tables.blocks) WHERE \(days)\(artistCondition) AND (day < \(lower) OR day >= \(upper))")
                     selects.append(block + "\(monthTable) WHERE day >= \(lower) AND day < \(upper)\(artistCondition)")
                 } else {
-                    selects.append(block + "\(tables.days) WHERE \(days)\(artistCondition)")
+                    selects.append(block + "\(tables.blocks) WHERE \(days)\(artistCondition)")
                 }
             }
             for (index, read) in sketches.enumerated() where !read.isEmpty {
