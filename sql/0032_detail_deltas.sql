@@ -32,3 +32,45 @@ BEGIN
         EXECUTE format('CREATE OR REPLACE VIEW %I AS %s', cube, reading);
     END LOOP;
 END $$;
+
+-- The listener and visitor sketches likewise (migrations 0018, 0028): a flush unioned its sketches into every
+-- artist-day's row, the track ids' and pages' arrays included, rewriting them whole (the busiest artist's day of
+-- `track_listeners_days` reached 150 KB). Now it appends its rows to `<table>_deltas`, `<table>_sketches` gives a
+-- day's rows and its deltas', and compaction unions the deltas into the day's row. The views union each key's
+-- sketches, so they keep one row per key.
+DO $$
+DECLARE
+    stored text;
+BEGIN
+    FOREACH stored IN ARRAY ARRAY['artist_listeners', 'track_listeners', 'artist_visitors', 'page_visitors'] LOOP
+        EXECUTE format('CREATE TABLE %I (LIKE %I)', stored || '_deltas', stored || '_days');
+        EXECUTE format('CREATE INDEX ON %I (artist_id, day)', stored || '_deltas');
+        EXECUTE format('CREATE VIEW %I AS SELECT * FROM %I UNION ALL SELECT * FROM %I', stored || '_sketches', stored || '_days', stored || '_deltas');
+    END LOOP;
+END $$;
+
+DROP VIEW artist_listeners_daily, track_listeners_daily, artist_visitors_daily, page_visitors_daily, page_source_visitors_daily;
+
+CREATE VIEW artist_listeners_daily AS
+    SELECT artist_id, day, hll_union_agg(listeners) AS listeners FROM artist_listeners_sketches GROUP BY artist_id, day;
+
+CREATE VIEW track_listeners_daily AS
+    SELECT d.artist_id, t.track_id, d.day, hll_union_agg(t.listeners) AS listeners
+    FROM track_listeners_sketches d, unnest(d.track_id, d.listeners) AS t(track_id, listeners)
+    GROUP BY d.artist_id, t.track_id, d.day;
+
+CREATE VIEW artist_visitors_daily AS
+    SELECT artist_id, day, hll_union_agg(visitors) AS visitors FROM artist_visitors_sketches GROUP BY artist_id, day;
+
+CREATE VIEW page_visitors_daily AS
+    SELECT d.artist_id, t.portfolio_id, d.day, hll_union_agg(t.visitors) AS visitors
+    FROM page_visitors_sketches d, unnest(d.portfolio_id, d.visitors) AS t(portfolio_id, visitors)
+    WHERE strpos(t.portfolio_id, '/') = 0
+    GROUP BY d.artist_id, t.portfolio_id, d.day;
+
+CREATE VIEW page_source_visitors_daily AS
+    SELECT d.artist_id, nullif(split_part(t.key, '/', 1), '') AS portfolio_id, split_part(t.key, '/', 2) AS source,
+           split_part(t.key, '/', 3) AS value, d.day, hll_union_agg(t.visitors) AS visitors
+    FROM page_visitors_sketches d, unnest(d.portfolio_id, d.visitors) AS t(key, visitors)
+    WHERE strpos(t.key, '/') > 0
+    GROUP BY d.artist_id, t.key, d.day;

@@ -32,17 +32,19 @@ extension Store {
                 """, logger: logger)
         }
         guard let cubesKeptFrom else { return outcome }
-        var cubes: [(view: String, stored: String, months: String?)] = Cube.derived.map { ($0.table, AggregateTable($0).days, AggregateTable($0).months) }
-        cubes += SketchFamily.all.flatMap { [$0.artists, $0.keyed] }.map { ($0.name, $0.days, $0.months) }
-        cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable, nil) }
-        for (view, stored, months) in cubes {
+        var cubes: [(view: String, stored: String, months: String?, deltas: String?)] = Cube.derived.map {
+            ($0.table, AggregateTable($0).days, AggregateTable($0).months, nil)
+        }
+        cubes += SketchFamily.all.flatMap { [$0.artists, $0.keyed] }.map { ($0.name, $0.days, $0.months, $0.deltas) }
+        cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable, nil, nil) }
+        for (view, stored, months, deltas) in cubes {
             for (partition, monthEnd) in try await monthPartitions(of: stored) where monthEnd <= cubesKeptFrom {
                 let dropped = try await client.withTransaction(logger: logger) { connection in
                     guard try await lockForMaintenance(finding: partition, on: connection) else { return false }
                     try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
-                    if let months {
+                    for table in [months, deltas].compactMap({ $0 }) {
                         try await connection.query(PostgresQuery(unsafeSQL:
-                            "DELETE FROM \(months) WHERE day < date '1970-01-01' + \(monthEnd)"), logger: logger)
+                            "DELETE FROM \(table) WHERE day < date '1970-01-01' + \(monthEnd)"), logger: logger)
                     }
                     try await recordHorizon(view, keptFrom: monthEnd, on: connection)
                     try await announceChanges(to: nil, on: connection)

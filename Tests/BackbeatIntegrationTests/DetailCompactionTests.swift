@@ -4,11 +4,12 @@ import BackbeatTestSupport
 import PostgresNIO
 import Testing
 
-/// The full-dimension tables' deltas (migration 0032) against a real PostgreSQL: a flush appends its blocks of the
-/// detail, which count at once; compaction merges them into one block an artist-day, by its bounds, beside flushes,
+/// The full-dimension tables' and the sketches' deltas (migration 0032) against a real PostgreSQL: a flush appends
+/// its blocks of the detail and its sketches, which count at once; compaction merges them into one block an artist-day, by its bounds, beside flushes,
 /// and never while maintenance holds its lock; the numbers are the events' before, during and after.
 @Suite(.serialized) struct DetailCompactionTests {
-    static let full = Cube.all.filter(\.isFull).map(\.table)
+    /// Every table with deltas: the full-dimension tables and the sketches.
+    static let full = Cube.all.filter(\.isFull).map(\.table) + ["artist_listeners", "track_listeners", "artist_visitors", "page_visitors"]
 
     /// Per full table: its deltas, its blocks, and the artist-days with `many` deltas or more.
     static func layout(_ store: Store, many: Int = 2) async throws -> [String: (deltas: Int64, blocks: Int64, many: Int64)] {
@@ -33,17 +34,19 @@ import Testing
             try await store.migrate(try TestEnvironment.migrations())
             var events = try await StoredLayoutTests.writeFlushes(store, events: 1_500, flushes: 1)
             let first = try await Self.layout(store)
-            #expect(first["stream_hourly"]!.deltas == 5 * 3 && first.values.allSatisfy { $0.blocks == 0 }, "\(first)")
+            #expect(first["stream_hourly"]!.deltas == 5 * 3 && first["track_listeners"]!.deltas == 5 * 3, "\(first)")
+            #expect(first.values.allSatisfy { $0.blocks == 0 }, "\(first)")
             #expect(try await GroundTruth.read(from: store) == GroundTruth(events))
             _ = try #require(try await store.compactAllDetail(limit: 7))
             let compacted = try await Self.layout(store)
-            #expect(compacted["stream_hourly"]!.blocks == 5 * 3 && compacted.values.allSatisfy { $0.deltas == 0 }, "\(compacted)")
+            #expect(compacted["stream_hourly"]!.blocks == 5 * 3 && compacted["track_listeners"]!.blocks == 5 * 3, "\(compacted)")
+            #expect(compacted.values.allSatisfy { $0.deltas == 0 }, "\(compacted)")
             #expect(try await GroundTruth.read(from: store) == GroundTruth(events))
 
             events += try await StoredLayoutTests.writeFlushes(store, events: 4_500, flushes: 3, firstOffset: 1_500)
             let truth = GroundTruth(events)
             let before = try await Self.layout(store, many: 3)
-            #expect(before["stream_hourly"]!.many > 0, "\(before)")
+            #expect(before["stream_hourly"]!.many > 0 && before["artist_listeners"]!.many > 0, "\(before)")
             #expect(try await GroundTruth.read(from: store) == truth)
             // No byte share passes a block that exists: by count alone.
             #expect(try await store.compactDetail(bounds: DetailCompactionBounds(count: 100, bytesShare: 0)) == 0)
@@ -54,7 +57,8 @@ import Testing
 
             _ = try #require(try await store.compactAllDetail(limit: 7))
             let after = try await Self.layout(store)
-            #expect(after["stream_hourly"]!.blocks == 5 * 3 && after.values.allSatisfy { $0.deltas == 0 }, "\(after)")
+            #expect(after["stream_hourly"]!.blocks == 5 * 3 && after["artist_listeners"]!.blocks == 5 * 3, "\(after)")
+            #expect(after.values.allSatisfy { $0.deltas == 0 }, "\(after)")
             let stored = try await GroundTruth.read(from: store)
             #expect(stored == truth, "\(stored.difference(from: truth))")
             try await expectCubesMatchFullTables(store.client)
