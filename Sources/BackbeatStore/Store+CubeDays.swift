@@ -24,14 +24,17 @@ struct StagedBlock: Sendable {
 extension Store {
     /// Writes a flush's rows of `cube`, one block per artist and day (`CubeBlock`), making the month partitions of
     /// `<cube>_days` they need first: a dashboard cube's are merged into `<cube>_days` (migration 0019,
-    /// `mergeBlocks`); a full-dimension table's are appended to its deltas (migration 0032), which cost what arrived
-    /// whatever the day holds, and which `compactDetail` merges later.
+    /// `mergeBlocks`); a full-dimension table's cost what arrived, whatever the day holds (migration 0032): a block of
+    /// an artist-day the table holds none of is inserted (`insertUnstored`), the others are appended to its deltas,
+    /// which `compactDetail` merges later.
     func mergeDays(_ cube: Cube, _ blocks: [StagedBlock], on connection: PostgresConnection) async throws {
         guard !blocks.isEmpty else { return }
         let table = AggregateTable(cube)
         try await makeMonthPartitions(of: table.days, days: blocks.map(\.day), on: connection)
+        let columns = ["artist_id", "day", "block"]
         if let deltas = table.deltas {
-            try await append(blocks, to: deltas, columns: ["artist_id", "day", "block"], on: connection, Self.encode)
+            let held = try await insertUnstored(blocks, artistDay: \.key, into: table.days, columns: columns, on: connection, Self.encode)
+            if !held.isEmpty { try await append(held, to: deltas, columns: columns, on: connection, Self.encode) }
         } else {
             try await mergeBlocks(blocks, of: cube, into: table.days, on: connection)
         }

@@ -7,11 +7,16 @@ import Testing
 @testable import BackbeatServer
 
 /// Serve's compaction of the detail's and the sketches' deltas (`DetailCompactionService`, migration 0032): passes of at most `limit`
-/// artist-days a table merge a flush's deltas into blocks until none is left, counting what they merged
+/// artist-days a table merge a second flush's deltas into the first's rows until none is left, counting what they merged
 /// (`backbeat_detail_compacted_total`), and the answers stay the events'.
 @Suite struct DetailCompactionServiceTests {
     @Test func passesMergeTheFlushDeltasAndCountThem() async throws {
         try await RouteTests.withPopulatedStore(RouteTests.events()) { store, _ in
+            // The same events again, on another partition: their artist-days are stored, so their rows are deltas.
+            let events = RouteTests.events()
+            try await store.write(FlushBatch(parts: [FlushBatch.Part(
+                topicPartition: TopicPartition(topic: "streams", partition: 1), generation: 0, expectedOffset: nil,
+                newOffset: Int64(events.count), delta: InternedDelta(events: events))]))
             func deltas() async throws -> Int64 {
                 let sums = Cube.all.filter(\.isFull).map { "(SELECT count(*) FROM \($0.table)_deltas)" }.joined(separator: " + ")
                 for try await count in try await store.client.query(PostgresQuery(unsafeSQL: "SELECT \(sums)")).decode(Int64.self) { return count }
