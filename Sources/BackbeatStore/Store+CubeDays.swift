@@ -67,28 +67,24 @@ extension Store {
         let locked = try await storedRows(of: target, at: blocks.map(\.key), also: ", d.block", locking: true, on: connection)
         guard !locked.isEmpty else { return [] }
         let stored = try locked.map { row in try row.decode((String, Int64, ByteBuffer).self) }
-        let (merged, found) = try await computed { Result { try Self.merged(stored, with: blocks, of: cube) } }.get()
+        let merged = try await computed { Result { try Self.merged(stored, with: blocks, of: cube) } }.get()
         try await stage(merged, into: target, as: "artist_id text, day date, block bytea", columns: ["artist_id", "day", "block"], merging: { stage in
             "UPDATE \(target) d SET block = s.block FROM \(stage) s WHERE d.artist_id = s.artist_id AND d.day = s.day"
         }, on: connection, Self.encode)
-        return found
+        return Set(merged.map(\.key))
     }
 
-    /// Each stored block merged with the flush's block of its artist-day, and the artist-days merged.
-    private static func merged(
-        _ stored: [(String, Int64, ByteBuffer)], with blocks: [StagedBlock], of cube: Cube
-    ) throws -> ([StagedBlock], Set<ArtistDayKey>) {
+    /// Each stored block that `blocks` has an artist-day of, merged with it.
+    private static func merged(_ stored: [(String, Int64, ByteBuffer)], with blocks: [StagedBlock], of cube: Cube) throws -> [StagedBlock] {
         var merged: [StagedBlock] = []
-        var found: Set<ArtistDayKey> = []
         let flushed = Dictionary(blocks.map { ($0.key, $0.block) }, uniquingKeysWith: { first, _ in first })
         for (artistID, day, block) in stored {
             let key = ArtistDayKey(artistID: artistID, day: day)
             guard let mine = flushed[key] else { continue }
             let rows = try CubeBlock.decode(Array(block.readableBytesView), of: cube).merging(try CubeBlock.decode(mine, of: cube))
             merged.append(StagedBlock(artistID: artistID, day: day, block: CubeBlock.encode(rows, of: cube)))
-            found.insert(key)
         }
-        return (merged, found)
+        return merged
     }
 
     /// COPYs `blocks` (of artist-days with none stored) into `target` (`ArtistDayKey.inWriteOrder`); answers false,

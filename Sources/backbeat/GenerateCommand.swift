@@ -30,13 +30,6 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(help: "With --brokers: publish at most this many events per second, evenly, each topic's keyless events of 50 ms as one message set on one partition (default: as fast as the broker takes them, spread over the partitions one by one).")
     var rate: Double?
 
-    /// A bulk load spreads keyless messages over the partitions one by one.
-    static let bulkProducer = ["sticky.partitioning.linger.ms": "0"]
-    /// Paced, each topic's keyless messages of 50 ms go to one partition as one message set, as a producer with
-    /// some linger sends them. The dev broker finds a fetch's offset by walking its partition's message sets from the
-    /// oldest, so one set per message would have it spend a core on the consumer's fetches within minutes.
-    static let pacedProducer = ["linger.ms": "50", "sticky.partitioning.linger.ms": "50"]
-
     @Option(name: .customLong("page-fraction"), help: "Fraction (0-1) of valid events that are page events (docs/events.md, \"Page events\"); 0 makes the same events as before page events existed.")
     var pageFraction: Double = 0
 
@@ -59,6 +52,13 @@ struct GenerateCommand: AsyncParsableCommand {
             guard brokers != nil else { throw ValidationError("--rate paces publishing: give it with --brokers") }
         }
     }
+
+    /// A bulk load spreads keyless messages over the partitions one by one.
+    static let bulkProducer = ["sticky.partitioning.linger.ms": "0"]
+    /// Paced, each topic's keyless messages of 50 ms go to one partition as one message set, as a producer with
+    /// some linger sends them. The dev broker finds a fetch's offset by walking its partition's message sets from the
+    /// oldest, so one set per message would have it spend a core on the consumer's fetches within minutes.
+    static let pacedProducer = ["linger.ms": "50", "sticky.partitioning.linger.ms": "50"]
 
     func run() async throws {
         let startDate: CivilDate
