@@ -79,7 +79,8 @@ extension Store {
         }
     }
 
-    /// Up to `limit` artist-days of `compacted` whose deltas pass `bounds`, in write order.
+    /// Up to `limit` artist-days of `compacted` whose deltas pass `bounds`, those with the most deltas first (so that
+    /// none waits behind others that pass the bounds again and again), in write order.
     private func compactable(_ compacted: CompactedTable, bounds: DetailCompactionBounds, limit: Int) async throws -> [ArtistDayKey] {
         let table = compacted.table
         guard let deltas = table.deltas else { return [] }
@@ -90,11 +91,11 @@ extension Store {
                 SELECT artist_id, day, count(*) AS deltas, sum(\(compacted.size("t"))) AS bytes FROM \(deltas) t GROUP BY artist_id, day
             ) x LEFT JOIN LATERAL (SELECT \(compacted.size("d")) AS bytes FROM \(table.days) d WHERE d.artist_id = x.artist_id AND d.day = x.day) s ON true
             WHERE x.deltas >= \(count) OR x.bytes * \(share) >= coalesce(s.bytes, 0)
-            ORDER BY date_trunc('month', x.day), x.artist_id, x.day LIMIT \(most)
+            ORDER BY x.deltas DESC, x.artist_id, x.day LIMIT \(most)
             """, binds: binds), logger: logger)
         var keys: [ArtistDayKey] = []
         for try await (artistID, day) in rows.decode((String, Int64).self) { keys.append(ArtistDayKey(artistID: artistID, day: day)) }
-        return keys
+        return ArtistDayKey.inWriteOrder(keys) { $0 }
     }
 
     /// Merges the deltas of `keys` of `compacted` into their rows in one transaction; answers the artist-days merged
