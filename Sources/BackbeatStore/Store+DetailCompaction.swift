@@ -124,11 +124,13 @@ extension Store {
             case .blocks(let cube):
                 let rows = try await connection.query(
                     PostgresQuery(unsafeSQL: taken("t.artist_id, (t.day - date '1970-01-01')::bigint, t.block"), binds: binds), logger: logger)
-                var found: [(String, Int64, ByteBuffer)] = []
-                for try await row in rows.decode((String, Int64, ByteBuffer).self) { found.append(row) }
+                var found: [StagedBlock] = []
+                for try await (artistID, day, block) in rows.decode((String, Int64, ByteBuffer).self) {
+                    found.append(StagedBlock(artistID: artistID, day: day, block: Array(block.readableBytesView)))
+                }
                 guard !found.isEmpty else { return 0 }
-                let deltaRows = found
-                let blocks = try await computed { Result { try Self.combined(deltaRows, of: cube) } }.get()
+                let deltaBlocks = found
+                let blocks = try await computed { Result { try StagedBlock.summed(deltaBlocks, of: cube) } }.get()
                 try await mergeBlocks(blocks, of: cube, into: table.days, on: connection)
                 return blocks.count
             case .sketches(let family, let keyed):
@@ -151,16 +153,5 @@ extension Store {
                 return merged
             }
         }
-    }
-
-    /// One block per artist-day of `deltas`: the sum of its deltas' rows.
-    private static func combined(_ deltas: [(String, Int64, ByteBuffer)], of cube: Cube) throws -> [StagedBlock] {
-        var sums: [ArtistDayKey: BlockRows] = [:]
-        for (artistID, day, block) in deltas {
-            let rows = try CubeBlock.decode(Array(block.readableBytesView), of: cube)
-            let key = ArtistDayKey(artistID: artistID, day: day)
-            sums[key] = sums[key].map { $0.merging(rows) } ?? rows
-        }
-        return sums.map { key, rows in StagedBlock(artistID: key.artistID, day: key.day, block: CubeBlock.encode(rows, of: cube)) }
     }
 }

@@ -195,7 +195,7 @@ extension Store {
         guard let rolledTo, let months = AggregateTable(cube).months else { return }
         let early = blocks.filter { $0.day < rolledTo }
         guard !early.isEmpty else { return }
-        let monthly = try await computed { Result { try StagedBlock.months(of: early, cube: cube) } }.get()
+        let monthly = try await computed { Result { try StagedBlock.summed(early, of: cube, by: MonthDays.start(of:)) } }.get()
         try await mergeBlocks(monthly, of: cube, into: months, on: connection)
     }
 
@@ -227,12 +227,12 @@ extension Store {
 }
 
 extension StagedBlock {
-    /// `blocks` (of `cube`, by artist-day) summed by artist-month: one block per artist and month, keyed by the
-    /// month's first day.
-    static func months(of blocks: [StagedBlock], cube: Cube) throws -> [StagedBlock] {
+    /// `blocks` (of `cube`) summed by artist and `day(block.day)`: one block per artist and day so named (the block's
+    /// own day, or its month's first day for month rows).
+    static func summed(_ blocks: [StagedBlock], of cube: Cube, by day: (Int64) -> Int64 = { $0 }) throws -> [StagedBlock] {
         var sums: [ArtistDayKey: BlockRows] = [:]
         for block in blocks {
-            let key = ArtistDayKey(artistID: block.artistID, day: MonthDays.start(of: block.day))
+            let key = ArtistDayKey(artistID: block.artistID, day: day(block.day))
             let rows = try CubeBlock.decode(block.block, of: cube)
             sums[key] = sums[key].map { $0.merging(rows) } ?? rows
         }
