@@ -25,6 +25,10 @@ public struct DetailCompactionService: Service {
     /// How long one pass is awaited (as `MaintenanceService.passLimit`).
     static let passLimit: Duration = .seconds(120)
 
+    /// How long a stop waits for the pass in flight once cancelled: a pass's transaction, its COPY included, takes
+    /// well under a second unless it waits for PostgreSQL.
+    static let stopGrace: Duration = .seconds(2)
+
     public func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             guard await pass() != nil else { return }
@@ -37,10 +41,10 @@ public struct DetailCompactionService: Service {
     @discardableResult
     func pass() async -> Int? {
         do {
-            // A stop waits for the pass in flight (a second's work at most, bounded by `passLimit`): given up, its
-            // COPY would go on while the stop closes the pool under it, which postgres-nio 1.33.2 meets with a
-            // fatal error (seen in `OffsetGapTests` at SIGTERM).
-            let merged = try await awaitTask(limit: Self.passLimit) { [store, limit] in
+            // A stop cancels the pass in flight and gives it `stopGrace` to end: given up at once, its COPY went on
+            // as the stop closed the pool (`OffsetGapTests` saw postgres-nio end the process); awaited to its end, a
+            // pass waiting for a connection PostgreSQL refused, or for a lock, held the stop (`PostgresOutageTests`).
+            let merged = try await awaitTaskCancelledAtStop(limit: Self.passLimit, grace: Self.stopGrace) { [store, limit] in
                 try await store.compactDetail(limit: limit)
             } ?? 0
             if merged > 0 { metrics?.recordDetailCompacted(artistDays: merged) }
