@@ -10,9 +10,12 @@ import NIOPosix
 /// (no coordinated omission). Paths are drawn at random (seeded) from a file, one per line. One event loop thread.
 ///
 ///     backbeat-load --port 8080 --rate 2000 --seconds 10 --connections 64 --paths paths.txt --token T \
-///         [--accept-encoding 'gzip, deflate, br, zstd']
+///         [--accept-encoding 'gzip, deflate, br, zstd'] [--slow-log MS]
 ///
-/// Prints one JSON object: the rate asked and achieved, requests, non-200 answers, p50/p99/p99.9/max in ms.
+/// Prints one JSON object: the rate asked and achieved, requests, non-200 answers, p50/p99/p99.9/max in ms. With
+/// `--slow-log MS`, each answer slower than MS milliseconds is also written to standard error as it arrives, one
+/// line: `slow <wall-clock seconds since the epoch, as CLOCK_REALTIME> <latency ms> <path>`, so that a stall can be
+/// laid beside what else the machine did then (`perf record -k CLOCK_REALTIME`, a server's log).
 @main
 struct LoadGenerator {
     static func main() {
@@ -42,6 +45,8 @@ struct Options {
     /// Sent as `Accept-Encoding` with every request (nil: no such field).
     var acceptEncoding: String?
     var seed: UInt64 = 1
+    /// Answers slower than this many milliseconds are logged as they arrive (nil: none).
+    var slowLogMilliseconds: Double?
 
     init(_ arguments: [String]) throws {
         var index = 0
@@ -60,6 +65,9 @@ struct Options {
             case "--token": token = try value()
             case "--accept-encoding": acceptEncoding = try value()
             case "--seed": seed = UInt64(try value()) ?? 1
+            case "--slow-log":
+                guard let milliseconds = Double(try value()), milliseconds >= 0 else { throw UsageError(message: "--slow-log needs milliseconds") }
+                slowLogMilliseconds = milliseconds
             case "--paths":
                 let file = try value()
                 paths = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
@@ -68,7 +76,7 @@ struct Options {
             index += 1
         }
         guard port > 0, rate > 0, seconds > 0, connections > 0, !paths.isEmpty else {
-            throw UsageError(message: "usage: backbeat-load --port P --rate R --seconds S --connections C --paths FILE [--token T] [--accept-encoding CODINGS] [--host H] [--seed N]")
+            throw UsageError(message: "usage: backbeat-load --port P --rate R --seconds S --connections C --paths FILE [--token T] [--accept-encoding CODINGS] [--host H] [--seed N] [--slow-log MS]")
         }
     }
 }
@@ -85,8 +93,9 @@ final class Driver {
     let done: EventLoopPromise<String>
     var channels: [any Channel] = []
     var idle: [Int] = []
-    /// When each connection's request in flight was due (nanoseconds of the loop's clock).
+    /// When each connection's request in flight was due (nanoseconds of the loop's clock), and its path.
     var dueOfInFlight: [UInt64]
+    var pathOfInFlight: [String]
     /// Requests due and not yet sent, by when they were due.
     var waiting: CircularBuffer<UInt64> = []
     var latencies: [UInt64] = []
@@ -102,6 +111,7 @@ final class Driver {
         self.done = loop.makePromise()
         self.total = Int(options.rate * options.seconds)
         self.dueOfInFlight = Array(repeating: 0, count: options.connections)
+        self.pathOfInFlight = Array(repeating: "", count: options.connections)
         self.random = SplitMix64(seed: options.seed)
         latencies.reserveCapacity(total)
     }
@@ -151,6 +161,7 @@ final class Driver {
             waiting.removeFirst()
             dueOfInFlight[connection] = due
             let path = options.paths[Int(random.next() % UInt64(options.paths.count))]
+            pathOfInFlight[connection] = path
             var headers = HTTPHeaders([("Host", options.host), ("Connection", "keep-alive")])
             if let token = options.token { headers.add(name: "Authorization", value: "Bearer \(token)") }
             if let codings = options.acceptEncoding { headers.add(name: "Accept-Encoding", value: codings) }
@@ -161,7 +172,14 @@ final class Driver {
     }
 
     func answered(on connection: Int, status: HTTPResponseStatus) {
-        latencies.append(DispatchTime.now().uptimeNanoseconds - dueOfInFlight[connection])
+        let latency = DispatchTime.now().uptimeNanoseconds - dueOfInFlight[connection]
+        latencies.append(latency)
+        if let slow = options.slowLogMilliseconds, Double(latency) / 1e6 > slow {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let line = String(format: "slow %ld.%06ld %.3f ", now.tv_sec, now.tv_nsec / 1000, Double(latency) / 1e6) + pathOfInFlight[connection] + "\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
         if status != .ok { errors += 1 }
         idle.append(connection)
         dispatch()

@@ -94,6 +94,9 @@ public struct Replayer: Sendable {
             try await flush()
             try await writing?.value
             writing = nil
+            // The detail each batch wrote as deltas is merged into blocks (a failure leaves them to a serve's
+            // compaction; readers sum them meanwhile).
+            _ = try? await store?.compactAllDetail()
             try await applier.complete(&report)
             observer.finished(report)
         }

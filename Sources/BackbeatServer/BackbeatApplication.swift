@@ -122,6 +122,7 @@ public func buildApplication(configuration: ServeConfiguration, store: Store, lo
     var services: [any Service] = [
         store,
         MaintenanceService(store: store, retention: configuration.retention, logger: logger, metrics: metrics),
+        DetailCompactionService(store: store, logger: logger, metrics: metrics),
         ingest,
     ]
     if let storedChanges { services.append(storedChanges) }

@@ -36,4 +36,24 @@ extension Store {
             \(unescaped: lock)
             """, logger: logger).collect()
     }
+
+    /// COPYs the rows of `rows` whose artist-days `table` (a `_days` table) holds none of into it, in write order
+    /// (`appendUnlessStored`), and answers the others: those whose artist-days it holds, and all of them when another
+    /// writer stored one of theirs meanwhile. A first write of an artist-day costs one row, whatever comes later.
+    func insertUnstored<Row>(
+        _ rows: [Row], artistDay: (Row) -> ArtistDayKey, into table: String, columns: [String], on connection: PostgresConnection,
+        _ encode: (Row, inout CopyBinaryEncoder) -> Void
+    ) async throws -> [Row] {
+        guard !rows.isEmpty else { return [] }
+        let keys = rows.map(artistDay)
+        var stored: Set<ArtistDayKey> = []
+        for row in try await storedRows(of: table, at: keys, on: connection) {
+            let (artistID, day) = try row.decode((String, Int64).self)
+            stored.insert(ArtistDayKey(artistID: artistID, day: day))
+        }
+        let held = rows.indices.filter { stored.contains(keys[$0]) }.map { rows[$0] }
+        let new = ArtistDayKey.inWriteOrder(rows.indices.filter { !stored.contains(keys[$0]) }) { keys[$0] }.map { rows[$0] }
+        guard !new.isEmpty else { return held }
+        return try await appendUnlessStored(new, to: table, columns: columns, on: connection, encode) ? held : held + new
+    }
 }

@@ -19,7 +19,7 @@ extension Store {
 
     /// The first day `artist` has a row of in any stored aggregate (nil: none).
     func earliestStoredDay(of artist: String, on connection: PostgresConnection) async throws -> Int64? {
-        let tables = AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
+        let tables = AggregateTable.all.map(\.stored) + Cube.all.filter(\.isFull).map(\.rolledTable)
         let firsts = tables.map { "(SELECT min(day) FROM \($0) WHERE artist_id = $1)" }.joined(separator: ", ")
         let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT (least(\(firsts)) - date '1970-01-01')::bigint", binds: Self.binds(artist)), logger: logger)
         for try await day in rows.decode(Int64?.self) { return day }

@@ -22,13 +22,22 @@ struct StagedBlock: Sendable {
 }
 
 extension Store {
-    /// Merges a flush's rows of `cube` into `<cube>_days` (migration 0019), one block per artist and day
-    /// (`CubeBlock`), making the month partitions they need first (`mergeBlocks`).
+    /// Writes a flush's rows of `cube`, one block per artist and day (`CubeBlock`), making the month partitions of
+    /// `<cube>_days` they need first: a dashboard cube's are merged into `<cube>_days` (migration 0019,
+    /// `mergeBlocks`); a full-dimension table's cost what arrived, whatever the day holds (migration 0032): a block of
+    /// an artist-day the table holds none of is inserted (`insertUnstored`), the others are appended to its deltas,
+    /// which `compactDetail` merges later.
     func mergeDays(_ cube: Cube, _ blocks: [StagedBlock], on connection: PostgresConnection) async throws {
         guard !blocks.isEmpty else { return }
         let table = AggregateTable(cube)
         try await makeMonthPartitions(of: table.days, days: blocks.map(\.day), on: connection)
-        try await mergeBlocks(blocks, of: cube, into: table.days, on: connection)
+        let columns = ["artist_id", "day", "block"]
+        if let deltas = table.deltas {
+            let held = try await insertUnstored(blocks, artistDay: \.key, into: table.days, columns: columns, on: connection, Self.encode)
+            if !held.isEmpty { try await append(held, to: deltas, columns: columns, on: connection, Self.encode) }
+        } else {
+            try await mergeBlocks(blocks, of: cube, into: table.days, on: connection)
+        }
     }
 
     /// Merges `blocks` of `cube` into `target` (its `_days` table, or its `_months`, where `day` is a month's first
@@ -94,7 +103,9 @@ extension Store {
 
     /// COPYs `rows` (each encoded by `encode` into `columns`) to `target`'s staging table, then runs `merge`, the
     /// statement that carries the staged rows into `target`. The staging table is temporary, made by the session's
-    /// first use (`definition`: its columns), emptied before each use and when the transaction commits.
+    /// first use (`definition`: its columns), emptied when the transaction commits and before each use by `DELETE`
+    /// (it is empty then, unless a merge repeats within a transaction: a `TRUNCATE` of a temporary table cost some 2 ms
+    /// of catalog work, 14 of them a flush).
     func stage<Rows: Sequence>(
         _ rows: Rows, into target: String, as definition: String, columns: [String], merging merge: (String) -> String,
         on connection: PostgresConnection, _ encode: (Rows.Element, inout CopyBinaryEncoder) -> Void
@@ -103,7 +114,7 @@ extension Store {
         try await connection.query(PostgresQuery(unsafeSQL: """
             CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) (\(definition)) ON COMMIT DELETE ROWS
             """), logger: logger)
-        try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(stage)"), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(stage)"), logger: logger)
         try await append(rows, to: stage, columns: columns, on: connection, encode)
         try await connection.query(PostgresQuery(unsafeSQL: merge(stage)), logger: logger)
     }

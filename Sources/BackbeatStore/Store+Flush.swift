@@ -119,8 +119,9 @@ extension Store {
         }
     }
 
-    /// Writes the rows `deltas` add (`AggregateTable`): merges every cube's rows into its `_days` table
-    /// (`mergeDays`), then unions its listener sketches into theirs (`mergeListeners`); rows of a month already
+    /// Writes the rows `deltas` add (`AggregateTable`): merges every dashboard cube's rows into its `_days` table and
+    /// appends the full-dimension tables' to their deltas (`mergeDays`), then appends its sketches to theirs
+    /// (`appendSketches`; compaction merges both later, migration 0032); rows of a month already
     /// rolled (migration 0020) are merged into its month rows too, unless `mergingMonths` is false (a rebuild rolls
     /// its months again instead). A key written by two flushes answers once. Every writer (a flush, a replay's batch,
     /// a rebuild) comes here with its deltas alone: each aggregate is made from them in one place.
@@ -153,8 +154,7 @@ extension Store {
         for (family, sketches) in [(SketchFamily.listeners, await listeners), (.visitors, await visitors)] where !sketches.artists.isEmpty {
             let artists = sketches.artists.map { ArtistListenersDay(artistID: values[$0.key.artist], day: $0.key.day, sketch: $0.value) }
             let keyed = TrackListenersDay.days(of: sketches.tracks, values: values)
-            try await mergeSketches(
-                family, artists: artists, into: family.artists.days, tracks: keyed, into: family.keyed.days, partitioned: true, on: connection)
+            try await appendSketches(family, artists: artists, tracks: keyed, on: connection)
             try await mergeMonths(family, artists: artists, tracks: keyed, rolledTo: rolledTo, on: connection)
         }
         return funnel

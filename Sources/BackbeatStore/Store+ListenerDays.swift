@@ -9,6 +9,8 @@ struct TrackListenersDay {
     var tracks: [String] = []
     var sketches: [HyperLogLog] = []
 
+    var key: ArtistDayKey { ArtistDayKey(artistID: artistID, day: day) }
+
     /// `sketches` (ordered by artist, day, then track, as `InternedDelta.listeners` gives them) gathered per
     /// artist-day.
     static func days(of sketches: [(key: TrackDayCell, value: HyperLogLog)], values: ValueDictionary) -> [TrackListenersDay] {
@@ -32,79 +34,96 @@ struct ArtistListenersDay {
     /// Days since the epoch (UTC).
     var day: Int64
     var sketch: HyperLogLog
+
+    var key: ArtistDayKey { ArtistDayKey(artistID: artistID, day: day) }
 }
 
 extension Store {
-    /// Unions the sketches of `artists` into `artistTable` and of `tracks` (the family's keys) into `trackTable`
-    /// (their `_days` tables, `partitioned` by month, or their `_months`, where `day` is a month's first day), one row
-    /// per artist and day (`writeListeners`).
-    func mergeSketches(
-        _ family: SketchFamily, artists: [ArtistListenersDay], into artistTable: String, tracks: [TrackListenersDay], into trackTable: String,
-        partitioned: Bool, on connection: PostgresConnection
-    ) async throws {
-        try await writeListeners(
-            artists, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: artistTable, partitioned: partitioned,
-            stagedAs: "artist_id text, day date, \(family.column) bytea",
-            columns: ["artist_id", "day", family.column], merging: Self.mergeArtistSketches(family, into: artistTable), on: connection
-        ) { day, _, copy in
-            copy.text(day.artistID)
-            copy.day(day.day)
-            copy.bytes(day.sketch.serialized())
-            copy.endRow()
+    /// Writes a flush's sketches of `artists` and of `tracks` (the family's keys), one row per artist and day each,
+    /// at a cost that follows what arrived (migration 0032): an artist-day its `_days` table holds none of gets its
+    /// row there (`insertUnstored`), the others' rows are appended to the family's deltas, which compaction
+    /// (`Store.compactDetail`) unions into them later. The month partitions of the `_days` tables are made first.
+    func appendSketches(_ family: SketchFamily, artists: [ArtistListenersDay], tracks: [TrackListenersDay], on connection: PostgresConnection) async throws {
+        guard let artistDeltas = family.artists.deltas, let keyedDeltas = family.keyed.deltas else { return }
+        let sketchType = CopyBinaryEncoder.ArrayElement(oid: try await hllTypeOID(on: connection))
+        if !artists.isEmpty {
+            let columns = ["artist_id", "day", family.column]
+            try await makeMonthPartitions(of: family.artists.days, days: artists.map(\.day), on: connection)
+            let held = try await insertUnstored(artists, artistDay: \.key, into: family.artists.days, columns: columns, on: connection, Self.encodeArtist)
+            if !held.isEmpty { try await append(held, to: artistDeltas, columns: columns, on: connection, Self.encodeArtist) }
         }
-        try await writeListeners(
-            tracks, artistDay: { ArtistDayKey(artistID: $0.artistID, day: $0.day) }, into: trackTable, partitioned: partitioned,
-            stagedAs: "artist_id text, day date, \(family.key) text[], \(family.column) bytea[]", columns: ["artist_id", "day", family.key, family.column],
-            merging: Self.mergeKeyedSketches(family, into: trackTable), on: connection
-        ) { day, sketchType, copy in
-            copy.text(day.artistID)
-            copy.day(day.day)
-            copy.array(count: day.tracks.count, of: .text) { for track in day.tracks { $0.text(track) } }
-            copy.array(count: day.sketches.count, of: sketchType) { for sketch in day.sketches { $0.bytes(sketch.serialized()) } }
-            copy.endRow()
+        if !tracks.isEmpty {
+            let columns = ["artist_id", "day", family.key, family.column]
+            let encode = { (day: TrackListenersDay, copy: inout CopyBinaryEncoder) in Self.encodeKeyed(day, sketchType, &copy) }
+            try await makeMonthPartitions(of: family.keyed.days, days: tracks.map(\.day), on: connection)
+            let held = try await insertUnstored(tracks, artistDay: \.key, into: family.keyed.days, columns: columns, on: connection, encode)
+            if !held.isEmpty { try await append(held, to: keyedDeltas, columns: columns, on: connection, encode) }
         }
     }
 
-    /// Writes one row per artist-day into `table` (its month partitions made first when `partitioned`): a row whose artist-day has none stored is COPYed in directly
+    /// Unions the sketches of `artists` into `artistTable` and of `tracks` (the family's keys) into `trackTable`
+    /// (their `_months`, where `day` is a month's first day), one row per artist and month (`writeListeners`).
+    func mergeSketches(
+        _ family: SketchFamily, artists: [ArtistListenersDay], into artistTable: String, tracks: [TrackListenersDay], into trackTable: String,
+        on connection: PostgresConnection
+    ) async throws {
+        try await writeListeners(
+            artists, artistDay: \.key, into: artistTable,
+            stagedAs: "artist_id text, day date, \(family.column) bytea",
+            columns: ["artist_id", "day", family.column], merging: Self.mergeArtistSketches(family, into: artistTable), on: connection
+        ) { day, _, copy in
+            Self.encodeArtist(day, &copy)
+        }
+        try await writeListeners(
+            tracks, artistDay: \.key, into: trackTable,
+            stagedAs: "artist_id text, day date, \(family.key) text[], \(family.column) bytea[]", columns: ["artist_id", "day", family.key, family.column],
+            merging: Self.mergeKeyedSketches(family, into: trackTable), on: connection, Self.encodeKeyed)
+    }
+
+    private static func encodeArtist(_ day: ArtistListenersDay, _ copy: inout CopyBinaryEncoder) {
+        copy.text(day.artistID)
+        copy.day(day.day)
+        copy.bytes(day.sketch.serialized())
+        copy.endRow()
+    }
+
+    /// A keyed row, its sketches an array of `sketchType` (`hll` in a table, `bytea` in a staging table).
+    private static func encodeKeyed(_ day: TrackListenersDay, _ sketchType: CopyBinaryEncoder.ArrayElement, _ copy: inout CopyBinaryEncoder) {
+        copy.text(day.artistID)
+        copy.day(day.day)
+        copy.array(count: day.tracks.count, of: .text) { for track in day.tracks { $0.text(track) } }
+        copy.array(count: day.sketches.count, of: sketchType) { for sketch in day.sketches { $0.bytes(sketch.serialized()) } }
+        copy.endRow()
+    }
+
+    /// Writes one row per artist-day into `table` (a `_months` table): a row whose artist-day has none stored is COPYed in directly
     /// (`ArtistDayKey.inWriteOrder`; an hll's binary form is its bytes); the others (and all of them, when another
     /// writer stored one of their artist-days meanwhile) are COPYed to a temporary table (`stage`), sketches as bytea
     /// (binary COPY names an array's element type, and hll's OID is the database's own), and unioned in by `merge`.
     /// `encode` writes a row with the given element type for its sketch arrays.
     private func writeListeners<Row>(
-        _ rows: [Row], artistDay: (Row) -> ArtistDayKey, into table: String, partitioned: Bool, stagedAs definition: String, columns: [String],
+        _ rows: [Row], artistDay: (Row) -> ArtistDayKey, into table: String, stagedAs definition: String, columns: [String],
         merging merge: (String) -> String, on connection: PostgresConnection,
         _ encode: (Row, CopyBinaryEncoder.ArrayElement, inout CopyBinaryEncoder) -> Void
     ) async throws {
         guard !rows.isEmpty else { return }
-        let keys = rows.map(artistDay)
-        if partitioned { try await makeMonthPartitions(of: table, days: keys.map(\.day), on: connection) }
-        var stored: Set<ArtistDayKey> = []
-        for row in try await storedRows(of: table, at: keys, on: connection) {
-            let (artistID, day) = try row.decode((String, Int64).self)
-            stored.insert(ArtistDayKey(artistID: artistID, day: day))
-        }
-        var toMerge = rows.indices.filter { stored.contains(keys[$0]) }
-        let new = ArtistDayKey.inWriteOrder(rows.indices.filter { !stored.contains(keys[$0]) }) { keys[$0] }
-        if !new.isEmpty {
-            let sketchType = CopyBinaryEncoder.ArrayElement(oid: try await hllTypeOID(on: connection))
-            let inserted = try await appendUnlessStored(new, to: table, columns: columns, on: connection) { index, copy in
-                encode(rows[index], sketchType, &copy)
-            }
-            if !inserted { toMerge += new }
+        let sketchType = CopyBinaryEncoder.ArrayElement(oid: try await hllTypeOID(on: connection))
+        let toMerge = try await insertUnstored(rows, artistDay: artistDay, into: table, columns: columns, on: connection) { row, copy in
+            encode(row, sketchType, &copy)
         }
         guard !toMerge.isEmpty else { return }
-        try await stage(toMerge, into: table, as: definition, columns: columns, merging: merge, on: connection) { index, copy in
-            encode(rows[index], .bytea, &copy)
+        try await stage(toMerge, into: table, as: definition, columns: columns, merging: merge, on: connection) { row, copy in
+            encode(row, .bytea, &copy)
         }
     }
 
     /// The OID of the `hll` type in this database.
-    private func hllTypeOID(on connection: PostgresConnection) async throws -> UInt32 {
+    func hllTypeOID(on connection: PostgresConnection) async throws -> UInt32 {
         let rows = try await connection.query("SELECT 'hll'::regtype::oid::bigint", logger: logger).collect()
         return UInt32(try rows[0].decode(Int64.self))
     }
 
-    private static func mergeArtistSketches(_ family: SketchFamily, into table: String) -> (String) -> String {
+    static func mergeArtistSketches(_ family: SketchFamily, into table: String) -> (String) -> String {
         let sketch = family.column
         return { stage in """
             INSERT INTO \(table) (artist_id, day, \(sketch))
@@ -113,7 +132,7 @@ extension Store {
             """ }
     }
 
-    private static func mergeKeyedSketches(_ family: SketchFamily, into table: String) -> (String) -> String {
+    static func mergeKeyedSketches(_ family: SketchFamily, into table: String) -> (String) -> String {
         let (key, sketch) = (family.key, family.column)
         return { stage in """
             INSERT INTO \(table) (artist_id, day, \(key), \(sketch))

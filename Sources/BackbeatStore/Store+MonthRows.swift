@@ -129,7 +129,7 @@ extension Store {
 
     /// The first day of the earliest month any dashboard cube or listener sketch stores (nil: none stored).
     private func firstStoredMonth(on connection: PostgresConnection) async throws -> Int64? {
-        let tables = Cube.derived.map { AggregateTable($0).days } + SketchFamily.all.flatMap { [$0.artists.days, $0.keyed.days] }
+        let tables = Cube.derived.map { AggregateTable($0).days } + SketchFamily.all.flatMap { [$0.artists.stored, $0.keyed.stored] }
         let firsts = tables.map { "(SELECT min(day) FROM \($0))" }.joined(separator: ", ")
         let rows = try await connection.query(PostgresQuery(unsafeSQL: """
             SELECT (date_trunc('month', least(\(firsts)))::date - date '1970-01-01')::bigint
@@ -173,7 +173,7 @@ extension Store {
             }
             try await connection.query(PostgresQuery(unsafeSQL: """
                 INSERT INTO \(artists.months!) (artist_id, day, \(sketch))
-                SELECT artist_id, date '1970-01-01' + \(month), hll_union_agg(\(sketch)) FROM \(artists.days) WHERE \(days)
+                SELECT artist_id, date '1970-01-01' + \(month), hll_union_agg(\(sketch)) FROM \(artists.stored) WHERE \(days)
                 GROUP BY artist_id
                 """), logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: """
@@ -181,7 +181,7 @@ extension Store {
                 SELECT artist_id, date '1970-01-01' + \(month), array_agg(key ORDER BY key), array_agg(sketch ORDER BY key)
                 FROM (
                     SELECT d.artist_id, t.key, hll_union_agg(t.sketch) AS sketch
-                    FROM \(keyed.days) d, unnest(d.\(key), d.\(sketch)) AS t(key, sketch) WHERE \(days)
+                    FROM \(keyed.stored) d, unnest(d.\(key), d.\(sketch)) AS t(key, sketch) WHERE \(days)
                     GROUP BY 1, 2
                 ) per_key
                 GROUP BY artist_id
@@ -195,7 +195,7 @@ extension Store {
         guard let rolledTo, let months = AggregateTable(cube).months else { return }
         let early = blocks.filter { $0.day < rolledTo }
         guard !early.isEmpty else { return }
-        let monthly = try await computed { Result { try StagedBlock.months(of: early, cube: cube) } }.get()
+        let monthly = try await computed { Result { try StagedBlock.summed(early, of: cube, by: MonthDays.start(of:)) } }.get()
         try await mergeBlocks(monthly, of: cube, into: months, on: connection)
     }
 
@@ -222,17 +222,17 @@ extension Store {
                 let ordered = sketches.keys.sorted()
                 return TrackListenersDay(artistID: key.artistID, day: key.day, tracks: ordered, sketches: ordered.map { sketches[$0]! })
             },
-            into: family.keyed.months!, partitioned: false, on: connection)
+            into: family.keyed.months!, on: connection)
     }
 }
 
 extension StagedBlock {
-    /// `blocks` (of `cube`, by artist-day) summed by artist-month: one block per artist and month, keyed by the
-    /// month's first day.
-    static func months(of blocks: [StagedBlock], cube: Cube) throws -> [StagedBlock] {
+    /// `blocks` (of `cube`) summed by artist and `day(block.day)`: one block per artist and day so named (the block's
+    /// own day, or its month's first day for month rows).
+    static func summed(_ blocks: [StagedBlock], of cube: Cube, by day: (Int64) -> Int64 = { $0 }) throws -> [StagedBlock] {
         var sums: [ArtistDayKey: BlockRows] = [:]
         for block in blocks {
-            let key = ArtistDayKey(artistID: block.artistID, day: MonthDays.start(of: block.day))
+            let key = ArtistDayKey(artistID: block.artistID, day: day(block.day))
             let rows = try CubeBlock.decode(block.block, of: cube)
             sums[key] = sums[key].map { $0.merging(rows) } ?? rows
         }

@@ -55,13 +55,15 @@ extension Store {
     }
 
     /// `rebuild`'s transaction; `compute` also gets its connection (to read what it counts again from the database),
-    /// and `finish` runs on it once the new rows are written, before the commit.
+    /// and `finish` runs on it once the new rows are written, before the commit. Once it committed, the detail it
+    /// wrote as deltas (one an artist-day) is merged into blocks (`compactAllDetail`); should that fail, a serve's
+    /// compaction merges them later, and readers sum them meanwhile.
     func swap(
         _ scope: RebuildScope,
         compute: @Sendable (CountedInputs, PostgresConnection) async throws -> (delta: InternedDelta, events: Int64),
         finish: @Sendable (PostgresConnection) async throws -> Void = { _ in }
     ) async throws -> Int64 {
-        try await client.withTransaction(logger: logger) { connection in
+        let id = try await client.withTransaction(logger: logger) { connection in
             var offsets: [TopicPartition: Int64] = [:]
             var hashes: [TopicPartition: String] = [:]
             let rows = try await connection.query(
@@ -113,8 +115,9 @@ extension Store {
             // Retention drops no month partition while the rows are replaced.
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.maintenanceLock))", logger: logger)
             // Days whose hourly detail retention rolled into daily rows: those rows go too, the rebuilt detail takes
-            // their place (and is rolled again by the next retention pass).
-            let tables = AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
+            // their place (and is rolled again by the next retention pass); so do the detail's deltas (compaction,
+            // which takes the lock shared, merges none meanwhile).
+            let tables = AggregateTable.all.compactMap(\.deltas) + AggregateTable.all.map(\.days) + Cube.all.filter(\.isFull).map(\.rolledTable)
             for table in tables {
                 try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(replaced)", binds: bindings), logger: logger)
             }
@@ -149,6 +152,8 @@ extension Store {
             for try await id in inserted.decode(Int64.self) { return id }
             return 0
         }
+        _ = try? await compactAllDetail()
+        return id
     }
 
     /// 0001-01-01 and 9999-12-31, in days since 1970: the dates the rebuild writes lie between.

@@ -32,17 +32,19 @@ extension Store {
                 """, logger: logger)
         }
         guard let cubesKeptFrom else { return outcome }
-        var cubes: [(view: String, stored: String, months: String?)] = Cube.derived.map { ($0.table, AggregateTable($0).days, AggregateTable($0).months) }
-        cubes += SketchFamily.all.flatMap { [$0.artists, $0.keyed] }.map { ($0.name, $0.days, $0.months) }
-        cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable, nil) }
-        for (view, stored, months) in cubes {
+        var cubes: [(view: String, stored: String, months: String?, deltas: String?)] = Cube.derived.map {
+            ($0.table, AggregateTable($0).days, AggregateTable($0).months, nil)
+        }
+        cubes += SketchFamily.all.flatMap { [$0.artists, $0.keyed] }.map { ($0.name, $0.days, $0.months, $0.deltas) }
+        cubes += Cube.all.filter(\.isFull).map { ($0.dailyDetail.table, $0.rolledTable, nil, nil) }
+        for (view, stored, months, deltas) in cubes {
             for (partition, monthEnd) in try await monthPartitions(of: stored) where monthEnd <= cubesKeptFrom {
                 let dropped = try await client.withTransaction(logger: logger) { connection in
                     guard try await lockForMaintenance(finding: partition, on: connection) else { return false }
                     try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
-                    if let months {
+                    for table in [months, deltas].compactMap({ $0 }) {
                         try await connection.query(PostgresQuery(unsafeSQL:
-                            "DELETE FROM \(months) WHERE day < date '1970-01-01' + \(monthEnd)"), logger: logger)
+                            "DELETE FROM \(table) WHERE day < date '1970-01-01' + \(monthEnd)"), logger: logger)
                     }
                     try await recordHorizon(view, keptFrom: monthEnd, on: connection)
                     try await announceChanges(to: nil, on: connection)
@@ -75,8 +77,9 @@ extension Store {
         return false
     }
 
-    /// Sums a month partition of `cube` (a full hourly table's artist-days) into its daily rows (`rolledTable`), and
-    /// drops it; false when it was gone by the time the lock was taken.
+    /// Sums a month partition of `cube` (a full hourly table's artist-days) and the month's deltas into its daily rows
+    /// (`rolledTable`), and drops both; false when the partition was gone by the time the lock was taken (compaction,
+    /// which takes the lock shared, merges no delta meanwhile).
     private func roll(_ partition: String, of cube: Cube, monthEnd: Int64) async throws -> Bool {
         let rolled = cube.rolledTable
         let dimensions = cube.dimensions.map(\.rawValue)
@@ -88,17 +91,21 @@ extension Store {
         }
         let values = dimensions.indices.map { "r.row_values[\($0 + 1)]" }
         let additions = measures.map { "\($0) = \(rolled).\($0) + excluded.\($0)" }
+        guard let deltas = AggregateTable(cube).deltas else { preconditionFailure("only a full-dimension table's months are rolled") }
+        let month = "day >= date '1970-01-01' + \(MonthDays.start(of: monthEnd - 1)) AND day < date '1970-01-01' + \(monthEnd)"
         return try await client.withTransaction(logger: logger) { connection in
             guard try await lockForMaintenance(finding: partition, on: connection) else { return false }
             try await makeMonthPartitions(of: rolled, days: [monthEnd - 1], on: connection)
             try await connection.query(PostgresQuery(unsafeSQL: """
                 INSERT INTO \(rolled) (\((key + measures).joined(separator: ", ")))
                 SELECT d.artist_id, d.day, \((values + sums).joined(separator: ", "))
-                FROM \(partition) d, backbeat_block_slots(d.block, \(cube.grain.slotsPerDay), \(dimensions.count), \(measures.count)) r
+                FROM (SELECT artist_id, day, block FROM \(partition) UNION ALL SELECT artist_id, day, block FROM \(deltas) WHERE \(month)) d,
+                     backbeat_block_slots(d.block, \(cube.grain.slotsPerDay), \(dimensions.count), \(measures.count)) r
                 GROUP BY \((1...key.count).map(String.init).joined(separator: ", "))
                 ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(additions.joined(separator: ", "))
                 """), logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition)"), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(deltas) WHERE \(month)"), logger: logger)
             try await recordHorizon(cube.table, keptFrom: monthEnd, on: connection)
             return true
         }

@@ -73,7 +73,7 @@ public enum SketchRead: Sendable, Hashable {
                 : "SELECT d.day, t.track_id, t.sketch FROM \(table) d, unnest(d.\(family.key), d.\(family.column)) AS t(track_id, sketch) WHERE d.artist_id = \(artist)\(keyCondition)"
         }
         let tables = keys == nil ? family.artists : family.keyed
-        var rows = source(tables.days) + " AND day >= \(binds.day(days.lowerBound)) AND day < \(binds.day(days.upperBound))"
+        var rows = source(tables.stored) + " AND day >= \(binds.day(days.lowerBound)) AND day < \(binds.day(days.upperBound))"
         if let months, let monthTable = tables.months {
             let lower = binds.day(months.lowerBound), upper = binds.day(months.upperBound)
             rows += " AND (day < \(lower) OR day >= \(upper))\nUNION ALL " + source(monthTable) + " AND day >= \(lower) AND day < \(upper)"
@@ -114,10 +114,10 @@ extension Store {
                 let block = "SELECT \(index), artist_id, (day - date '1970-01-01')::bigint, block FROM "
                 if let monthDays = months[index], let monthTable = tables.months {
                     let lower = binds.day(monthDays.lowerBound), upper = binds.day(monthDays.upperBound)
-                    selects.append(block + "\(tables.days) WHERE \(days)\(artistCondition) AND (day < \(lower) OR day >= \(upper))")
+                    selects.append(block + "\(tables.stored) WHERE \(days)\(artistCondition) AND (day < \(lower) OR day >= \(upper))")
                     selects.append(block + "\(monthTable) WHERE day >= \(lower) AND day < \(upper)\(artistCondition)")
                 } else {
-                    selects.append(block + "\(tables.days) WHERE \(days)\(artistCondition)")
+                    selects.append(block + "\(tables.stored) WHERE \(days)\(artistCondition)")
                 }
             }
             for (index, read) in sketches.enumerated() where !read.isEmpty {

@@ -53,7 +53,7 @@ extension Store {
         // Each cube's blocks of those days (migration 0019), decoded here.
         for cube in CubeMemory.cubes {
             let blocks = try await connection.query("""
-                SELECT artist_id, (day - date '1970-01-01')::bigint, block FROM \(unescaped: AggregateTable(cube).days)\(unescaped: artistJoin)
+                SELECT artist_id, (day - date '1970-01-01')::bigint, block FROM \(unescaped: AggregateTable(cube).stored)\(unescaped: artistJoin)
                 WHERE day >= \(from)::date
                 """, logger: logger)
             for try await (artist, day, block) in blocks.decode((String, Int64, ByteBuffer).self) {

@@ -73,9 +73,9 @@ extension Store {
             let inner = tables.map { "(SELECT \(first ? "min" : "max")(day) FROM \($0) WHERE artist_id = $1)" }.joined(separator: ", ")
             return "SELECT (\(first ? "least" : "greatest")(\(inner)) - date '1970-01-01')::bigint"
         }
-        let firstDetail = try await days(each(true, full.map { AggregateTable($0).days }))
+        let firstDetail = try await days(each(true, full.map { AggregateTable($0).stored }))
         let lastRolled = try await days(each(false, full.map(\.rolledTable)))
-        let lastStored = try await days(each(false, AggregateTable.all.map(\.days)))
+        let lastStored = try await days(each(false, AggregateTable.all.map(\.stored)))
         // The first day of the old zone from which every count is in the detail.
         var complete = [former?.gaps.countsFrom, lastRolled.map { $0 + 1 }].compactMap { $0 }.max() ?? .min
         let horizon = try await quarterHourDetailFrom(on: connection)
@@ -88,7 +88,7 @@ extension Store {
             missingOldDays: Array(former?.gaps.countsMissing ?? []))
         for cube in full {
             let rows = try await connection.query(PostgresQuery(unsafeSQL: """
-                SELECT (day - date '1970-01-01')::bigint, block FROM \(AggregateTable(cube).days)
+                SELECT (day - date '1970-01-01')::bigint, block FROM \(AggregateTable(cube).stored)
                 WHERE artist_id = $1 AND day >= $2::date ORDER BY day
                 """, binds: Self.binds(artistID, Self.date(whole ? Self.firstDate : complete))), logger: logger)
             for try await (day, block) in rows.decode((Int64, ByteBuffer).self) {

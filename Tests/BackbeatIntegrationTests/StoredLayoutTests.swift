@@ -97,7 +97,9 @@ import Testing
             let stored = try await GroundTruth.read(from: store)
             #expect(stored == truth, "\(stored.difference(from: truth))")
             try await expectCubesMatchFullTables(store.client)
-            // A track is named once in its artist-day, whichever flushes added to it.
+            // Compacted (the detail and the sketches are appended as deltas, migration 0032), a track is named once
+            // in its artist-day, whichever flushes added to it.
+            _ = try #require(try await store.compactAllDetail())
             let repeated = try await store.client.query("""
                 SELECT count(*)::bigint FROM track_listeners_days WHERE cardinality(track_id) <> (SELECT count(DISTINCT t) FROM unnest(track_id) t)
                 """)
@@ -118,9 +120,16 @@ import Testing
         try await writeFlushes(scratch, events: events, flushes: flushes) {
             for cube in Self.cubes where cube.isFull {
                 try await copyRows(of: rowsAsBefore(cube), in: scratch, into: "\(cube.table)_delta", in: store)
-                try await scratch.client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(cube.table)_days"))
+                try await emptyDetail(cube, of: scratch)
             }
             try await copySketches(from: scratch, into: "_delta", in: store)
+        }
+    }
+
+    /// Empties the full hourly table `cube` of `scratch`: its blocks and their deltas (migration 0032).
+    static func emptyDetail(_ cube: Cube, of scratch: Store) async throws {
+        for table in ["\(cube.table)_days", "\(cube.table)_deltas"] {
+            try await scratch.client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"))
         }
     }
 
@@ -254,7 +263,7 @@ import Testing
             try await copyRows(of: rowsAsBefore(cube), in: scratch, into: "\(cube.table)_merged", in: store)
         }
         for cube in Self.cubes where cube.isFull {
-            try await scratch.client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(cube.table)_days"))
+            try await emptyDetail(cube, of: scratch)
         }
         let appended = try await writeFlushes(scratch, events: 1_000, flushes: 1, start: CivilDate(year: 2026, month: 11, day: 29), firstOffset: 4_000) {
             for cube in Self.cubes where cube.isFull { try await appendInterned(cube, from: scratch, into: store) }

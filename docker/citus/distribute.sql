@@ -35,6 +35,16 @@ SELECT create_distributed_table('track_listeners_days', 'artist_id', colocate_wi
 SELECT create_distributed_table('artist_visitors_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('page_visitors_days', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('artist_partitions', 'artist_id', colocate_with => 'stream_hourly_days');
+-- The deltas of the full-dimension tables and of the sketches (migration 0032), by artist like the days they add to.
+SELECT create_distributed_table('stream_hourly_deltas', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('revenue_hourly_deltas', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('social_hourly_deltas', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_hourly_deltas', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_funnel_hourly_deltas', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('artist_listeners_deltas', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('track_listeners_deltas', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('artist_visitors_deltas', 'artist_id', colocate_with => 'stream_hourly_days');
+SELECT create_distributed_table('page_visitors_deltas', 'artist_id', colocate_with => 'stream_hourly_days');
 -- The month rows (migration 0020), by artist like the days they sum.
 SELECT create_distributed_table('streams_by_artist_hour_months', 'artist_id', colocate_with => 'stream_hourly_days');
 SELECT create_distributed_table('streams_by_artist_day_platform_months', 'artist_id', colocate_with => 'stream_hourly_days');

@@ -127,6 +127,11 @@ public final class ServiceMetrics: Sendable {
         }
     }
 
+    /// Artist-days of the full-dimension tables whose deltas a compaction pass merged into their blocks.
+    func recordDetailCompacted(artistDays: Int) {
+        counter("backbeat_detail_compacted_total", [:]).increment(by: artistDays)
+    }
+
     /// An artist query sent to the instance holding the artist: "answered" there, or "failed" (answered here).
     func recordForward(outcome: String) {
         counter("backbeat_queries_forwarded_total", ["outcome": outcome]).increment()

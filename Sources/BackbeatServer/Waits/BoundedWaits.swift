@@ -43,19 +43,48 @@ func awaitTask<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () asyn
     }
 }
 
+/// `awaitTask(limit:_:)` for work that holds a PostgreSQL connection: when the service starts to stop, the work is
+/// cancelled (a wait for a connection ends at once) and awaited `grace` longer before the wait is given up
+/// (`CancellationError`; a statement runs on, as postgres-nio does not cancel one). Given up at once, a COPY in flight
+/// would go on while the stop closes the pool under it, which postgres-nio 1.33.2 meets with a fatal error; awaited
+/// to its end, work waiting for a connection PostgreSQL refuses, or for a lock, would hold the stop.
+func awaitTaskCancelledAtStop<T: Sendable>(
+    limit: Duration, grace: Duration, _ work: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let task = Task { try await work() }
+    let wait = BoundedWait<T>()
+    do {
+        return try await withGracefulShutdownHandler {
+            try await wait.run(limit: limit) { wait in
+                Task { wait.finish(await task.result) }
+            }
+        } onGracefulShutdown: {
+            task.cancel()
+            wait.finish(.failure(CancellationError()), after: grace)
+        }
+    } catch {
+        task.cancel()
+        throw error
+    }
+}
+
 /// `awaitTask(limit:_:)` given up at once (`CancellationError`) when the service starts to stop: for the reads a
 /// service's loop makes between its steps, which a stop must not wait for.
 func awaitTaskUnlessStopping<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
     try await cancelWhenGracefulShutdown { try await awaitTask(limit: limit, work) }
 }
 
-/// One wait of `awaitBlocking(limit:)` or `awaitTask(limit:)`: the first of the work's result, the limit and the
-/// awaiting task's cancellation ends it; what comes later is dropped.
+/// One wait of `awaitBlocking(limit:)`, `awaitTask(limit:)` or `awaitTaskCancelledAtStop`: the first of the work's
+/// result, the limit and the awaiting task's cancellation ends it; what comes later is dropped.
 private final class BoundedWait<T: Sendable>: Sendable {
     private let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
 
     func finish(_ result: Result<T, any Error>) {
         waiting.withLock { $0.take() }?.resume(with: result)
+    }
+
+    func finish(_ result: Result<T, any Error>, after delay: Duration) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + DispatchTimeInterval(delay)) { [self] in finish(result) }
     }
 
     /// Waits for the result that `start` arranges to hand to `finish`.
@@ -64,9 +93,7 @@ private final class BoundedWait<T: Sendable>: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 waiting.withLock { $0 = continuation }
                 start(self)
-                DispatchQueue.global().asyncAfter(deadline: .now() + DispatchTimeInterval(limit)) { [self] in
-                    finish(.failure(WaitTimedOut(limit: limit)))
-                }
+                finish(.failure(WaitTimedOut(limit: limit)), after: limit)
                 if Task.isCancelled { finish(.failure(CancellationError())) }
             }
         } onCancel: {
