@@ -134,7 +134,7 @@ extension Flusher {
     private func resumeWaitingPartitions() async {
         let waiting = ingest.state.read { state in state.ledger.waitingGaps.map { ($0.topicPartition, state.ledger.storedOffsets[$0.topicPartition] ?? nil) } }
         guard !waiting.isEmpty,
-              let stored = try? await awaitTaskUnlessStopping(limit: IngestService.betweenFlushesReadLimit, { [store] in try await store.storedOffsets(for: waiting.map(\.0)) })
+              let stored = try? await awaitTask(limit: IngestService.betweenFlushesReadLimit, stopGrace: .zero, { [store] in try await store.storedOffsets(for: waiting.map(\.0)) })
         else { return }
         let moved = waiting.filter { partition, offset in stored[partition] != offset }.map(\.0)
         guard !moved.isEmpty else { return }
@@ -225,7 +225,7 @@ extension Flusher {
                           metadata: ["detail": "\(changed)"])
             change { $0.flushFailed(batch) }
             do {
-                try await awaitTaskUnlessStopping(limit: IngestService.betweenFlushesReadLimit) { try await self.ingest.loadZones() }
+                try await awaitTask(limit: IngestService.betweenFlushesReadLimit, stopGrace: .zero) { try await self.ingest.loadZones() }
                 return .done
             } catch {
                 logger.error("cannot read the artists' zones; the batch waits for them", metadata: ["error": "\(error)"])

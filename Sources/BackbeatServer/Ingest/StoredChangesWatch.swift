@@ -15,9 +15,9 @@ extension IngestService {
     /// read again). Bounded, and given up (`CancellationError`) when the service stops: a PostgreSQL that hangs here
     /// must not hold the stop.
     func readStoredChangesAtStart() async throws {
-        let seen = try await awaitTaskUnlessStopping(limit: Self.startReadsLimit) { [store] in try await store.storedChanges() }
+        let seen = try await awaitTask(limit: Self.startReadsLimit, stopGrace: .zero) { [store] in try await store.storedChanges() }
         seenStoredChanges.withLock { $0 = seen }
-        try await awaitTaskUnlessStopping(limit: Self.startReadsLimit) { try await self.loadZones() }
+        try await awaitTask(limit: Self.startReadsLimit, stopGrace: .zero) { try await self.loadZones() }
     }
 
     /// Reads the artists' zones recorded in PostgreSQL into `zones` and hands them to the state: the events consumed
@@ -72,6 +72,6 @@ extension IngestService {
     /// What PostgreSQL says other processes changed, within `betweenFlushesReadLimit` (nil: it did not say, or the service
     /// is stopping).
     private func currentStoredChanges() async -> Store.StoredChanges? {
-        try? await awaitTaskUnlessStopping(limit: Self.betweenFlushesReadLimit) { [store] in try await store.storedChanges() }
+        try? await awaitTask(limit: Self.betweenFlushesReadLimit, stopGrace: .zero) { [store] in try await store.storedChanges() }
     }
 }

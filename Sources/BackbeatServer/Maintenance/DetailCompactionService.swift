@@ -44,7 +44,7 @@ public struct DetailCompactionService: Service {
             // A stop cancels the pass in flight and gives it `stopGrace` to end: given up at once, its COPY went on
             // as the stop closed the pool (`OffsetGapTests` saw postgres-nio end the process); awaited to its end, a
             // pass waiting for a connection PostgreSQL refused, or for a lock, held the stop (`PostgresOutageTests`).
-            let merged = try await awaitTaskCancelledAtStop(limit: Self.passLimit, grace: Self.stopGrace) { [store, limit] in
+            let merged = try await awaitTask(limit: Self.passLimit, stopGrace: Self.stopGrace) { [store, limit] in
                 try await store.compactDetail(limit: limit)
             } ?? 0
             if merged > 0 { metrics?.recordDetailCompacted(artistDays: merged) }

@@ -44,7 +44,7 @@ public struct MaintenanceService: Service {
     func pass(today: Int64) async -> PassOutcome? {
         do {
             // A stop does not wait for a pass: it acts on whole months, one transaction each, and the next start goes on.
-            let (months, outcome) = try await awaitTaskUnlessStopping(limit: Self.passLimit) { [store, retention] in
+            let (months, outcome) = try await awaitTask(limit: Self.passLimit, stopGrace: .zero) { [store, retention] in
                 let months = try await store.rollMonths(today: today)
                 let outcome = try await store.applyRetention(
                     detailKeptFrom: retention.detailKeptFrom(today: today), cubesKeptFrom: retention.cubesKeptFrom(today: today))

@@ -27,7 +27,7 @@ extension IngestService {
             // Owning part of the partitions, only the artists held whole: the others are answered elsewhere. Bounded,
             // and given up at once when the service stops: a statement sent as its connection broke (a flush's lost
             // answer) has been seen never to return, and the flusher's loop, which waits here, must go on to stop.
-            snapshot = try await awaitTaskUnlessStopping(limit: Self.snapshotLimit) { [store] in
+            snapshot = try await awaitTask(limit: Self.snapshotLimit, stopGrace: .zero) { [store] in
                 try await store.snapshot(fromDay: fromDay, artistsOf: owned == all ? nil : owned)
             }
         } catch where Task.isShuttingDownGracefully {

@@ -31,36 +31,28 @@ func awaitBlocking<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () 
 /// cancelled, the work is cancelled and the wait ends at once (`WaitTimedOut`, `CancellationError`), even if the work
 /// ignores its cancellation and never returns. For calls into a library that can hang: a PostgreSQL statement sent
 /// just as its connection broke has been seen never to return.
-func awaitTask<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
-    let task = Task { try await work() }
-    do {
-        return try await BoundedWait<T>().run(limit: limit) { wait in
-            Task { wait.finish(await task.result) }
-        }
-    } catch {
-        task.cancel()
-        throw error
-    }
-}
-
-/// `awaitTask(limit:_:)` for work that holds a PostgreSQL connection: when the service starts to stop, the work is
-/// cancelled (a wait for a connection ends at once) and awaited `grace` longer before the wait is given up
-/// (`CancellationError`; a statement runs on, as postgres-nio does not cancel one). Given up at once, a COPY in flight
-/// would go on while the stop closes the pool under it, which postgres-nio 1.33.2 meets with a fatal error; awaited
-/// to its end, work waiting for a connection PostgreSQL refuses, or for a lock, would hold the stop.
-func awaitTaskCancelledAtStop<T: Sendable>(
-    limit: Duration, grace: Duration, _ work: @escaping @Sendable () async throws -> T
+///
+/// With a `stopGrace`, the service's stop cancels the work too (a wait for a PostgreSQL connection ends at once) and
+/// the wait is given up `stopGrace` later (`CancellationError`) if the work has not ended by then. `.zero` is for the
+/// reads a service's loop makes between its steps, which a stop must not wait for. Work that holds a connection gets
+/// a few seconds: given up at once, a COPY in flight would go on while the stop closes the pool under it, which
+/// postgres-nio 1.33.2 meets with a fatal error (it does not cancel a running statement); awaited to its end, work
+/// waiting for a connection PostgreSQL refuses, or for a lock, would hold the stop.
+func awaitTask<T: Sendable>(
+    limit: Duration, stopGrace: Duration? = nil, _ work: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let task = Task { try await work() }
     let wait = BoundedWait<T>()
+    let waiting = { @Sendable () async throws -> T in
+        try await wait.run(limit: limit) { wait in
+            Task { wait.finish(await task.result) }
+        }
+    }
     do {
-        return try await withGracefulShutdownHandler {
-            try await wait.run(limit: limit) { wait in
-                Task { wait.finish(await task.result) }
-            }
-        } onGracefulShutdown: {
+        guard let stopGrace else { return try await waiting() }
+        return try await withGracefulShutdownHandler(operation: waiting) {
             task.cancel()
-            wait.finish(.failure(CancellationError()), after: grace)
+            wait.finish(.failure(CancellationError()), after: stopGrace)
         }
     } catch {
         task.cancel()
@@ -68,13 +60,7 @@ func awaitTaskCancelledAtStop<T: Sendable>(
     }
 }
 
-/// `awaitTask(limit:_:)` given up at once (`CancellationError`) when the service starts to stop: for the reads a
-/// service's loop makes between its steps, which a stop must not wait for.
-func awaitTaskUnlessStopping<T: Sendable>(limit: Duration, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await cancelWhenGracefulShutdown { try await awaitTask(limit: limit, work) }
-}
-
-/// One wait of `awaitBlocking(limit:)`, `awaitTask(limit:)` or `awaitTaskCancelledAtStop`: the first of the work's
+/// One wait of `awaitBlocking(limit:)` or `awaitTask(limit:)`: the first of the work's
 /// result, the limit and the awaiting task's cancellation ends it; what comes later is dropped.
 private final class BoundedWait<T: Sendable>: Sendable {
     private let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
