@@ -26,8 +26,9 @@ import Testing
 
     /// A first flush of an artist-day writes its block and its sketches' row, no delta. Three more flushes over the
     /// same days add deltas beside them, counted at once: a compaction whose bounds none passes
-    /// merges nothing, one by count merges the artist-days with three deltas or more, and compacting all leaves no
-    /// delta; the numbers are the events' at every step.
+    /// merges nothing, one by count sums the deltas of each artist-day with three or more into one, one by a quiet
+    /// day merges that day's into their rows, and compacting all leaves no delta; the numbers are the events' at
+    /// every step.
     @Test func flushesAppendDeltasThatCompactionMergesByItsBounds() async throws {
         let database = try await TestEnvironment.freshDatabase("detail_compaction")
         try await TestEnvironment.withStore(url: database) { store in
@@ -46,9 +47,29 @@ import Testing
             #expect(try await GroundTruth.read(from: store) == truth)
             // No byte share passes a block that exists: by count alone.
             #expect(try await store.compactDetail(bounds: DetailCompactionBounds(count: 100, bytesShare: 0)) == 0)
+            // By count, each artist-day's deltas are summed into one delta: no row is rewritten or added.
+            func rowBytes() async throws -> Int64 {
+                let sums = try await store.client.query("""
+                    SELECT (SELECT sum(length(block)) FROM stream_hourly_days) + (SELECT sum(pg_column_size(listeners)) FROM track_listeners_days)
+                    """).decode(Int64.self)
+                for try await sum in sums { return sum }
+                return 0
+            }
+            let bytesBefore = try await rowBytes()
             let merged = try #require(try await store.compactDetail(bounds: DetailCompactionBounds(count: 3, bytesShare: 0), limit: 1_000))
             let byCount = try await Self.layout(store, many: 3)
             #expect(merged > 0 && byCount.values.allSatisfy { $0.many == 0 }, "\(byCount)")
+            #expect(byCount.allSatisfy { table, now in now.blocks == before[table]!.blocks && (now.deltas > 0) == (before[table]!.deltas > 0) }, "\(byCount)")
+            #expect(byCount["stream_hourly"]!.deltas < before["stream_hourly"]!.deltas, "\(byCount)")
+            #expect(try await rowBytes() == bytesBefore)
+            #expect(try await GroundTruth.read(from: store) == truth)
+            // Days before `quietBefore` go into their rows, however few their deltas: the first of the three here.
+            let firstDay = CivilDate(year: 2026, month: 10, day: 1).daysSinceEpoch
+            let quiet = DetailCompactionBounds(count: 100, bytesShare: 0, quietBefore: firstDay + 1)
+            #expect(try #require(try await store.compactDetail(bounds: quiet, limit: 1_000)) > 0)
+            let firstDayDeltas = try await store.client.query(
+                "SELECT count(*) FROM stream_hourly_deltas WHERE day = date '2026-10-01'").decode(Int64.self)
+            for try await left in firstDayDeltas { #expect(left == 0) }
             #expect(try await GroundTruth.read(from: store) == truth)
 
             _ = try #require(try await store.compactAllDetail(limit: 7))

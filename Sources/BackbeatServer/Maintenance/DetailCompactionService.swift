@@ -2,23 +2,27 @@ import BackbeatStore
 import Logging
 import ServiceLifecycle
 
-/// Merges the full-dimension tables' deltas into their blocks (`Store.compactDetail`, migration 0032), a pass every
-/// `interval` (a second), each pass at most `limit` artist-days of a table in one transaction: flushes append their
-/// detail as deltas, which cost what arrived, and this keeps the deltas few beside each block, at a pace that leaves
-/// the cores to the requests. Every instance runs it; two passes share nothing they would both merge (the deltas a
+/// Merges the full-dimension tables' and the sketches' deltas into their rows, or many small ones into one delta
+/// (`Store.compactDetail`, `DetailCompactionBounds`, migration 0032), a pass every `interval` (a second), each pass at
+/// most `rounds` (two) transactions of `limit` artist-days a table: flushes append their detail as deltas, which cost what
+/// arrived, and this keeps the deltas few beside each row, at a pace that leaves the cores to the requests. Every instance runs it; two passes share nothing they would both merge (the deltas a
 /// pass takes are gone for the other). A failure is logged and the next pass tries again.
 public struct DetailCompactionService: Service {
     let store: Store
     let logger: Logger
     let interval: Duration
     let limit: Int
+    let rounds: Int
     let metrics: ServiceMetrics?
 
-    public init(store: Store, logger: Logger, interval: Duration = .seconds(1), limit: Int = 16, metrics: ServiceMetrics? = nil) {
+    public init(
+        store: Store, logger: Logger, interval: Duration = .seconds(1), limit: Int = 16, rounds: Int = 2, metrics: ServiceMetrics? = nil
+    ) {
         self.store = store
         self.logger = logger
         self.interval = interval
         self.limit = limit
+        self.rounds = rounds
         self.metrics = metrics
     }
 
@@ -44,8 +48,10 @@ public struct DetailCompactionService: Service {
             // A stop cancels the pass in flight and gives it `stopGrace` to end: given up at once, its COPY went on
             // as the stop closed the pool (`OffsetGapTests` saw postgres-nio end the process); awaited to its end, a
             // pass waiting for a connection PostgreSQL refused, or for a lock, held the stop (`PostgresOutageTests`).
-            let merged = try await awaitTask(limit: Self.passLimit, stopGrace: Self.stopGrace) { [store, limit] in
-                try await store.compactDetail(limit: limit)
+            let merged = try await awaitTask(limit: Self.passLimit, stopGrace: Self.stopGrace) { [store, limit, rounds] in
+                // Days before UTC today - 2 are past every zone's yesterday and get late events only.
+                let bounds = DetailCompactionBounds(quietBefore: IngestService.today() - 2)
+                return try await store.compactDetail(bounds: bounds, limit: limit, rounds: rounds)
             } ?? 0
             if merged > 0 { metrics?.recordDetailCompacted(artistDays: merged) }
             return merged
