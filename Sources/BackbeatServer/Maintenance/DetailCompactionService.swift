@@ -4,9 +4,10 @@ import ServiceLifecycle
 
 /// Merges the full-dimension tables' and the sketches' deltas into their rows, or many small ones into one delta
 /// (`Store.compactDetail`, `DetailCompactionBounds`, migration 0032), a pass every `interval` (a second), each pass at
-/// most `rounds` (two) transactions of `limit` artist-days a table: flushes append their detail as deltas, which cost what
-/// arrived, and this keeps the deltas few beside each row, at a pace that leaves the cores to the requests. Every instance runs it; two passes share nothing they would both merge (the deltas a
-/// pass takes are gone for the other). A failure is logged and the next pass tries again.
+/// most `rounds` (two) transactions of `limit` artist-days a table: flushes append their detail as deltas, which cost
+/// what arrived, and this keeps the deltas few beside each row, at a pace that leaves the cores to the requests.
+/// Every instance runs it; two passes share nothing they would both merge (the deltas a pass takes are gone for the
+/// other). A failure is logged and the next pass tries again.
 public struct DetailCompactionService: Service {
     let store: Store
     let logger: Logger
